@@ -1,0 +1,215 @@
+//! rpc-bench: launches a server and a client process pinned to two cores on
+//! the chosen link, runs a workload, and reports. `rpc-bench floor` measures
+//! raw frames with no RPC layer; `port-check` brings one port up and reports.
+
+use anyhow::Context;
+use apps::child::{install_signal_handlers, last_json, ChildProc};
+use apps::floor::{self, ClientPlan};
+use apps::link::{LinkArgs, LinkKind, Role};
+use clap::{Args, Parser, Subcommand};
+use std::time::Duration;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "rpc-bench",
+    version,
+    about = "Benchmarks for the RPC engine over DPDK virtual devices or real NICs",
+    after_help = "Examples:\n  rpc-bench floor                      raw-frame floor over memif, cores 0 and 1\n  rpc-bench floor --json --pings 20000  same, JSON summary as the last line\n  rpc-bench port-check --link null      bring one port up in one process"
+)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// Raw frames, no RPC: ping-pong RTT (64 B, 1 KiB) and streaming (64 B, MTU) between two pinned processes.
+    Floor(FloorArgs),
+    /// Internal: one side of the floor benchmark (started by `floor`).
+    #[command(hide = true)]
+    FloorPeer(FloorPeerArgs),
+    /// Bring one port up in a single process, send frames, report link, counts and mbuf accounting.
+    PortCheck(PortCheckArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+struct FloorArgs {
+    #[command(flatten)]
+    link: LinkArgs,
+    /// Cores for the client and server processes (client first).
+    #[arg(long, value_delimiter = ',', default_values_t = [0u32, 1u32])]
+    cores: Vec<u32>,
+    /// Measured pings per frame size.
+    #[arg(long, default_value_t = 20_000)]
+    pings: u64,
+    /// Warm-up pings per frame size (not recorded).
+    #[arg(long, default_value_t = 1_000)]
+    warmup: u64,
+    /// Seconds of streaming per frame size.
+    #[arg(long, default_value_t = 1.0)]
+    stream_secs: f64,
+    /// Print one JSON object as the last line.
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
+struct FloorPeerArgs {
+    #[command(flatten)]
+    link: LinkArgs,
+    #[arg(long, value_enum)]
+    role: Role,
+    #[arg(long)]
+    core: u32,
+    #[arg(long, default_value_t = 20_000)]
+    pings: u64,
+    #[arg(long, default_value_t = 1_000)]
+    warmup: u64,
+    #[arg(long, default_value_t = 1.0)]
+    stream_secs: f64,
+    /// Hard bound on this process's run time.
+    #[arg(long, default_value_t = 120.0)]
+    max_secs: f64,
+}
+
+#[derive(Args, Debug, Clone)]
+struct PortCheckArgs {
+    #[command(flatten)]
+    link: LinkArgs,
+    #[arg(long, default_value_t = 0)]
+    core: u32,
+    /// Frames to send.
+    #[arg(long, default_value_t = 256)]
+    frames: u64,
+    /// How long to keep receiving after the last send, in ms.
+    #[arg(long, default_value_t = 200)]
+    rx_wait_ms: u64,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = match cli.cmd {
+        Some(Cmd::Floor(a)) => floor_cmd(a).map(|_| ()),
+        Some(Cmd::FloorPeer(a)) => floor_peer(a),
+        Some(Cmd::PortCheck(a)) => {
+            apps::portcheck::run(&a.link, a.core, a.frames, a.rx_wait_ms).map(|v| println!("{v}"))
+        }
+        None => match Cli::parse_from(["rpc-bench", "floor"]).cmd {
+            Some(Cmd::Floor(a)) => floor_cmd(a).map(|_| ()),
+            _ => unreachable!("`floor` parses as the floor subcommand"),
+        },
+    };
+    if let Err(e) = result {
+        eprintln!("rpc-bench: error: {e:#}");
+        std::process::exit(1);
+    }
+}
+
+fn floor_peer(a: FloorPeerArgs) -> anyhow::Result<()> {
+    match a.role {
+        Role::Server => floor::run_server(&a.link, a.core, a.max_secs),
+        Role::Client => {
+            let plan = ClientPlan {
+                pings: a.pings,
+                warmup: a.warmup,
+                stream_secs: a.stream_secs,
+                max_secs: a.max_secs,
+            };
+            let v = floor::run_client(&a.link, a.core, plan)?;
+            println!("{v}");
+            Ok(())
+        }
+    }
+}
+
+/// Unique per invocation, so a leftover socket or prefix cannot collide.
+fn unique_tag() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0)
+    )
+}
+
+fn floor_cmd(mut a: FloorArgs) -> anyhow::Result<serde_json::Value> {
+    install_signal_handlers();
+    if a.cores.len() < 2 {
+        anyhow::bail!("--cores needs two cores (client,server), got {:?}", a.cores);
+    }
+    if matches!(
+        a.link.link,
+        LinkKind::Ring | LinkKind::Null | LinkKind::Pcap
+    ) {
+        anyhow::bail!(
+            "the floor needs a two-process link (memif, af_packet or pci); {:?} is single-process",
+            a.link.link
+        );
+    }
+    if a.link.link == LinkKind::Memif && a.link.socket == "/tmp/rpc-engine.sock" {
+        a.link.socket = format!("/tmp/rpc-floor-{}.sock", unique_tag());
+    }
+    let exe = std::env::current_exe().context("cannot find own executable")?;
+    let max_secs = 30.0 + (a.pings + a.warmup) as f64 * 2.0 * 200e-6 + a.stream_secs * 4.0;
+    let peer_args = |role: Role, core: u32| {
+        let mut v = vec![
+            "floor-peer".to_string(),
+            format!("--role={}", role.as_str()),
+            format!("--core={core}"),
+        ];
+        v.extend(a.link.to_args());
+        v.push(format!("--pings={}", a.pings));
+        v.push(format!("--warmup={}", a.warmup));
+        v.push(format!("--stream-secs={}", a.stream_secs));
+        v.push(format!("--max-secs={max_secs}"));
+        v
+    };
+    let mut server = ChildProc::spawn("floor server", &exe, &peer_args(Role::Server, a.cores[1]))?;
+    // memif: the server creates the socket; give it a head start.
+    std::thread::sleep(Duration::from_millis(300));
+    let mut client = ChildProc::spawn("floor client", &exe, &peer_args(Role::Client, a.cores[0]))?;
+    let limit = Duration::from_secs_f64(max_secs + 10.0);
+    let client_out = client.wait(limit);
+    let server_out = server.wait(if client_out.is_ok() {
+        Duration::from_secs(10)
+    } else {
+        Duration::from_millis(1)
+    });
+    let client_json = last_json(&client_out?)?;
+    let server_json = last_json(&server_out?)?;
+    let mut summary = client_json.clone();
+    summary["server"] = server_json;
+    print_floor(&summary, a.json);
+    Ok(summary)
+}
+
+fn print_floor(v: &serde_json::Value, json: bool) {
+    let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "raw floor over {} (no RPC layer), two processes pinned to two cores",
+        v["link"].as_str().unwrap_or("?")
+    );
+    println!("  ping-pong RTT    64 B: p50 {:>8.2} us  p99 {:>8.2} us  p99.9 {:>8.2} us  ({} pings, {} lost)", f("p50_us"), f("p99_us"), f("p999_us"), v["pings"], v["lost_64"]);
+    println!(
+        "  ping-pong RTT  1 KiB: p50 {:>8.2} us  p99 {:>8.2} us  p99.9 {:>8.2} us  ({} lost)",
+        f("p50_us_1k"),
+        f("p99_us_1k"),
+        f("p999_us_1k"),
+        v["lost_1k"]
+    );
+    println!(
+        "  stream 64 B  (bursts of 32): {:>7.3} Mpps {:>7.3} Gbps",
+        f("stream_mpps_64"),
+        f("stream_gbps_64")
+    );
+    println!(
+        "  stream 1514 B(bursts of 32): {:>7.3} Mpps {:>7.3} Gbps",
+        f("stream_mpps_mtu"),
+        f("stream_gbps_mtu")
+    );
+    if json {
+        println!("{v}");
+    }
+}

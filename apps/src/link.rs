@@ -1,0 +1,164 @@
+//! Which link a process runs on, and how that becomes EAL arguments and a
+//! port name: memif between two processes (the default), af_packet on a veth
+//! pair, ring / null / pcap in one process, or a real PCI NIC.
+
+use clap::{Args, ValueEnum};
+use engine::dpdk::{Eal, EalBuilder};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkKind {
+    /// Shared-memory wire between two processes (net_memif).
+    Memif,
+    /// Kernel AF_PACKET on a veth pair (net_af_packet); see scripts/veth.sh.
+    AfPacket,
+    /// In-process loopback (net_ring): TX queue i comes back on RX queue i.
+    Ring,
+    /// Endless RX source and TX sink (net_null): engine cost with no wire.
+    Null,
+    /// Replay/capture files (net_pcap).
+    Pcap,
+    /// A real NIC by PCI address (bound to a DPDK driver; needs hugepages).
+    Pci,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Role {
+    Server,
+    Client,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::Server => "server",
+            Role::Client => "client",
+        }
+    }
+}
+
+/// Link and EAL flags shared by every binary.
+#[derive(Args, Clone, Debug)]
+pub struct LinkArgs {
+    /// Link kind.
+    #[arg(long, value_enum, default_value = "memif")]
+    pub link: LinkKind,
+    /// memif socket path (both processes must use the same one).
+    #[arg(long, default_value = "/tmp/rpc-engine.sock")]
+    pub socket: String,
+    /// af_packet interface (the server side; the client uses IFACE + "p", as
+    /// created by `scripts/veth.sh up IFACE`).
+    #[arg(long, default_value = "rpcveth0")]
+    pub iface: String,
+    /// PCI address of the NIC for `--link pci`.
+    #[arg(long)]
+    pub pci: Option<String>,
+    /// Raw vdev spec, overriding the one derived from --link.
+    #[arg(long)]
+    pub vdev: Option<String>,
+    /// EAL file prefix (default: --no-shconf).
+    #[arg(long)]
+    pub file_prefix: Option<String>,
+    /// Use hugepages instead of --no-huge (real NIC deployments).
+    #[arg(long)]
+    pub huge: bool,
+    /// Memory for --no-huge mode, in MiB.
+    #[arg(long, default_value_t = 512)]
+    pub mem_mb: u32,
+    /// EAL log level (1 critical .. 8 debug).
+    #[arg(long, default_value_t = 4)]
+    pub log_level: u32,
+    /// Extra raw EAL argument (repeatable), e.g. --eal-arg=--iova-mode=va.
+    #[arg(long = "eal-arg", allow_hyphen_values = true)]
+    pub eal_args: Vec<String>,
+    /// How long to wait for link-up, in milliseconds.
+    #[arg(long, default_value_t = 10_000)]
+    pub link_timeout_ms: u64,
+}
+
+impl LinkArgs {
+    /// The vdev spec (if any) and the DPDK device name for this role.
+    pub fn device(&self, role: Role) -> (Option<String>, String) {
+        if let Some(spec) = &self.vdev {
+            let name = spec.split(',').next().unwrap_or(spec).to_string();
+            return (Some(spec.clone()), name);
+        }
+        let spec = match self.link {
+            LinkKind::Memif => format!("net_memif0,role={},socket={}", role.as_str(), self.socket),
+            LinkKind::AfPacket => {
+                let iface = match role {
+                    Role::Server => self.iface.clone(),
+                    Role::Client => format!("{}p", self.iface),
+                };
+                format!("net_af_packet0,iface={iface},qpairs=1")
+            }
+            LinkKind::Ring => "net_ring0".to_string(),
+            LinkKind::Null => "net_null0,copy=1".to_string(),
+            LinkKind::Pcap => "net_pcap0,rx_pcap=/dev/null,tx_pcap=/dev/null".to_string(),
+            LinkKind::Pci => {
+                let pci = self.pci.clone().unwrap_or_default();
+                return (None, pci);
+            }
+        };
+        let name = spec.split(',').next().unwrap_or(&spec).to_string();
+        (Some(spec), name)
+    }
+
+    /// Initialises EAL on `cores` for this role; returns it with the device name.
+    pub fn init_eal(&self, role: Role, cores: &[u32]) -> anyhow::Result<(Eal, String)> {
+        let (vdev, name) = self.device(role);
+        if self.link == LinkKind::Pci && self.pci.is_none() && self.vdev.is_none() {
+            anyhow::bail!("--link pci needs --pci ADDRESS (e.g. --pci 0000:01:00.0)");
+        }
+        let mut b = EalBuilder::new()
+            .cores(cores)
+            .no_huge((!self.huge).then_some(self.mem_mb))
+            .file_prefix(self.file_prefix.clone())
+            .log_level(self.log_level);
+        if let Some(v) = vdev {
+            b = b.vdev(v);
+        }
+        if let Some(p) = &self.pci {
+            b = b.pci(p.clone());
+        }
+        for a in &self.eal_args {
+            b = b.extra_arg(a.clone());
+        }
+        let eal = b.init()?;
+        Ok((eal, name))
+    }
+
+    /// The same flags as command-line arguments, for launching a child process.
+    pub fn to_args(&self) -> Vec<String> {
+        let mut a = vec![
+            format!(
+                "--link={}",
+                self.link
+                    .to_possible_value()
+                    .map(|v| v.get_name().to_string())
+                    .unwrap_or_default()
+            ),
+            format!("--socket={}", self.socket),
+            format!("--iface={}", self.iface),
+            format!("--mem-mb={}", self.mem_mb),
+            format!("--log-level={}", self.log_level),
+            format!("--link-timeout-ms={}", self.link_timeout_ms),
+        ];
+        if let Some(p) = &self.pci {
+            a.push(format!("--pci={p}"));
+        }
+        if let Some(v) = &self.vdev {
+            a.push(format!("--vdev={v}"));
+        }
+        if let Some(f) = &self.file_prefix {
+            a.push(format!("--file-prefix={f}"));
+        }
+        if self.huge {
+            a.push("--huge".into());
+        }
+        for e in &self.eal_args {
+            a.push(format!("--eal-arg={e}"));
+        }
+        a
+    }
+}

@@ -1,0 +1,19 @@
+/* C shim: out-of-line wrappers for DPDK's `static inline` fast-path functions,
+ * which bindgen cannot link against. Each wrapper is one call or one field
+ * access; they are compiled with the exact flags `pkg-config --cflags libdpdk`
+ * gives, so they match the installed DPDK's struct layouts. */
+#ifndef RPC_DPDK_SHIM_H
+#define RPC_DPDK_SHIM_H
+#include <stdint.h>
+#include <rte_mbuf.h>
+
+uint16_t shim_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
+uint16_t shim_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
+struct rte_mbuf *shim_pktmbuf_alloc(struct rte_mempool *mp);
+int shim_pktmbuf_alloc_bulk(struct rte_mempool *mp, struct rte_mbuf **pkts, unsigned n);
+void shim_pktmbuf_free(struct rte_mbuf *m);
+int shim_errno(void);
+unsigned shim_lcore_id(void);
+uint64_t shim_rdtsc(void);
+uint64_t shim_tsc_hz(void);
+#endif

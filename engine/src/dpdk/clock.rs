@@ -1,0 +1,48 @@
+//! The run loop's clock: the TSC read once per batch and turned into the
+//! engine's `time::Instant` (nanoseconds since the clock was made).
+
+use crate::time::Instant;
+
+#[derive(Clone, Copy, Debug)]
+pub struct TscClock {
+    start: u64,
+    /// Nanoseconds per cycle in 32.32 fixed point, so `now` is one multiply.
+    ns_per_cycle_q32: u128,
+    hz: u64,
+}
+
+impl TscClock {
+    /// Needs an initialised EAL (it calibrates the TSC frequency).
+    pub fn new(_eal: &super::Eal) -> Self {
+        // SAFETY: EAL is initialised (the `Eal` borrow proves it); both calls
+        // only read the TSC and the calibrated frequency.
+        let (hz, start) = unsafe { (dpdk_sys::shim_tsc_hz(), dpdk_sys::shim_rdtsc()) };
+        let hz = hz.max(1);
+        TscClock {
+            start,
+            ns_per_cycle_q32: ((1_000_000_000u128) << 32) / hz as u128,
+            hz,
+        }
+    }
+
+    #[inline]
+    pub fn cycles(&self) -> u64 {
+        // SAFETY: rdtsc has no preconditions.
+        unsafe { dpdk_sys::shim_rdtsc() }
+    }
+
+    #[inline]
+    pub fn now(&self) -> Instant {
+        self.instant_of(self.cycles())
+    }
+
+    #[inline]
+    pub fn instant_of(&self, cycles: u64) -> Instant {
+        let delta = cycles.wrapping_sub(self.start) as u128;
+        Instant(((delta * self.ns_per_cycle_q32) >> 32) as u64)
+    }
+
+    pub fn hz(&self) -> u64 {
+        self.hz
+    }
+}

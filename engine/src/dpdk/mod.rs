@@ -1,0 +1,24 @@
+//! The safe layer over DPDK: EAL initialisation from a typed builder, mempools,
+//! ports with queue pairs, owned mbufs and fixed-size bursts, per-core workers
+//! known to EAL, and the TSC clock. Together with `dpdk-sys` this module is the
+//! only place with `unsafe`; every block says why it is sound. DPDK failures
+//! become `DpdkError`s carrying `rte_strerror` text.
+//!
+//! Threading contract: an `RxQueue`/`TxQueue` is owned by exactly one worker
+//! (DPDK queues are not thread-safe); `Eal`, `Mempool` and `Port` are shared.
+
+mod clock;
+mod eal;
+mod error;
+mod lcore;
+mod mbuf;
+mod mempool;
+mod port;
+
+pub use clock::TscClock;
+pub use eal::{Eal, EalBuilder};
+pub use error::DpdkError;
+pub use lcore::{current_lcore, LcoreId};
+pub use mbuf::{Mbuf, MbufBatch, BURST};
+pub use mempool::Mempool;
+pub use port::{LinkStatus, Port, PortConfig, PortStats, RxQueue, TxQueue};

@@ -1,0 +1,416 @@
+//! Ethernet ports: configure N RX/TX queue pairs with descriptor counts, MTU
+//! and promiscuous mode, start, wait for link-up with a timeout, read MAC and
+//! counters. Each queue pair is handed out once, as an `RxQueue` + `TxQueue`
+//! owned by one worker; the port is stopped and closed when the last handle
+//! (the `Port` or a queue) is dropped.
+
+use super::{DpdkError, Mbuf, MbufBatch, Mempool, BURST};
+use crate::wire::MacAddr;
+use std::ffi::{CStr, CString};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+#[derive(Clone, Debug)]
+pub struct PortConfig {
+    /// Queue pairs (one per worker core).
+    pub queues: u16,
+    pub rx_desc: u16,
+    pub tx_desc: u16,
+    /// IP MTU to set on the device; `None` keeps the driver's default.
+    pub mtu: Option<u16>,
+    /// Accept frames for other MACs (vdevs and shared L2 segments need it
+    /// when the peer's MAC is learned late).
+    pub promiscuous: bool,
+}
+
+impl Default for PortConfig {
+    fn default() -> Self {
+        PortConfig {
+            queues: 1,
+            rx_desc: 1024,
+            tx_desc: 1024,
+            mtu: None,
+            promiscuous: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PortStats {
+    pub rx_packets: u64,
+    pub tx_packets: u64,
+    pub rx_bytes: u64,
+    pub tx_bytes: u64,
+    /// Frames the NIC/driver dropped because the RX ring was full.
+    pub rx_missed: u64,
+    pub rx_errors: u64,
+    pub tx_errors: u64,
+    pub rx_no_mbuf: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkStatus {
+    pub up: bool,
+    pub speed_mbps: u32,
+}
+
+#[derive(Debug)]
+struct PortInner {
+    id: u16,
+    name: String,
+    queues_taken: Vec<AtomicBool>,
+    rx_desc: u16,
+    _pool: Arc<Mempool>,
+}
+
+impl Drop for PortInner {
+    fn drop(&mut self) {
+        // SAFETY: the last handle to the port is going away, so no queue is
+        // in use; stopping and closing a started port is always allowed.
+        unsafe {
+            dpdk_sys::rte_eth_dev_stop(self.id);
+            dpdk_sys::rte_eth_dev_close(self.id);
+        }
+    }
+}
+
+/// A started port. Cheap to clone (shared handle).
+#[derive(Clone, Debug)]
+pub struct Port {
+    inner: Arc<PortInner>,
+}
+
+impl Port {
+    /// Finds the port by device name (a vdev's name is its spec up to the first
+    /// comma, e.g. `net_memif0`; a PCI NIC's is its address, e.g. `0000:01:00.0`),
+    /// configures and starts it. Does not wait for link-up.
+    pub fn open(
+        _eal: &super::Eal,
+        device: &str,
+        cfg: &PortConfig,
+        pool: Arc<Mempool>,
+    ) -> Result<Port, DpdkError> {
+        let name = device
+            .split(',')
+            .next()
+            .unwrap_or(device)
+            .trim()
+            .to_string();
+        let id = port_by_name(&name)?;
+        let perr = |what: String| DpdkError::PortConfig { port: id, what };
+        if cfg.queues == 0 {
+            return Err(perr("at least one queue pair is needed".into()));
+        }
+        // SAFETY: rte_eth_dev_info is plain data; zero is a valid initial value.
+        let mut info: dpdk_sys::rte_eth_dev_info = unsafe { std::mem::zeroed() };
+        // SAFETY: id is a valid port; info is a valid out-pointer.
+        let rc = unsafe { dpdk_sys::rte_eth_dev_info_get(id, &mut info) };
+        if rc != 0 {
+            return Err(DpdkError::from_rc("rte_eth_dev_info_get", rc));
+        }
+        if cfg.queues > info.max_rx_queues || cfg.queues > info.max_tx_queues {
+            return Err(perr(format!(
+                "{} queue pairs requested, the device supports {} RX / {} TX",
+                cfg.queues, info.max_rx_queues, info.max_tx_queues
+            )));
+        }
+        if let Some(mtu) = cfg.mtu {
+            if mtu < info.min_mtu || mtu > info.max_mtu {
+                return Err(perr(format!(
+                    "MTU {mtu} outside the device's range {}..={}",
+                    info.min_mtu, info.max_mtu
+                )));
+            }
+            let frame = mtu as usize + 14;
+            if frame > pool.data_room() as usize {
+                return Err(perr(format!(
+                    "MTU {mtu} needs {frame}-byte frames but mbufs hold {} bytes",
+                    pool.data_room()
+                )));
+            }
+        }
+        let conf = dpdk_sys::rte_eth_conf::default();
+        // SAFETY: id is valid; conf is a zeroed rte_eth_conf (single queue
+        // mode, no offloads), which every driver accepts.
+        let rc = unsafe { dpdk_sys::rte_eth_dev_configure(id, cfg.queues, cfg.queues, &conf) };
+        if rc != 0 {
+            return Err(DpdkError::from_rc("rte_eth_dev_configure", rc));
+        }
+        if let Some(mtu) = cfg.mtu {
+            // SAFETY: configured port; the value was range-checked above.
+            let rc = unsafe { dpdk_sys::rte_eth_dev_set_mtu(id, mtu) };
+            if rc != 0 && rc != -(libc::ENOTSUP) {
+                return Err(DpdkError::from_rc("rte_eth_dev_set_mtu", rc));
+            }
+        }
+        // SAFETY: id is valid.
+        let socket = unsafe { dpdk_sys::rte_eth_dev_socket_id(id) };
+        let socket = if socket < 0 { 0 } else { socket as u32 };
+        for q in 0..cfg.queues {
+            // SAFETY: configured port, q < queues; NULL rxconf means driver
+            // defaults; the pool outlives the port (held in PortInner).
+            let rc = unsafe {
+                dpdk_sys::rte_eth_rx_queue_setup(
+                    id,
+                    q,
+                    cfg.rx_desc,
+                    socket,
+                    std::ptr::null(),
+                    pool.as_ptr(),
+                )
+            };
+            if rc != 0 {
+                return Err(DpdkError::from_rc("rte_eth_rx_queue_setup", rc));
+            }
+            // SAFETY: as above, NULL txconf means driver defaults.
+            let rc = unsafe {
+                dpdk_sys::rte_eth_tx_queue_setup(id, q, cfg.tx_desc, socket, std::ptr::null())
+            };
+            if rc != 0 {
+                return Err(DpdkError::from_rc("rte_eth_tx_queue_setup", rc));
+            }
+        }
+        // SAFETY: all queues are set up.
+        let rc = unsafe { dpdk_sys::rte_eth_dev_start(id) };
+        if rc != 0 {
+            return Err(DpdkError::from_rc("rte_eth_dev_start", rc));
+        }
+        if cfg.promiscuous {
+            // SAFETY: started port. Some vdevs do not support it; that is fine
+            // because they deliver every frame anyway.
+            let _ = unsafe { dpdk_sys::rte_eth_promiscuous_enable(id) };
+        }
+        Ok(Port {
+            inner: Arc::new(PortInner {
+                id,
+                name,
+                queues_taken: (0..cfg.queues).map(|_| AtomicBool::new(false)).collect(),
+                rx_desc: cfg.rx_desc,
+                _pool: pool,
+            }),
+        })
+    }
+
+    pub fn id(&self) -> u16 {
+        self.inner.id
+    }
+    pub fn name(&self) -> &str {
+        &self.inner.name
+    }
+    pub fn rx_desc(&self) -> u16 {
+        self.inner.rx_desc
+    }
+
+    pub fn mac(&self) -> Result<MacAddr, DpdkError> {
+        let mut addr = dpdk_sys::rte_ether_addr::default();
+        // SAFETY: valid port, valid out-pointer.
+        let rc = unsafe { dpdk_sys::rte_eth_macaddr_get(self.inner.id, &mut addr) };
+        if rc != 0 {
+            return Err(DpdkError::from_rc("rte_eth_macaddr_get", rc));
+        }
+        Ok(MacAddr(addr.addr_bytes))
+    }
+
+    pub fn link(&self) -> Result<LinkStatus, DpdkError> {
+        let mut link = dpdk_sys::rte_eth_link::default();
+        // SAFETY: valid port, valid out-pointer.
+        let rc = unsafe { dpdk_sys::rte_eth_link_get_nowait(self.inner.id, &mut link) };
+        if rc != 0 {
+            return Err(DpdkError::from_rc("rte_eth_link_get_nowait", rc));
+        }
+        Ok(LinkStatus {
+            up: link.link_status() != 0,
+            speed_mbps: link.link_speed,
+        })
+    }
+
+    /// Polls the link every 10 ms until it is up or `timeout` passes.
+    pub fn wait_link_up(&self, timeout: Duration) -> Result<LinkStatus, DpdkError> {
+        let start = Instant::now();
+        loop {
+            let link = self.link()?;
+            if link.up {
+                return Ok(link);
+            }
+            if start.elapsed() >= timeout {
+                return Err(DpdkError::LinkDown {
+                    port: self.inner.id,
+                    name: self.inner.name.clone(),
+                    waited_ms: timeout.as_millis() as u64,
+                });
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn stats(&self) -> Result<PortStats, DpdkError> {
+        let mut s = dpdk_sys::rte_eth_stats::default();
+        // SAFETY: valid port, valid out-pointer.
+        let rc = unsafe { dpdk_sys::rte_eth_stats_get(self.inner.id, &mut s) };
+        if rc != 0 {
+            return Err(DpdkError::from_rc("rte_eth_stats_get", rc));
+        }
+        Ok(PortStats {
+            rx_packets: s.ipackets,
+            tx_packets: s.opackets,
+            rx_bytes: s.ibytes,
+            tx_bytes: s.obytes,
+            rx_missed: s.imissed,
+            rx_errors: s.ierrors,
+            tx_errors: s.oerrors,
+            rx_no_mbuf: s.rx_nombuf,
+        })
+    }
+
+    /// Hands out queue pair `q`, once. The returned queues must be used by one
+    /// thread at a time (they are `Send`, not `Sync`).
+    pub fn queue_pair(&self, q: u16) -> Result<(RxQueue, TxQueue), DpdkError> {
+        let slot =
+            self.inner
+                .queues_taken
+                .get(q as usize)
+                .ok_or_else(|| DpdkError::PortConfig {
+                    port: self.inner.id,
+                    what: format!(
+                        "queue {q} does not exist ({} configured)",
+                        self.inner.queues_taken.len()
+                    ),
+                })?;
+        if slot.swap(true, Ordering::SeqCst) {
+            return Err(DpdkError::PortConfig {
+                port: self.inner.id,
+                what: format!("queue {q} was already handed out"),
+            });
+        }
+        Ok((
+            RxQueue {
+                port: self.inner.clone(),
+                queue: q,
+            },
+            TxQueue {
+                port: self.inner.clone(),
+                queue: q,
+            },
+        ))
+    }
+}
+
+/// Receive side of one queue pair.
+#[derive(Debug)]
+pub struct RxQueue {
+    port: Arc<PortInner>,
+    queue: u16,
+}
+
+/// Transmit side of one queue pair.
+#[derive(Debug)]
+pub struct TxQueue {
+    port: Arc<PortInner>,
+    queue: u16,
+}
+
+impl RxQueue {
+    pub fn queue(&self) -> u16 {
+        self.queue
+    }
+    /// Receives up to the batch's free room; returns how many arrived.
+    #[inline]
+    pub fn rx_burst(&mut self, batch: &mut MbufBatch) -> usize {
+        let start = batch.len();
+        let room = (BURST - start) as u16;
+        if room == 0 {
+            return 0;
+        }
+        let ptrs = batch.raw_ptrs_mut();
+        // SAFETY: this RxQueue is the only user of (port, queue) (handed out
+        // once); the array has room for `room` pointers after `start`.
+        let n = unsafe {
+            dpdk_sys::shim_rx_burst(self.port.id, self.queue, ptrs.as_mut_ptr().add(start), room)
+        };
+        // SAFETY: the driver filled n entries with mbufs it gave up to us.
+        unsafe { batch.set_filled(start + n as usize) };
+        n as usize
+    }
+}
+
+impl TxQueue {
+    pub fn queue(&self) -> u16 {
+        self.queue
+    }
+    /// Hands the batch's mbufs to the driver; the ones it accepted leave the
+    /// batch, the rest stay at the front (retry or `clear()` them).
+    #[inline]
+    pub fn tx_burst(&mut self, batch: &mut MbufBatch) -> usize {
+        let len = batch.len() as u16;
+        if len == 0 {
+            return 0;
+        }
+        let ptrs = batch.raw_ptrs_mut();
+        // SAFETY: this TxQueue is the only user of (port, queue); the first
+        // len entries are valid mbufs; the driver takes ownership of the n
+        // it accepts, which we then forget.
+        let n =
+            unsafe { dpdk_sys::shim_tx_burst(self.port.id, self.queue, ptrs.as_mut_ptr(), len) };
+        batch.forget_front(n as usize);
+        n as usize
+    }
+
+    /// Sends one mbuf; gives it back if the driver's ring is full.
+    pub fn tx_one(&mut self, m: Mbuf) -> Result<(), Mbuf> {
+        let mut raw = m.into_raw().as_ptr();
+        // SAFETY: as tx_burst, for one mbuf.
+        let n = unsafe { dpdk_sys::shim_tx_burst(self.port.id, self.queue, &mut raw, 1) };
+        if n == 1 {
+            Ok(())
+        } else {
+            // SAFETY: the driver did not take it; we still own it.
+            Err(unsafe { Mbuf::from_raw(std::ptr::NonNull::new_unchecked(raw)) })
+        }
+    }
+}
+
+fn port_by_name(name: &str) -> Result<u16, DpdkError> {
+    let c_name = CString::new(name).map_err(|_| DpdkError::BadArgument {
+        arg: name.into(),
+        why: "device name contains a NUL byte",
+    })?;
+    let mut id = 0u16;
+    // SAFETY: valid C string and out-pointer.
+    let rc = unsafe { dpdk_sys::rte_eth_dev_get_port_by_name(c_name.as_ptr(), &mut id) };
+    if rc == 0 {
+        return Ok(id);
+    }
+    let names = port_names();
+    Err(DpdkError::NoSuchPort {
+        name: name.into(),
+        available: names.len() as u16,
+        names: if names.is_empty() {
+            "none".into()
+        } else {
+            names.join(", ")
+        },
+    })
+}
+
+/// Names of every port EAL probed.
+pub fn port_names() -> Vec<String> {
+    let mut out = Vec::new();
+    for id in 0..dpdk_sys::RTE_MAX_ETHPORTS as u16 {
+        // SAFETY: any port number may be asked about.
+        if unsafe { dpdk_sys::rte_eth_dev_is_valid_port(id) } == 0 {
+            continue;
+        }
+        let mut buf = [0 as std::os::raw::c_char; 64];
+        // SAFETY: valid port; buf holds RTE_ETH_NAME_MAX_LEN (64) bytes.
+        if unsafe { dpdk_sys::rte_eth_dev_get_name_by_port(id, buf.as_mut_ptr()) } == 0 {
+            // SAFETY: DPDK wrote a NUL-terminated name into buf.
+            out.push(
+                unsafe { CStr::from_ptr(buf.as_ptr()) }
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+        }
+    }
+    out
+}

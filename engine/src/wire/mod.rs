@@ -1,0 +1,489 @@
+//! Wire format: byte views over Ethernet, IPv4, UDP, the 24-byte RPC header and
+//! the 16-byte session-management body, plus the two per-packet fast paths used
+//! by `proto`: [`parse_frame`] (one frame in, validated headers and a borrowed
+//! payload out) and [`HeaderTemplate::write`] (all 66 header bytes out from a
+//! prebuilt template). This module holds no state and never allocates; every
+//! view validates its length once in `new_checked`, so getters cannot panic
+//! afterwards, and nothing here panics on bytes that came from the network.
+//! The byte layout is documented in `docs/wire.md`.
+//!
+//! Each header has two faces, as in smoltcp:
+//! - a view (`EthernetFrame<T>`, `Ipv4Packet<T>`, `UdpPacket<T>`,
+//!   `RpcHeader<T>`, `SmBody<T>`) over any `T: AsRef<[u8]>`, with setters when
+//!   `T: AsMut<[u8]>`;
+//! - a `Repr` struct holding the decoded values, with `parse`, `emit` and
+//!   `buffer_len`.
+
+use core::ops::Range;
+
+/// Defines a wire enum over an integer type with an `Unknown(..)` arm, and the
+/// conversions both ways. Converting a known value through `Unknown` and back
+/// yields the known variant, so `From<int>` is the canonical constructor.
+macro_rules! wire_enum {
+    (
+        $(#[$attr:meta])*
+        pub enum $name:ident($ty:ty) {
+            $( $(#[$vattr:meta])* $variant:ident = $value:expr ),+ $(,)?
+        }
+    ) => {
+        $(#[$attr])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $( $(#[$vattr])* $variant, )+
+            /// A value this implementation does not know.
+            Unknown($ty),
+        }
+
+        impl From<$ty> for $name {
+            #[inline]
+            fn from(value: $ty) -> Self {
+                match value {
+                    $( $value => $name::$variant, )+
+                    other => $name::Unknown(other),
+                }
+            }
+        }
+
+        impl From<$name> for $ty {
+            #[inline]
+            fn from(value: $name) -> Self {
+                match value {
+                    $( $name::$variant => $value, )+
+                    $name::Unknown(other) => other,
+                }
+            }
+        }
+    };
+}
+
+mod ethernet;
+mod ipv4;
+mod rpc;
+mod template;
+mod udp;
+
+pub use ethernet::{EtherType, EthernetFrame, EthernetRepr, MacAddr, ParseMacAddrError};
+pub use ipv4::{checksum, IpProtocol, Ipv4Packet, Ipv4Repr};
+pub use rpc::{
+    PktType, RpcHeader, RpcRepr, SmBody, SmRepr, SmStatus, SmType, RPC_MAGIC, RPC_VERSION,
+    SESSION_NONE,
+};
+pub use template::HeaderTemplate;
+pub use udp::{UdpPacket, UdpRepr};
+
+use std::net::Ipv4Addr;
+
+/// Length of an Ethernet II header (no VLAN tag).
+pub const ETHERNET_HEADER_LEN: usize = 14;
+/// Length of an IPv4 header without options (the only kind we emit).
+pub const IPV4_HEADER_LEN: usize = 20;
+/// Length of a UDP header.
+pub const UDP_HEADER_LEN: usize = 8;
+/// Length of the RPC header that starts every UDP payload.
+pub const RPC_HEADER_LEN: usize = 24;
+/// Length of the session-management body that follows an `SessionMgmt` RPC header.
+pub const SM_BODY_LEN: usize = 16;
+/// All header bytes in front of the RPC payload of an emitted frame.
+pub const HEADERS_LEN: usize =
+    ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + RPC_HEADER_LEN;
+/// Largest RPC payload one frame can carry: bounded by the 16-bit IPv4 total
+/// length. The real bound is the path MTU, which `proto` enforces.
+pub const MAX_PAYLOAD_LEN: usize =
+    u16::MAX as usize - (IPV4_HEADER_LEN + UDP_HEADER_LEN + RPC_HEADER_LEN);
+
+/// Why a frame or header was rejected.
+///
+/// `Truncated` means the bytes ran out before a header (or, at the IPv4 level,
+/// before the total length) said they would; `BadLength` means a length field
+/// is impossible or disagrees with the length of its enclosing header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum Error {
+    #[error("buffer too short for the header or length it carries")]
+    Truncated,
+    #[error("length field inconsistent with the header or its container")]
+    BadLength,
+    #[error("not an IPv4 packet (EtherType or IP version)")]
+    NotIpv4,
+    #[error("IPv4 header checksum mismatch")]
+    BadChecksum,
+    #[error("IPv4 fragment (MF set or nonzero offset)")]
+    Fragmented,
+    #[error("IP protocol is not UDP")]
+    NotUdp,
+    #[error("RPC header magic is not 0xE7")]
+    BadMagic,
+    #[error("unsupported RPC header version")]
+    BadVersion,
+}
+
+/// The result of [`parse_frame`]: every header field `proto` needs, and the RPC
+/// payload borrowed from the frame (exactly as long as the UDP length says;
+/// Ethernet padding is excluded).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parsed<'a> {
+    pub src_mac: MacAddr,
+    pub dst_mac: MacAddr,
+    pub src_ip: Ipv4Addr,
+    pub dst_ip: Ipv4Addr,
+    pub src_port: u16,
+    pub dst_port: u16,
+    pub rpc: RpcRepr,
+    /// Bytes after the RPC header (for `SessionMgmt`, the SM body).
+    pub payload: &'a [u8],
+}
+
+/// Parses and validates one received frame: EtherType IPv4; IPv4 version,
+/// IHL, total length, header checksum, no fragments, protocol UDP; UDP length;
+/// RPC magic and version. IPv4 options are accepted and skipped. The UDP
+/// checksum is not verified. Never panics; no allocation.
+pub fn parse_frame(frame: &[u8]) -> Result<Parsed<'_>, Error> {
+    let eth = EthernetFrame::new_checked(frame)?;
+    if eth.ethertype() != EtherType::Ipv4 {
+        return Err(Error::NotIpv4);
+    }
+    let ip = Ipv4Packet::new_checked(eth.payload())?;
+    let ip_repr = Ipv4Repr::parse(&ip)?;
+    if ip_repr.protocol != IpProtocol::Udp {
+        return Err(Error::NotUdp);
+    }
+    let udp = UdpPacket::new_checked(ip.payload())?;
+    let rpc_header = RpcHeader::new_checked(udp.payload())?;
+    let rpc = RpcRepr::parse(&rpc_header)?;
+    Ok(Parsed {
+        src_mac: eth.src_addr(),
+        dst_mac: eth.dst_addr(),
+        src_ip: ip_repr.src_addr,
+        dst_ip: ip_repr.dst_addr,
+        src_port: udp.src_port(),
+        dst_port: udp.dst_port(),
+        rpc,
+        payload: rpc_header.payload(),
+    })
+}
+
+// Big-endian field accessors shared by the views. The ranges are compile-time
+// constants and the views check buffer lengths in `new_checked`, so the
+// optimiser folds the slice checks away.
+
+#[inline]
+fn get_u16(data: &[u8], r: Range<usize>) -> u16 {
+    let mut b = [0; 2];
+    b.copy_from_slice(&data[r]);
+    u16::from_be_bytes(b)
+}
+
+#[inline]
+fn get_u32(data: &[u8], r: Range<usize>) -> u32 {
+    let mut b = [0; 4];
+    b.copy_from_slice(&data[r]);
+    u32::from_be_bytes(b)
+}
+
+#[inline]
+fn get_u64(data: &[u8], r: Range<usize>) -> u64 {
+    let mut b = [0; 8];
+    b.copy_from_slice(&data[r]);
+    u64::from_be_bytes(b)
+}
+
+#[inline]
+fn set_u16(data: &mut [u8], r: Range<usize>, value: u16) {
+    data[r].copy_from_slice(&value.to_be_bytes());
+}
+
+#[inline]
+fn set_u32(data: &mut [u8], r: Range<usize>, value: u32) {
+    data[r].copy_from_slice(&value.to_be_bytes());
+}
+
+#[inline]
+fn set_u64(data: &mut [u8], r: Range<usize>, value: u64) {
+    data[r].copy_from_slice(&value.to_be_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::template::tests::{arb_frame, FRAME_BYTES};
+    use super::*;
+    use proptest::prelude::*;
+
+    const IP: usize = ETHERNET_HEADER_LEN;
+    const UDP: usize = ETHERNET_HEADER_LEN + IPV4_HEADER_LEN;
+    const RPC: usize = UDP + UDP_HEADER_LEN;
+
+    /// The golden frame with `mutate` applied and the IPv4 checksum
+    /// recomputed (so the mutation, not the checksum, is what gets rejected).
+    fn mutated(mutate: impl FnOnce(&mut Vec<u8>)) -> Vec<u8> {
+        let mut frame = FRAME_BYTES.to_vec();
+        mutate(&mut frame);
+        refill_checksum(&mut frame);
+        frame
+    }
+
+    fn refill_checksum(frame: &mut [u8]) {
+        Ipv4Packet::new_unchecked(&mut frame[IP..]).fill_checksum();
+    }
+
+    #[test]
+    fn test_error_bad_magic() {
+        let frame = mutated(|f| f[RPC] = 0xe6);
+        assert_eq!(parse_frame(&frame), Err(Error::BadMagic));
+    }
+
+    #[test]
+    fn test_error_bad_version() {
+        let frame = mutated(|f| f[RPC + 1] = 2);
+        assert_eq!(parse_frame(&frame), Err(Error::BadVersion));
+        let frame = mutated(|f| f[RPC + 1] = 0);
+        assert_eq!(parse_frame(&frame), Err(Error::BadVersion));
+    }
+
+    #[test]
+    fn test_error_bad_checksum() {
+        for byte in [IP + 10, IP + 11, IP + 12, IP + 19, IP + 8] {
+            let mut frame = FRAME_BYTES.to_vec();
+            frame[byte] ^= 0x40;
+            assert_eq!(parse_frame(&frame), Err(Error::BadChecksum), "byte {byte}");
+        }
+    }
+
+    #[test]
+    fn test_error_fragmented() {
+        let more_frags = mutated(|f| f[IP + 6] |= 0x20);
+        assert_eq!(parse_frame(&more_frags), Err(Error::Fragmented));
+        let offset = mutated(|f| f[IP + 7] = 0x01);
+        assert_eq!(parse_frame(&offset), Err(Error::Fragmented));
+        let high_offset = mutated(|f| f[IP + 6] = 0x1f);
+        assert_eq!(parse_frame(&high_offset), Err(Error::Fragmented));
+        // DF alone is not a fragment, and neither is no flag at all.
+        let no_df = mutated(|f| f[IP + 6] = 0x00);
+        assert!(parse_frame(&no_df).is_ok());
+    }
+
+    #[test]
+    fn test_error_not_udp() {
+        for proto in [1, 6, 0, 255] {
+            let frame = mutated(|f| f[IP + 9] = proto);
+            assert_eq!(parse_frame(&frame), Err(Error::NotUdp), "protocol {proto}");
+        }
+    }
+
+    #[test]
+    fn test_error_not_ipv4() {
+        for ethertype in [[0x86, 0xdd], [0x08, 0x06], [0x00, 0x00], [0x81, 0x00]] {
+            let mut frame = FRAME_BYTES.to_vec();
+            frame[12..14].copy_from_slice(&ethertype);
+            assert_eq!(parse_frame(&frame), Err(Error::NotIpv4), "{ethertype:x?}");
+        }
+        // IPv4 EtherType but another IP version.
+        let frame = mutated(|f| f[IP] = 0x65);
+        assert_eq!(parse_frame(&frame), Err(Error::NotIpv4));
+    }
+
+    #[test]
+    fn test_error_udp_length() {
+        // UDP length larger than the IPv4 payload (and than the frame).
+        for len in [37u16, 70, 0xffff] {
+            let frame = mutated(|f| f[UDP + 4..UDP + 6].copy_from_slice(&len.to_be_bytes()));
+            assert_eq!(parse_frame(&frame), Err(Error::BadLength), "udp len {len}");
+        }
+        // UDP length below its own header.
+        let frame = mutated(|f| f[UDP + 5] = 7);
+        assert_eq!(parse_frame(&frame), Err(Error::BadLength));
+        // UDP length too short for the RPC header.
+        let frame = mutated(|f| f[UDP + 5] = 8 + 23);
+        assert_eq!(parse_frame(&frame), Err(Error::Truncated));
+        // UDP length shorter than the IPv4 payload: the payload ends there.
+        let frame = mutated(|f| f[UDP + 5] = 8 + 24 + 2);
+        assert_eq!(parse_frame(&frame).unwrap().payload, b"pi");
+    }
+
+    #[test]
+    fn test_error_ip_lengths() {
+        for ihl in [0u8, 1, 4] {
+            let frame = mutated(|f| f[IP] = 0x40 | ihl);
+            assert_eq!(parse_frame(&frame), Err(Error::BadLength), "ihl {ihl}");
+        }
+        // Total length below the header length.
+        let frame = mutated(|f| f[IP + 3] = 19);
+        assert_eq!(parse_frame(&frame), Err(Error::BadLength));
+        // Total length past the end of the frame.
+        let frame = mutated(|f| f[IP + 3] = 57);
+        assert_eq!(parse_frame(&frame), Err(Error::Truncated));
+        // Total length that cuts into the UDP datagram.
+        let frame = mutated(|f| f[IP + 3] = 55);
+        assert_eq!(parse_frame(&frame), Err(Error::BadLength));
+        let frame = mutated(|f| f[IP + 3] = 20 + 4);
+        assert_eq!(parse_frame(&frame), Err(Error::Truncated));
+    }
+
+    #[test]
+    fn test_truncated_at_every_length() {
+        for len in 0..FRAME_BYTES.len() {
+            assert_eq!(
+                parse_frame(&FRAME_BYTES[..len]),
+                Err(Error::Truncated),
+                "len {len}"
+            );
+        }
+    }
+
+    #[test]
+    fn test_padding_ignored() {
+        let mut frame = FRAME_BYTES.to_vec();
+        frame.extend_from_slice(&[0u8; 20]);
+        assert_eq!(parse_frame(&frame), parse_frame(&FRAME_BYTES));
+        assert_eq!(parse_frame(&frame).unwrap().payload, b"ping");
+    }
+
+    #[test]
+    fn test_ipv4_options_accepted() {
+        // Insert one 4-byte option (four NOPs): IHL 6, total length + 4.
+        let mut frame = FRAME_BYTES.to_vec();
+        frame.splice(UDP..UDP, [0x01; 4]);
+        frame[IP] = 0x46;
+        frame[IP + 3] += 4;
+        refill_checksum(&mut frame);
+        assert_eq!(
+            parse_frame(&frame).map(|p| (p.rpc, p.payload)),
+            parse_frame(&FRAME_BYTES).map(|p| (p.rpc, p.payload))
+        );
+    }
+
+    #[test]
+    fn test_sm_body_in_payload() {
+        let template = HeaderTemplate::new(
+            (MacAddr([2, 0, 0, 0, 0, 1]), Ipv4Addr::new(10, 0, 0, 1), 1),
+            (MacAddr::BROADCAST, Ipv4Addr::new(10, 0, 0, 2), 2),
+        );
+        let rpc = RpcRepr {
+            pkt_type: PktType::SessionMgmt,
+            req_type: 0,
+            msg_size: SM_BODY_LEN as u32,
+            dest_session: SESSION_NONE,
+            pkt_num: 0,
+            req_num: 0,
+            token: 7,
+        };
+        let sm = SmRepr {
+            sm_type: SmType::ConnectReq,
+            status: SmStatus::Ok,
+            client_session: 1,
+            server_session: SESSION_NONE,
+            credits: 8,
+            mtu: 1500,
+        };
+        let mut buf = [0u8; HEADERS_LEN + SM_BODY_LEN];
+        let n = template.write(&mut buf, &rpc, SM_BODY_LEN);
+        sm.emit(&mut SmBody::new_unchecked(&mut buf[n..]));
+        let parsed = parse_frame(&buf).unwrap();
+        assert_eq!(parsed.rpc, rpc);
+        let body = SmBody::new_checked(parsed.payload).unwrap();
+        assert_eq!(SmRepr::parse(&body), Ok(sm));
+    }
+
+    #[test]
+    fn test_error_display() {
+        assert_eq!(
+            Error::BadChecksum.to_string(),
+            "IPv4 header checksum mismatch"
+        );
+    }
+
+    /// Bytes whose single-byte corruption must be rejected: the EtherType, the
+    /// IPv4 header except version/IHL (all covered by the header checksum),
+    /// and the RPC magic and version.
+    fn must_reject(index: usize) -> bool {
+        (12..14).contains(&index)
+            || (IP + 1..UDP).contains(&index)
+            || (RPC..RPC + 2).contains(&index)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(1024))]
+
+        #[test]
+        fn fuzz_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            let _ = parse_frame(&bytes);
+        }
+
+        #[test]
+        fn fuzz_arbitrary_bytes_after_valid_eth_ip(
+            tail in proptest::collection::vec(any::<u8>(), 0..200),
+            total_len in 20u16..300,
+        ) {
+            // A valid Ethernet + IPv4 header with random contents after it,
+            // so the fuzzer gets past the checksum into UDP and RPC parsing.
+            let mut frame = FRAME_BYTES[..UDP].to_vec();
+            frame[IP + 2..IP + 4].copy_from_slice(&total_len.to_be_bytes());
+            frame.extend_from_slice(&tail);
+            refill_checksum(&mut frame);
+            let _ = parse_frame(&frame);
+        }
+
+        #[test]
+        fn fuzz_flipped_bytes(
+            (_, _, _, frame) in arb_frame(),
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 1..8),
+        ) {
+            let mut frame = frame;
+            for (index, mask) in &flips {
+                let i = index.index(frame.len());
+                frame[i] ^= mask;
+            }
+            let _ = parse_frame(&frame);
+        }
+
+        #[test]
+        fn fuzz_single_flip_in_checked_bytes(
+            (_, _, _, frame) in arb_frame(),
+            index in any::<prop::sample::Index>(),
+            mask in 1u8..=255,
+        ) {
+            let mut frame = frame;
+            let i = index.index(frame.len());
+            frame[i] ^= mask;
+            let result = parse_frame(&frame);
+            if must_reject(i) {
+                prop_assert!(result.is_err(), "flip at {} accepted", i);
+            }
+        }
+
+        #[test]
+        fn fuzz_truncated((_, _, _, frame) in arb_frame(), cut in any::<prop::sample::Index>()) {
+            let len = cut.index(frame.len());
+            prop_assert_eq!(parse_frame(&frame[..len]), Err(Error::Truncated));
+        }
+
+        #[test]
+        fn fuzz_junk_appended(
+            (_, _, _, frame) in arb_frame(),
+            junk in proptest::collection::vec(any::<u8>(), 1..64),
+        ) {
+            let mut padded = frame.clone();
+            padded.extend_from_slice(&junk);
+            prop_assert_eq!(parse_frame(&padded), parse_frame(&frame));
+            prop_assert!(parse_frame(&frame).is_ok());
+        }
+
+        #[test]
+        fn fuzz_mixed_mutations(
+            (_, _, _, frame) in arb_frame(),
+            ops in proptest::collection::vec(
+                (0u8..3, any::<prop::sample::Index>(), any::<u8>()), 1..6),
+        ) {
+            let mut frame = frame;
+            for (op, index, byte) in ops {
+                match op {
+                    0 if !frame.is_empty() => {
+                        let i = index.index(frame.len());
+                        frame[i] ^= byte;
+                    }
+                    1 => frame.truncate(index.index(frame.len() + 1)),
+                    _ => frame.push(byte),
+                }
+            }
+            let _ = parse_frame(&frame);
+        }
+    }
+}

@@ -1,0 +1,679 @@
+//! The engine's own headers: the 24-byte RPC header at the start of every UDP
+//! payload, and the 16-byte session-management (SM) body that follows it in
+//! `SessionMgmt` packets. Parsing the RPC header checks only magic and
+//! version; packet and SM types this build does not know decode as
+//! `Unknown(..)` and are left for `proto` to count and drop. Field meanings
+//! and which side sends what are in `docs/wire.md`.
+
+use super::{get_u16, get_u32, get_u64, set_u16, set_u32, set_u64, Error};
+use super::{RPC_HEADER_LEN, SM_BODY_LEN};
+
+/// First byte of every RPC header; anything else is not ours.
+pub const RPC_MAGIC: u8 = 0xE7;
+/// The only RPC header version this build speaks.
+pub const RPC_VERSION: u8 = 1;
+/// `dest_session` / session-number value meaning "no session yet" (ConnectReq).
+pub const SESSION_NONE: u16 = 0xFFFF;
+
+wire_enum! {
+    /// What an RPC packet carries.
+    pub enum PktType(u8) {
+        /// Client -> server: a request packet (one of possibly many).
+        Request = 0,
+        /// Server -> client: a response packet.
+        Response = 1,
+        /// Server -> client: credit return for a non-last request packet.
+        CreditReturn = 2,
+        /// Client -> server: request for the next response packet.
+        ReqForResp = 3,
+        /// Either direction: session management; an SM body follows.
+        SessionMgmt = 4,
+    }
+}
+
+wire_enum! {
+    /// The session-management message type.
+    pub enum SmType(u8) {
+        ConnectReq = 1,
+        ConnectResp = 2,
+        DisconnectReq = 3,
+        DisconnectResp = 4,
+    }
+}
+
+wire_enum! {
+    /// Outcome carried in SM responses (0 in requests).
+    pub enum SmStatus(u8) {
+        Ok = 0,
+        NoRingSpace = 1,
+        TooManySessions = 2,
+        BadCredits = 3,
+        UnknownSession = 4,
+        BadMtu = 5,
+    }
+}
+
+mod field {
+    use core::ops::Range;
+
+    pub const MAGIC: usize = 0;
+    pub const VERSION: usize = 1;
+    pub const PKT_TYPE: usize = 2;
+    pub const REQ_TYPE: usize = 3;
+    pub const MSG_SIZE: Range<usize> = 4..8;
+    pub const DEST_SESSION: Range<usize> = 8..10;
+    pub const PKT_NUM: Range<usize> = 10..12;
+    pub const REQ_NUM: Range<usize> = 12..20;
+    pub const TOKEN: Range<usize> = 20..24;
+}
+
+mod sm_field {
+    use core::ops::Range;
+
+    pub const SM_TYPE: usize = 0;
+    pub const STATUS: usize = 1;
+    pub const CLIENT_SESSION: Range<usize> = 2..4;
+    pub const SERVER_SESSION: Range<usize> = 4..6;
+    pub const CREDITS: Range<usize> = 6..8;
+    pub const MTU: Range<usize> = 8..10;
+    pub const RESERVED: Range<usize> = 10..16;
+}
+
+/// A view of an RPC header followed by its payload.
+#[derive(Debug, Clone)]
+pub struct RpcHeader<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> RpcHeader<T> {
+    /// Wraps a buffer without checks; getters panic if it is under 24 bytes.
+    #[inline]
+    pub const fn new_unchecked(buffer: T) -> Self {
+        RpcHeader { buffer }
+    }
+
+    /// Wraps a buffer, checking it holds a whole header.
+    #[inline]
+    pub fn new_checked(buffer: T) -> Result<Self, Error> {
+        let header = Self::new_unchecked(buffer);
+        header.check_len()?;
+        Ok(header)
+    }
+
+    /// `Err(Truncated)` if the buffer is shorter than 24 bytes.
+    #[inline]
+    pub fn check_len(&self) -> Result<(), Error> {
+        if self.buffer.as_ref().len() < RPC_HEADER_LEN {
+            return Err(Error::Truncated);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    #[inline]
+    pub fn magic(&self) -> u8 {
+        self.buffer.as_ref()[field::MAGIC]
+    }
+
+    #[inline]
+    pub fn version(&self) -> u8 {
+        self.buffer.as_ref()[field::VERSION]
+    }
+
+    #[inline]
+    pub fn pkt_type(&self) -> PktType {
+        PktType::from(self.buffer.as_ref()[field::PKT_TYPE])
+    }
+
+    #[inline]
+    pub fn req_type(&self) -> u8 {
+        self.buffer.as_ref()[field::REQ_TYPE]
+    }
+
+    #[inline]
+    pub fn msg_size(&self) -> u32 {
+        get_u32(self.buffer.as_ref(), field::MSG_SIZE)
+    }
+
+    #[inline]
+    pub fn dest_session(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::DEST_SESSION)
+    }
+
+    #[inline]
+    pub fn pkt_num(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::PKT_NUM)
+    }
+
+    #[inline]
+    pub fn req_num(&self) -> u64 {
+        get_u64(self.buffer.as_ref(), field::REQ_NUM)
+    }
+
+    #[inline]
+    pub fn token(&self) -> u32 {
+        get_u32(self.buffer.as_ref(), field::TOKEN)
+    }
+}
+
+impl<'a, T: AsRef<[u8]> + ?Sized> RpcHeader<&'a T> {
+    /// Everything after the header.
+    #[inline]
+    pub fn payload(&self) -> &'a [u8] {
+        &self.buffer.as_ref()[RPC_HEADER_LEN..]
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> RpcHeader<T> {
+    #[inline]
+    pub fn set_magic(&mut self, value: u8) {
+        self.buffer.as_mut()[field::MAGIC] = value;
+    }
+
+    #[inline]
+    pub fn set_version(&mut self, value: u8) {
+        self.buffer.as_mut()[field::VERSION] = value;
+    }
+
+    #[inline]
+    pub fn set_pkt_type(&mut self, value: PktType) {
+        self.buffer.as_mut()[field::PKT_TYPE] = value.into();
+    }
+
+    #[inline]
+    pub fn set_req_type(&mut self, value: u8) {
+        self.buffer.as_mut()[field::REQ_TYPE] = value;
+    }
+
+    #[inline]
+    pub fn set_msg_size(&mut self, value: u32) {
+        set_u32(self.buffer.as_mut(), field::MSG_SIZE, value);
+    }
+
+    #[inline]
+    pub fn set_dest_session(&mut self, value: u16) {
+        set_u16(self.buffer.as_mut(), field::DEST_SESSION, value);
+    }
+
+    #[inline]
+    pub fn set_pkt_num(&mut self, value: u16) {
+        set_u16(self.buffer.as_mut(), field::PKT_NUM, value);
+    }
+
+    #[inline]
+    pub fn set_req_num(&mut self, value: u64) {
+        set_u64(self.buffer.as_mut(), field::REQ_NUM, value);
+    }
+
+    #[inline]
+    pub fn set_token(&mut self, value: u32) {
+        set_u32(self.buffer.as_mut(), field::TOKEN, value);
+    }
+
+    /// Everything after the header.
+    #[inline]
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        &mut self.buffer.as_mut()[RPC_HEADER_LEN..]
+    }
+}
+
+/// The decoded RPC header (magic and version are implied).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct RpcRepr {
+    pub pkt_type: PktType,
+    /// Selects the request handler.
+    pub req_type: u8,
+    /// Bytes of the whole message this packet belongs to (SM: body length).
+    pub msg_size: u32,
+    /// The receiver's session number; [`SESSION_NONE`] in a ConnectReq.
+    pub dest_session: u16,
+    /// Index of this packet within its request/response exchange.
+    pub pkt_num: u16,
+    /// The request this packet belongs to.
+    pub req_num: u64,
+    /// The session's random token; guards against stray and stale packets.
+    pub token: u32,
+}
+
+impl RpcRepr {
+    /// Decodes; `BadMagic` / `BadVersion` if the header is not ours.
+    #[inline]
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(header: &RpcHeader<&T>) -> Result<Self, Error> {
+        header.check_len()?;
+        if header.magic() != RPC_MAGIC {
+            return Err(Error::BadMagic);
+        }
+        if header.version() != RPC_VERSION {
+            return Err(Error::BadVersion);
+        }
+        Ok(RpcRepr {
+            pkt_type: header.pkt_type(),
+            req_type: header.req_type(),
+            msg_size: header.msg_size(),
+            dest_session: header.dest_session(),
+            pkt_num: header.pkt_num(),
+            req_num: header.req_num(),
+            token: header.token(),
+        })
+    }
+
+    /// Bytes `emit` writes.
+    #[inline]
+    pub const fn buffer_len(&self) -> usize {
+        RPC_HEADER_LEN
+    }
+
+    /// Writes all 24 header bytes (magic and version included).
+    ///
+    /// # Panics
+    /// If the buffer is shorter than 24 bytes.
+    #[inline]
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, header: &mut RpcHeader<T>) {
+        header.set_magic(RPC_MAGIC);
+        header.set_version(RPC_VERSION);
+        header.set_pkt_type(self.pkt_type);
+        header.set_req_type(self.req_type);
+        header.set_msg_size(self.msg_size);
+        header.set_dest_session(self.dest_session);
+        header.set_pkt_num(self.pkt_num);
+        header.set_req_num(self.req_num);
+        header.set_token(self.token);
+    }
+}
+
+/// A view of a session-management body.
+#[derive(Debug, Clone)]
+pub struct SmBody<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> SmBody<T> {
+    /// Wraps a buffer without checks; getters panic if it is under 16 bytes.
+    #[inline]
+    pub const fn new_unchecked(buffer: T) -> Self {
+        SmBody { buffer }
+    }
+
+    /// Wraps a buffer, checking it holds a whole body. Bytes after the first
+    /// 16 are ignored.
+    #[inline]
+    pub fn new_checked(buffer: T) -> Result<Self, Error> {
+        let body = Self::new_unchecked(buffer);
+        body.check_len()?;
+        Ok(body)
+    }
+
+    /// `Err(Truncated)` if the buffer is shorter than 16 bytes.
+    #[inline]
+    pub fn check_len(&self) -> Result<(), Error> {
+        if self.buffer.as_ref().len() < SM_BODY_LEN {
+            return Err(Error::Truncated);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+
+    #[inline]
+    pub fn sm_type(&self) -> SmType {
+        SmType::from(self.buffer.as_ref()[sm_field::SM_TYPE])
+    }
+
+    #[inline]
+    pub fn status(&self) -> SmStatus {
+        SmStatus::from(self.buffer.as_ref()[sm_field::STATUS])
+    }
+
+    #[inline]
+    pub fn client_session(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), sm_field::CLIENT_SESSION)
+    }
+
+    #[inline]
+    pub fn server_session(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), sm_field::SERVER_SESSION)
+    }
+
+    #[inline]
+    pub fn credits(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), sm_field::CREDITS)
+    }
+
+    #[inline]
+    pub fn mtu(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), sm_field::MTU)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> SmBody<T> {
+    #[inline]
+    pub fn set_sm_type(&mut self, value: SmType) {
+        self.buffer.as_mut()[sm_field::SM_TYPE] = value.into();
+    }
+
+    #[inline]
+    pub fn set_status(&mut self, value: SmStatus) {
+        self.buffer.as_mut()[sm_field::STATUS] = value.into();
+    }
+
+    #[inline]
+    pub fn set_client_session(&mut self, value: u16) {
+        set_u16(self.buffer.as_mut(), sm_field::CLIENT_SESSION, value);
+    }
+
+    #[inline]
+    pub fn set_server_session(&mut self, value: u16) {
+        set_u16(self.buffer.as_mut(), sm_field::SERVER_SESSION, value);
+    }
+
+    #[inline]
+    pub fn set_credits(&mut self, value: u16) {
+        set_u16(self.buffer.as_mut(), sm_field::CREDITS, value);
+    }
+
+    #[inline]
+    pub fn set_mtu(&mut self, value: u16) {
+        set_u16(self.buffer.as_mut(), sm_field::MTU, value);
+    }
+
+    /// Zeroes the reserved bytes 10..16.
+    #[inline]
+    pub fn clear_reserved(&mut self) {
+        self.buffer.as_mut()[sm_field::RESERVED].fill(0);
+    }
+}
+
+/// The decoded session-management body (reserved bytes dropped).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct SmRepr {
+    pub sm_type: SmType,
+    /// `Ok` in requests; the outcome in responses.
+    pub status: SmStatus,
+    pub client_session: u16,
+    /// [`SESSION_NONE`] until the server has assigned one.
+    pub server_session: u16,
+    /// The client session's credits.
+    pub credits: u16,
+    /// The sender's data MTU: its largest IP packet.
+    pub mtu: u16,
+}
+
+impl SmRepr {
+    /// Decodes; only the length is checked (unknown types are kept as `Unknown`).
+    #[inline]
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(body: &SmBody<&T>) -> Result<Self, Error> {
+        body.check_len()?;
+        Ok(SmRepr {
+            sm_type: body.sm_type(),
+            status: body.status(),
+            client_session: body.client_session(),
+            server_session: body.server_session(),
+            credits: body.credits(),
+            mtu: body.mtu(),
+        })
+    }
+
+    /// Bytes `emit` writes.
+    #[inline]
+    pub const fn buffer_len(&self) -> usize {
+        SM_BODY_LEN
+    }
+
+    /// Writes all 16 body bytes, reserved bytes zeroed.
+    ///
+    /// # Panics
+    /// If the buffer is shorter than 16 bytes.
+    #[inline]
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, body: &mut SmBody<T>) {
+        body.set_sm_type(self.sm_type);
+        body.set_status(self.status);
+        body.set_client_session(self.client_session);
+        body.set_server_session(self.server_session);
+        body.set_credits(self.credits);
+        body.set_mtu(self.mtu);
+        body.clear_reserved();
+    }
+}
+
+#[cfg(test)]
+pub(super) mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    // Request, req_type 7, msg_size 4096, dest_session 5, pkt_num 2,
+    // req_num 0x0102, token 0xdeadbeef, then payload "hi".
+    static RPC_BYTES: [u8; 26] = [
+        0xe7, 0x01, 0x00, 0x07, // magic, version, pkt_type, req_type
+        0x00, 0x00, 0x10, 0x00, // msg_size
+        0x00, 0x05, // dest_session
+        0x00, 0x02, // pkt_num
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02, // req_num
+        0xde, 0xad, 0xbe, 0xef, // token
+        b'h', b'i',
+    ];
+
+    fn rpc_repr() -> RpcRepr {
+        RpcRepr {
+            pkt_type: PktType::Request,
+            req_type: 7,
+            msg_size: 4096,
+            dest_session: 5,
+            pkt_num: 2,
+            req_num: 0x0102,
+            token: 0xdead_beef,
+        }
+    }
+
+    // ConnectReq, Ok, client_session 3, server_session none, credits 32, mtu 1500.
+    static SM_BYTES: [u8; 16] = [
+        0x01, 0x00, // sm_type, status
+        0x00, 0x03, // client_session
+        0xff, 0xff, // server_session
+        0x00, 0x20, // credits
+        0x05, 0xdc, // mtu
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // reserved
+    ];
+
+    fn sm_repr() -> SmRepr {
+        SmRepr {
+            sm_type: SmType::ConnectReq,
+            status: SmStatus::Ok,
+            client_session: 3,
+            server_session: SESSION_NONE,
+            credits: 32,
+            mtu: 1500,
+        }
+    }
+
+    #[test]
+    fn test_parse_rpc() {
+        let header = RpcHeader::new_checked(&RPC_BYTES[..]).unwrap();
+        assert_eq!(header.magic(), RPC_MAGIC);
+        assert_eq!(header.version(), RPC_VERSION);
+        assert_eq!(header.pkt_type(), PktType::Request);
+        assert_eq!(header.req_type(), 7);
+        assert_eq!(header.msg_size(), 4096);
+        assert_eq!(header.dest_session(), 5);
+        assert_eq!(header.pkt_num(), 2);
+        assert_eq!(header.req_num(), 0x0102);
+        assert_eq!(header.token(), 0xdead_beef);
+        assert_eq!(header.payload(), b"hi");
+        assert_eq!(RpcRepr::parse(&header).unwrap(), rpc_repr());
+    }
+
+    #[test]
+    fn test_emit_rpc() {
+        let mut bytes = [0xa5u8; 26];
+        let mut header = RpcHeader::new_unchecked(&mut bytes[..]);
+        rpc_repr().emit(&mut header);
+        header.payload_mut().copy_from_slice(b"hi");
+        assert_eq!(bytes, RPC_BYTES);
+    }
+
+    #[test]
+    fn test_errors_rpc() {
+        for len in 0..RPC_HEADER_LEN {
+            assert_eq!(
+                RpcHeader::new_checked(&RPC_BYTES[..len]).err(),
+                Some(Error::Truncated)
+            );
+        }
+        let mut bytes = RPC_BYTES;
+        bytes[0] = 0xe8;
+        let header = RpcHeader::new_checked(&bytes[..]).unwrap();
+        assert_eq!(RpcRepr::parse(&header), Err(Error::BadMagic));
+        let mut bytes = RPC_BYTES;
+        bytes[1] = 2;
+        let header = RpcHeader::new_checked(&bytes[..]).unwrap();
+        assert_eq!(RpcRepr::parse(&header), Err(Error::BadVersion));
+        // Unknown packet types parse; proto decides what to do with them.
+        let mut bytes = RPC_BYTES;
+        bytes[2] = 9;
+        let header = RpcHeader::new_checked(&bytes[..]).unwrap();
+        assert_eq!(
+            RpcRepr::parse(&header).unwrap().pkt_type,
+            PktType::Unknown(9)
+        );
+    }
+
+    #[test]
+    fn test_parse_sm() {
+        let body = SmBody::new_checked(&SM_BYTES[..]).unwrap();
+        assert_eq!(body.sm_type(), SmType::ConnectReq);
+        assert_eq!(body.status(), SmStatus::Ok);
+        assert_eq!(body.client_session(), 3);
+        assert_eq!(body.server_session(), 0xffff);
+        assert_eq!(body.credits(), 32);
+        assert_eq!(body.mtu(), 1500);
+        assert_eq!(SmRepr::parse(&body).unwrap(), sm_repr());
+        // Reserved bytes are ignored on parse.
+        let mut bytes = SM_BYTES;
+        bytes[10..].fill(0x5a);
+        let body = SmBody::new_checked(&bytes[..]).unwrap();
+        assert_eq!(SmRepr::parse(&body).unwrap(), sm_repr());
+    }
+
+    #[test]
+    fn test_emit_sm() {
+        let mut bytes = [0xa5u8; 16];
+        sm_repr().emit(&mut SmBody::new_unchecked(&mut bytes[..]));
+        assert_eq!(bytes, SM_BYTES);
+    }
+
+    #[test]
+    fn test_errors_sm() {
+        for len in 0..SM_BODY_LEN {
+            assert_eq!(
+                SmBody::new_checked(&SM_BYTES[..len]).err(),
+                Some(Error::Truncated)
+            );
+        }
+        let mut bytes = SM_BYTES;
+        bytes[0] = 0;
+        bytes[1] = 77;
+        let repr = SmRepr::parse(&SmBody::new_checked(&bytes[..]).unwrap()).unwrap();
+        assert_eq!(repr.sm_type, SmType::Unknown(0));
+        assert_eq!(repr.status, SmStatus::Unknown(77));
+    }
+
+    #[test]
+    fn test_enum_values() {
+        let pkt = [
+            (0, PktType::Request),
+            (1, PktType::Response),
+            (2, PktType::CreditReturn),
+            (3, PktType::ReqForResp),
+            (4, PktType::SessionMgmt),
+            (5, PktType::Unknown(5)),
+        ];
+        for (v, t) in pkt {
+            assert_eq!(PktType::from(v), t);
+            assert_eq!(u8::from(t), v);
+        }
+        let sm = [
+            (1, SmType::ConnectReq),
+            (2, SmType::ConnectResp),
+            (3, SmType::DisconnectReq),
+            (4, SmType::DisconnectResp),
+        ];
+        for (v, t) in sm {
+            assert_eq!(SmType::from(v), t);
+            assert_eq!(u8::from(t), v);
+        }
+        let status = [
+            (0, SmStatus::Ok),
+            (1, SmStatus::NoRingSpace),
+            (2, SmStatus::TooManySessions),
+            (3, SmStatus::BadCredits),
+            (4, SmStatus::UnknownSession),
+            (5, SmStatus::BadMtu),
+            (6, SmStatus::Unknown(6)),
+        ];
+        for (v, t) in status {
+            assert_eq!(SmStatus::from(v), t);
+            assert_eq!(u8::from(t), v);
+        }
+    }
+
+    /// Arbitrary (canonical) RPC headers; shared with the frame-level tests.
+    pub(in crate::wire) fn arb_rpc_repr() -> impl Strategy<Value = RpcRepr> {
+        (
+            any::<u8>(),
+            any::<u8>(),
+            any::<u32>(),
+            any::<u16>(),
+            any::<u16>(),
+            any::<u64>(),
+            any::<u32>(),
+        )
+            .prop_map(
+                |(pkt_type, req_type, msg_size, dest_session, pkt_num, req_num, token)| RpcRepr {
+                    pkt_type: PktType::from(pkt_type),
+                    req_type,
+                    msg_size,
+                    dest_session,
+                    pkt_num,
+                    req_num,
+                    token,
+                },
+            )
+    }
+
+    proptest! {
+        #[test]
+        fn prop_rpc_roundtrip(repr in arb_rpc_repr(), payload_len in 0usize..64) {
+            let mut bytes = vec![0u8; repr.buffer_len() + payload_len];
+            repr.emit(&mut RpcHeader::new_unchecked(&mut bytes[..]));
+            let header = RpcHeader::new_checked(&bytes[..]).unwrap();
+            prop_assert_eq!(RpcRepr::parse(&header), Ok(repr));
+            prop_assert_eq!(header.payload().len(), payload_len);
+        }
+
+        #[test]
+        fn prop_sm_roundtrip(
+            sm_type: u8, status: u8, client_session: u16, server_session: u16,
+            credits: u16, mtu: u16,
+        ) {
+            let repr = SmRepr {
+                sm_type: SmType::from(sm_type),
+                status: SmStatus::from(status),
+                client_session,
+                server_session,
+                credits,
+                mtu,
+            };
+            let mut bytes = [0xffu8; SM_BODY_LEN];
+            repr.emit(&mut SmBody::new_unchecked(&mut bytes[..]));
+            prop_assert_eq!(&bytes[10..], &[0u8; 6]);
+            let body = SmBody::new_checked(&bytes[..]).unwrap();
+            prop_assert_eq!(SmRepr::parse(&body), Ok(repr));
+        }
+    }
+}
