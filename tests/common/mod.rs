@@ -1,0 +1,126 @@
+//! Helpers for end-to-end tests: run a real binary with a hard time bound,
+//! unique names for sockets and veth pairs, a veth pair torn down on drop.
+#![allow(dead_code)]
+
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Run {
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub elapsed: Duration,
+}
+
+impl Run {
+    pub fn json(&self) -> serde_json::Value {
+        self.stdout
+            .lines()
+            .rev()
+            .find_map(|l| {
+                serde_json::from_str::<serde_json::Value>(l.trim())
+                    .ok()
+                    .filter(|v| v.is_object())
+            })
+            .unwrap_or_else(|| {
+                panic!(
+                    "no JSON line in stdout:\n{}\nstderr:\n{}",
+                    self.stdout, self.stderr
+                )
+            })
+    }
+    pub fn ok(&self) -> bool {
+        self.code == Some(0)
+    }
+}
+
+/// Runs `bin args` and kills it (by PID) if it outlives `limit`.
+pub fn run(bin: &str, args: &[&str], limit: Duration) -> Run {
+    let start = Instant::now();
+    let mut child = Command::new(bin)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let t_out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = out.read_to_string(&mut s);
+        s
+    });
+    let t_err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = err.read_to_string(&mut s);
+        s
+    });
+    let code = loop {
+        if let Some(st) = child.try_wait().expect("try_wait") {
+            break st.code();
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{bin} {args:?} did not finish within {limit:?}: killed");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Run {
+        code,
+        stdout: t_out.join().unwrap_or_default(),
+        stderr: t_err.join().unwrap_or_default(),
+        elapsed: start.elapsed(),
+    }
+}
+
+/// A name unique to this test run (pid + counter), short enough for an interface.
+pub fn unique(prefix: &str) -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{prefix}{}{}",
+        std::process::id() % 100_000,
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+pub fn repo_root() -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("apps/ has a parent")
+        .to_path_buf()
+}
+
+/// A veth pair NAME <-> NAMEp made by scripts/veth.sh, removed on drop.
+pub struct Veth {
+    pub name: String,
+}
+
+impl Veth {
+    pub fn up(name: &str, extra: &[&str]) -> Veth {
+        let script = repo_root().join("scripts/veth.sh");
+        let st = Command::new(&script)
+            .arg("up")
+            .arg(name)
+            .args(extra)
+            .status()
+            .expect("run scripts/veth.sh");
+        assert!(
+            st.success(),
+            "scripts/veth.sh up {name} failed (needs root and iproute2)"
+        );
+        Veth {
+            name: name.to_string(),
+        }
+    }
+}
+
+impl Drop for Veth {
+    fn drop(&mut self) {
+        let script = repo_root().join("scripts/veth.sh");
+        let _ = Command::new(script).arg("down").arg(&self.name).status();
+    }
+}
