@@ -4,9 +4,14 @@
 //! poll-mode run loops (`dpdk`, feature `dpdk`) or over an in-memory link for
 //! deterministic tests (`sim`).
 
+pub mod fault;
+pub mod proto;
 pub mod rng;
+pub mod sim;
 pub mod time;
 pub mod wire;
 
 #[cfg(feature = "dpdk")]
 pub mod dpdk;
+#[cfg(feature = "dpdk")]
+pub mod runtime;

@@ -1,0 +1,291 @@
+//! Endpoint configuration: addresses, packet geometry, flow control (credits,
+//! request window, receive-ring reservation), timers and the lossless/lossy
+//! mode. [`EndpointConfig::validate`] checks every value once against the
+//! limits below, so the rest of the core can trust it; `Endpoint::new` calls it.
+
+use super::error::ConfigError;
+use crate::time::Duration;
+use crate::wire::{MacAddr, IPV4_HEADER_LEN, RPC_HEADER_LEN, SM_BODY_LEN, UDP_HEADER_LEN};
+use std::net::Ipv4Addr;
+
+/// Bytes of every packet's MTU taken by the IPv4, UDP and RPC headers.
+pub const PKT_OVERHEAD: usize = IPV4_HEADER_LEN + UDP_HEADER_LEN + RPC_HEADER_LEN;
+/// Smallest MTU accepted: keeps the per-packet header overhead under 50 % and
+/// leaves room for the 16-byte session-management body.
+pub const MIN_MTU: usize = 128;
+// The session-management body must fit one packet at the smallest MTU.
+const _: () = assert!(SM_BODY_LEN <= MIN_MTU - PKT_OVERHEAD);
+
+/// Largest MTU accepted: a 9000-byte jumbo frame, the most common NIC maximum.
+pub const MAX_MTU: usize = 9000;
+/// Largest request window: bounds the per-session slot arrays (both roles).
+pub const MAX_REQ_WINDOW: usize = 64;
+/// Largest number of sessions per endpoint: session numbers are u16 and
+/// 0xFFFF means "no session" on the wire.
+pub const MAX_SESSIONS: usize = 0xFFFF;
+/// Most packets one message may span: `pkt_num` is a u16.
+pub const MAX_PKTS_PER_MSG: usize = 1 << 16;
+/// Message size eRPC supports and this engine must too (the default limit).
+pub const DEFAULT_MAX_MSG_SIZE: usize = 8 << 20;
+
+/// This endpoint's own address: what it puts in the source fields of every
+/// frame and what it accepts as destination.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EndpointAddr {
+    pub mac: MacAddr,
+    pub ip: Ipv4Addr,
+    pub port: u16,
+}
+
+/// A remote endpoint to connect to. With `mac: None` the ConnectReq goes to
+/// the Ethernet broadcast address and the MAC is learned from the ConnectResp.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PeerAddr {
+    pub mac: Option<MacAddr>,
+    pub ip: Ipv4Addr,
+    pub port: u16,
+}
+
+impl From<EndpointAddr> for PeerAddr {
+    fn from(a: EndpointAddr) -> Self {
+        PeerAddr {
+            mac: Some(a.mac),
+            ip: a.ip,
+            port: a.port,
+        }
+    }
+}
+
+/// What a loss means in lossless mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossPolicy {
+    /// Count the violation, then repair it with go-back-N like lossy mode.
+    Retransmit,
+    /// Count the violation and reset the session (InfiniBand-RC-like).
+    ResetSession,
+}
+
+/// Lossless (credits backed by reserved receive-ring entries) or lossy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlowMode {
+    /// Every session reserves `credits` entries of `rx_ring_entries`, on both
+    /// ends; connects that do not fit are refused. A retransmission timeout
+    /// is a fault, counted in `lossless_violations` and handled per policy.
+    Lossless { on_loss: LossPolicy },
+    /// Nothing reserved; credits may exceed the BDP; go-back-N repairs loss.
+    Lossy,
+}
+
+/// Configuration of one [`Endpoint`](super::Endpoint). See the field docs for
+/// units; [`Default`] gives eRPC's values on a 1500-byte MTU.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EndpointConfig {
+    pub local: EndpointAddr,
+    /// Max IP packet size (IP + UDP + RPC headers + data). Both ends of a
+    /// session must use the same value (a mismatch is refused with BadMtu).
+    pub mtu: usize,
+    /// Credits of every session this endpoint opens: packets in flight.
+    /// See [`bdp_credits`].
+    pub session_credits: u16,
+    /// Outstanding requests per session. Both ends must use the same value:
+    /// the server finds a request's slot as `req_num % req_window`.
+    pub req_window: usize,
+    /// Receive-ring entries this endpoint can dedicate to sessions (lossless).
+    pub rx_ring_entries: usize,
+    /// Session table size (client and server sessions together).
+    pub max_sessions: usize,
+    /// Largest request or response, in bytes; at most
+    /// `MAX_PKTS_PER_MSG * max_data_per_pkt`.
+    pub max_msg_size: usize,
+    /// Retransmission timeout: a request with packets in flight and no
+    /// progress for this long is rolled back (go-back-N).
+    pub rto: Duration,
+    /// Period of the loss and handshake-timer scan.
+    pub scan_interval: Duration,
+    /// A request with no progress for this long resets its session, failing
+    /// all its requests. `session_timeout / rto` bounds the retries.
+    pub session_timeout: Duration,
+    /// Handshake (ConnectReq / DisconnectReq) retransmission period.
+    pub connect_retry: Duration,
+    /// Give up a connect (ConnectFailed) or disconnect after this long.
+    pub connect_timeout: Duration,
+    pub mode: FlowMode,
+    /// Seed of the endpoint's RNG (session tokens).
+    pub seed: u64,
+}
+
+impl Default for EndpointConfig {
+    fn default() -> Self {
+        EndpointConfig {
+            local: EndpointAddr {
+                mac: MacAddr([0x02, 0, 0, 0, 0, 1]),
+                ip: Ipv4Addr::new(10, 0, 0, 1),
+                port: 31850,
+            },
+            mtu: 1500,
+            session_credits: 32,
+            req_window: 8,
+            rx_ring_entries: 4096,
+            max_sessions: 1024,
+            max_msg_size: DEFAULT_MAX_MSG_SIZE,
+            rto: Duration::from_millis(5),
+            scan_interval: Duration::from_micros(500),
+            session_timeout: Duration::from_secs(1),
+            connect_retry: Duration::from_millis(20),
+            connect_timeout: Duration::from_secs(1),
+            mode: FlowMode::Lossless {
+                on_loss: LossPolicy::Retransmit,
+            },
+            seed: 0x5EED,
+        }
+    }
+}
+
+impl EndpointConfig {
+    /// Payload bytes per packet: `mtu` minus IPv4, UDP and RPC headers.
+    pub fn max_data_per_pkt(&self) -> usize {
+        self.mtu.saturating_sub(PKT_OVERHEAD)
+    }
+
+    /// Receive-ring entries one session of this endpoint reserves.
+    pub(crate) fn ring_reservation(&self, credits: u16) -> usize {
+        match self.mode {
+            FlowMode::Lossless { .. } => credits as usize,
+            FlowMode::Lossy => 0,
+        }
+    }
+
+    /// Checks every field against the engine's limits.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mac = self.local.mac.0;
+        if mac[0] & 1 != 0 {
+            return Err(ConfigError::new(
+                "local.mac",
+                self.local.mac,
+                "must be a unicast MAC",
+            ));
+        }
+        if !(MIN_MTU..=MAX_MTU).contains(&self.mtu) {
+            return Err(ConfigError::new(
+                "mtu",
+                self.mtu,
+                format!("must be in {MIN_MTU}..={MAX_MTU}"),
+            ));
+        }
+        if self.session_credits == 0 {
+            return Err(ConfigError::new("session_credits", 0, "must be at least 1"));
+        }
+        if !(1..=MAX_REQ_WINDOW).contains(&self.req_window) {
+            let limit = format!("must be in 1..={MAX_REQ_WINDOW}");
+            return Err(ConfigError::new("req_window", self.req_window, limit));
+        }
+        if !(1..=MAX_SESSIONS).contains(&self.max_sessions) {
+            let limit = format!("must be in 1..={MAX_SESSIONS}");
+            return Err(ConfigError::new("max_sessions", self.max_sessions, limit));
+        }
+        let max_msg = (MAX_PKTS_PER_MSG * self.max_data_per_pkt()).min(u32::MAX as usize);
+        if self.max_msg_size > max_msg {
+            let limit = format!(
+                "at most {max_msg} bytes ({MAX_PKTS_PER_MSG} packets of {} bytes at mtu {})",
+                self.max_data_per_pkt(),
+                self.mtu
+            );
+            return Err(ConfigError::new("max_msg_size", self.max_msg_size, limit));
+        }
+        if self.ring_reservation(self.session_credits) > self.rx_ring_entries {
+            let limit = "lossless mode: must hold at least one session's credits";
+            return Err(ConfigError::new(
+                "rx_ring_entries",
+                self.rx_ring_entries,
+                limit,
+            ));
+        }
+        let ns = |d: Duration| d.as_nanos();
+        if ns(self.scan_interval) == 0 {
+            return Err(ConfigError::new("scan_interval", 0, "must be > 0"));
+        }
+        if self.rto < self.scan_interval {
+            let limit = format!("must be >= scan_interval ({} ns)", ns(self.scan_interval));
+            return Err(ConfigError::new("rto", ns(self.rto), limit));
+        }
+        if self.session_timeout < self.rto {
+            let limit = format!("must be >= rto ({} ns)", ns(self.rto));
+            return Err(ConfigError::new(
+                "session_timeout",
+                ns(self.session_timeout),
+                limit,
+            ));
+        }
+        if ns(self.connect_retry) == 0 {
+            return Err(ConfigError::new("connect_retry", 0, "must be > 0"));
+        }
+        if self.connect_timeout < self.connect_retry {
+            let limit = format!("must be >= connect_retry ({} ns)", ns(self.connect_retry));
+            return Err(ConfigError::new(
+                "connect_timeout",
+                ns(self.connect_timeout),
+                limit,
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Session credits that fill a link: the bandwidth-delay product in packets,
+/// `ceil(link_bps * rtt / (8 * mtu))`, at least 1, at most `u16::MAX`.
+pub fn bdp_credits(link_bps: u64, rtt: Duration, mtu: usize) -> u16 {
+    let bits = link_bps as u128 * rtt.as_nanos() as u128;
+    let per_pkt = 8u128 * mtu.max(1) as u128 * 1_000_000_000;
+    let c = bits.div_ceil(per_pkt);
+    c.clamp(1, u16::MAX as u128) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid() {
+        EndpointConfig::default().validate().unwrap();
+        assert_eq!(EndpointConfig::default().max_data_per_pkt(), 1448);
+    }
+
+    #[test]
+    fn validate_names_field() {
+        let mut c = EndpointConfig {
+            mtu: 64,
+            ..Default::default()
+        };
+        assert_eq!(c.validate().unwrap_err().field, "mtu");
+        c.mtu = 1500;
+        c.max_msg_size = 200 << 20;
+        assert_eq!(c.validate().unwrap_err().field, "max_msg_size");
+        c.max_msg_size = 8 << 20;
+        c.rx_ring_entries = 4;
+        assert_eq!(c.validate().unwrap_err().field, "rx_ring_entries");
+        c.mode = FlowMode::Lossy;
+        c.validate().unwrap();
+        c.req_window = 0;
+        assert_eq!(c.validate().unwrap_err().field, "req_window");
+    }
+
+    #[test]
+    fn bdp() {
+        // 10 Gb/s x 10 us / (8 x 1500 B) = 8.33 -> 9
+        assert_eq!(
+            bdp_credits(10_000_000_000, Duration::from_micros(10), 1500),
+            9
+        );
+        assert_eq!(bdp_credits(1, Duration::from_nanos(1), 1500), 1);
+        assert_eq!(bdp_credits(0, Duration::from_secs(1), 1500), 1);
+        // 100 Gb/s x 6 us / 8 kB = 9.15 -> 10
+        assert_eq!(
+            bdp_credits(100_000_000_000, Duration::from_micros(6), 8192),
+            10
+        );
+        assert_eq!(
+            bdp_credits(u64::MAX, Duration::from_secs(100), 128),
+            u16::MAX
+        );
+    }
+}

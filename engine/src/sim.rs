@@ -1,0 +1,418 @@
+//! An in-memory link for two or more [`Endpoint`]s, driven in virtual time:
+//! the deterministic test and research harness for the protocol core (the
+//! quinn-proto/smoltcp approach). Each step jumps the clock to the next of
+//! (a packet arrival, an endpoint timeout), delivers what is due, fires due
+//! timers, then drains every endpoint's transmit and event queues.
+//!
+//! Every direction (ordered pair of nodes) has its own [`LinkConfig`] and
+//! state: fixed propagation delay, seeded loss from a [`DropModel`],
+//! reordering (a packet is held back by a random extra delay), duplication,
+//! and an optional bottleneck: a serialisation rate with a bounded FIFO
+//! queue that tail-drops when full, like a congested switch port. A seed
+//! fixes every random choice, so a run is exactly reproducible.
+//!
+//! Frames are routed by destination: Ethernet broadcast goes to every other
+//! node; otherwise to the node whose MAC, IP and UDP port match (by MAC
+//! alone if the frame does not parse). The application side is a
+//! [`SimApp`], called with every `Delivery` and `Event`.
+
+use crate::fault::{DropModel, Dropper};
+use crate::proto::{Delivery, Endpoint, Event};
+use crate::rng::Rng;
+use crate::time::{Duration, Instant};
+use crate::wire::{self, MacAddr};
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+
+/// Properties of one direction of the link.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkConfig {
+    /// One-way propagation delay.
+    pub delay: Duration,
+    /// Which packets are lost.
+    pub drop: DropModel,
+    /// Probability that a packet is held back by an extra delay drawn
+    /// uniformly from `0..=reorder_max` (so later packets may overtake it).
+    pub reorder_p: f64,
+    pub reorder_max: Duration,
+    /// Probability that a packet is delivered twice.
+    pub dup_p: f64,
+    /// Bottleneck rate in bits/s; `None` means infinitely fast.
+    pub rate_bps: Option<u64>,
+    /// Packets the bottleneck queue holds (including the one being
+    /// serialised) before tail-dropping. Ignored without `rate_bps`.
+    pub queue_pkts: usize,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            delay: Duration::from_micros(5),
+            drop: DropModel::None,
+            reorder_p: 0.0,
+            reorder_max: Duration::ZERO,
+            dup_p: 0.0,
+            rate_bps: None,
+            queue_pkts: 1024,
+        }
+    }
+}
+
+/// Counters of one direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    /// Frames offered to the direction.
+    pub sent: u64,
+    /// Frames handed to the receiving endpoint (duplicates included).
+    pub delivered: u64,
+    /// Lost to the drop model.
+    pub dropped_loss: u64,
+    /// Tail-dropped at the full bottleneck queue.
+    pub dropped_queue: u64,
+    /// Lost because the receiver was disabled (`set_rx_enabled(.., false)`)
+    /// or the filter said so.
+    pub dropped_blocked: u64,
+    pub duplicated: u64,
+    pub reordered: u64,
+}
+
+/// The application side of a simulation.
+pub trait SimApp {
+    /// A request (server side) or response (client side) arrived at `node`.
+    fn on_delivery(&mut self, node: usize, now: Instant, ep: &mut Endpoint, d: Delivery<'_>);
+    /// An event of `node`'s endpoint.
+    fn on_event(&mut self, node: usize, now: Instant, ep: &mut Endpoint, ev: Event) {
+        let _ = (node, now, ep, ev);
+    }
+}
+
+/// Decides per frame whether to drop it: `(now, from, to, frame) -> drop?`.
+/// Also a convenient tap for tests that watch the wire.
+pub type Filter = Box<dyn FnMut(Instant, usize, usize, &[u8]) -> bool>;
+
+struct Node {
+    ep: Endpoint,
+    rx_enabled: bool,
+}
+
+struct Direction {
+    cfg: LinkConfig,
+    dropper: Dropper,
+    /// Departure times of frames in the bottleneck queue, oldest first.
+    queue: VecDeque<Instant>,
+    busy_until: Instant,
+    stats: LinkStats,
+}
+
+struct InFlight {
+    at: Instant,
+    seq: u64,
+    from: usize,
+    to: usize,
+    frame: Vec<u8>,
+}
+
+impl PartialEq for InFlight {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for InFlight {}
+impl PartialOrd for InFlight {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for InFlight {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.at, self.seq).cmp(&(o.at, o.seq))
+    }
+}
+
+/// The simulated network; see the module docs.
+pub struct Sim {
+    now: Instant,
+    nodes: Vec<Node>,
+    default_link: LinkConfig,
+    dirs: HashMap<(usize, usize), Direction>,
+    in_flight: BinaryHeap<Reverse<InFlight>>,
+    /// Recycled frame buffers.
+    spare: Vec<Vec<u8>>,
+    tx_buf: Vec<u8>,
+    seq: u64,
+    seed: u64,
+    rng: Rng,
+    filter: Option<Filter>,
+}
+
+impl core::fmt::Debug for Sim {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Sim")
+            .field("now", &self.now)
+            .field("nodes", &self.nodes.len())
+            .field("in_flight", &self.in_flight.len())
+            .finish()
+    }
+}
+
+impl Sim {
+    /// An empty network whose every direction starts as `default_link`.
+    pub fn new(seed: u64, default_link: LinkConfig) -> Self {
+        Sim {
+            now: Instant::ZERO,
+            nodes: Vec::new(),
+            default_link,
+            dirs: HashMap::new(),
+            in_flight: BinaryHeap::new(),
+            spare: Vec::new(),
+            tx_buf: Vec::new(),
+            seq: 0,
+            seed,
+            rng: Rng::new(seed ^ 0x5151_5151),
+            filter: None,
+        }
+    }
+
+    /// Attaches an endpoint; returns its node index.
+    pub fn add(&mut self, ep: Endpoint) -> usize {
+        let need = ep.min_tx_buf_len();
+        if self.tx_buf.len() < need {
+            self.tx_buf.resize(need, 0);
+        }
+        self.nodes.push(Node {
+            ep,
+            rx_enabled: true,
+        });
+        self.nodes.len() - 1
+    }
+
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+
+    pub fn ep(&self, node: usize) -> &Endpoint {
+        &self.nodes[node].ep
+    }
+
+    pub fn ep_mut(&mut self, node: usize) -> &mut Endpoint {
+        &mut self.nodes[node].ep
+    }
+
+    /// Configures the direction `from -> to` (resetting its state).
+    pub fn set_link(&mut self, from: usize, to: usize, cfg: LinkConfig) {
+        let d = self.new_dir(from, to, cfg);
+        self.dirs.insert((from, to), d);
+    }
+
+    /// Configures both directions between `a` and `b`.
+    pub fn set_link_both(&mut self, a: usize, b: usize, cfg: LinkConfig) {
+        self.set_link(a, b, cfg);
+        self.set_link(b, a, cfg);
+    }
+
+    /// Stops (or resumes) delivering frames to `node`, including frames
+    /// already in flight: models a dead or partitioned peer.
+    pub fn set_rx_enabled(&mut self, node: usize, enabled: bool) {
+        self.nodes[node].rx_enabled = enabled;
+    }
+
+    /// Installs a per-frame drop filter, consulted before the link model.
+    pub fn set_filter(&mut self, f: Filter) {
+        self.filter = Some(f);
+    }
+
+    pub fn clear_filter(&mut self) {
+        self.filter = None;
+    }
+
+    /// Counters of the direction `from -> to`.
+    pub fn link_stats(&self, from: usize, to: usize) -> LinkStats {
+        self.dirs
+            .get(&(from, to))
+            .map(|d| d.stats)
+            .unwrap_or_default()
+    }
+
+    /// Frames currently on the wire.
+    pub fn in_flight(&self) -> usize {
+        self.in_flight.len()
+    }
+
+    /// Runs until nothing is left to do (no frames in flight, no endpoint
+    /// timer armed: returns `true`) or until `deadline` (returns `false`,
+    /// with the clock at `deadline`).
+    pub fn run_until<A: SimApp>(&mut self, app: &mut A, deadline: Instant) -> bool {
+        loop {
+            self.flush(app);
+            let next_pkt = self.in_flight.peek().map(|Reverse(p)| p.at);
+            let next_timer = self.nodes.iter().filter_map(|n| n.ep.poll_timeout()).min();
+            let next = match (next_pkt, next_timer) {
+                (Some(a), Some(b)) => a.min(b),
+                (a, b) => match a.or(b) {
+                    Some(t) => t,
+                    None => return true,
+                },
+            };
+            if next > deadline {
+                self.now = deadline;
+                return false;
+            }
+            self.now = self.now.max(next);
+            self.deliver_due(app);
+            let now = self.now;
+            for n in &mut self.nodes {
+                if n.ep.poll_timeout().is_some_and(|t| t <= now) {
+                    n.ep.handle_timeout(now);
+                }
+            }
+        }
+    }
+
+    /// Runs for `d` of virtual time (see [`run_until`](Self::run_until)).
+    pub fn run_for<A: SimApp>(&mut self, app: &mut A, d: Duration) -> bool {
+        let deadline = self.now + d;
+        self.run_until(app, deadline)
+    }
+
+    /// Drains transmit and event queues of all endpoints until quiet.
+    fn flush<A: SimApp>(&mut self, app: &mut A) {
+        let now = self.now;
+        loop {
+            let mut busy = false;
+            for i in 0..self.nodes.len() {
+                while let Some(len) = self.nodes[i].ep.poll_transmit(now, &mut self.tx_buf) {
+                    busy = true;
+                    self.route(i, len);
+                }
+                while let Some(ev) = self.nodes[i].ep.poll_event() {
+                    busy = true;
+                    app.on_event(i, now, &mut self.nodes[i].ep, ev);
+                }
+            }
+            if !busy {
+                return;
+            }
+        }
+    }
+
+    /// Sends the frame in `tx_buf[..len]` from `from` to its destination(s).
+    fn route(&mut self, from: usize, len: usize) {
+        let dst_mac = MacAddr(self.tx_buf[..6].try_into().unwrap_or([0; 6]));
+        let dst = wire::parse_frame(&self.tx_buf[..len])
+            .ok()
+            .map(|p| (p.dst_ip, p.dst_port));
+        for to in 0..self.nodes.len() {
+            if to == from {
+                continue;
+            }
+            let local = self.nodes[to].ep.local_addr();
+            let hit = dst_mac.is_broadcast()
+                || (dst_mac == local.mac && !matches!(dst, Some(d) if d != (local.ip, local.port)));
+            if hit {
+                self.send(from, to, len);
+            }
+        }
+    }
+
+    /// Puts one copy of `tx_buf[..len]` on the direction `from -> to`.
+    fn send(&mut self, from: usize, to: usize, len: usize) {
+        let now = self.now;
+        if !self.dirs.contains_key(&(from, to)) {
+            let d = self.new_dir(from, to, self.default_link);
+            self.dirs.insert((from, to), d);
+        }
+        let blocked = match self.filter.as_mut() {
+            Some(f) => f(now, from, to, &self.tx_buf[..len]),
+            None => false,
+        };
+        let Some(dir) = self.dirs.get_mut(&(from, to)) else {
+            return; // unreachable: inserted above
+        };
+        dir.stats.sent += 1;
+        if blocked {
+            dir.stats.dropped_blocked += 1;
+            return;
+        }
+        if dir.dropper.should_drop() {
+            dir.stats.dropped_loss += 1;
+            return;
+        }
+        let cfg = dir.cfg;
+        let mut at = now;
+        if let Some(rate) = cfg.rate_bps.filter(|&r| r > 0) {
+            while dir.queue.front().is_some_and(|&t| t <= now) {
+                dir.queue.pop_front();
+            }
+            if dir.queue.len() >= cfg.queue_pkts {
+                dir.stats.dropped_queue += 1;
+                return;
+            }
+            let ser = Duration::from_nanos((len as u64 * 8 * 1_000_000_000).div_ceil(rate));
+            at = dir.busy_until.max(now) + ser;
+            dir.busy_until = at;
+            dir.queue.push_back(at);
+        }
+        at += cfg.delay;
+        if self.rng.chance(cfg.reorder_p) {
+            dir.stats.reordered += 1;
+            at += Duration::from_nanos(self.rng.below(cfg.reorder_max.as_nanos() + 1));
+        }
+        let copies = if self.rng.chance(cfg.dup_p) {
+            dir.stats.duplicated += 1;
+            2
+        } else {
+            1
+        };
+        for c in 0..copies {
+            let mut frame = self.spare.pop().unwrap_or_default();
+            frame.clear();
+            frame.extend_from_slice(&self.tx_buf[..len]);
+            self.seq += 1;
+            self.in_flight.push(Reverse(InFlight {
+                at: at + Duration::from_nanos(c),
+                seq: self.seq,
+                from,
+                to,
+                frame,
+            }));
+        }
+    }
+
+    /// Hands every frame due at `now` to its endpoint.
+    fn deliver_due<A: SimApp>(&mut self, app: &mut A) {
+        let now = self.now;
+        while self.in_flight.peek().is_some_and(|Reverse(p)| p.at <= now) {
+            let Some(Reverse(p)) = self.in_flight.pop() else {
+                break;
+            };
+            let node = &mut self.nodes[p.to];
+            let stats = self.dirs.get_mut(&(p.from, p.to)).map(|d| &mut d.stats);
+            if !node.rx_enabled {
+                if let Some(s) = stats {
+                    s.dropped_blocked += 1;
+                }
+            } else {
+                if let Some(s) = stats {
+                    s.delivered += 1;
+                }
+                if let Some(d) = node.ep.handle_frame(now, &p.frame) {
+                    app.on_delivery(p.to, now, &mut node.ep, d);
+                }
+            }
+            self.spare.push(p.frame);
+        }
+    }
+
+    fn new_dir(&self, from: usize, to: usize, cfg: LinkConfig) -> Direction {
+        // Each direction gets its own loss stream, fixed by (seed, from, to).
+        let seed =
+            self.seed ^ ((from as u64) << 32 | to as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        Direction {
+            cfg,
+            dropper: Dropper::new(cfg.drop, seed),
+            queue: VecDeque::new(),
+            busy_until: Instant::ZERO,
+            stats: LinkStats::default(),
+        }
+    }
+}

@@ -1,0 +1,641 @@
+//! Per packet kind (Request, Response, CreditReturn, ReqForResp,
+//! SessionMgmt): feed a past, an in-order, a duplicate and a future packet,
+//! crafted with `wire::HeaderTemplate`, and check what must happen (delivered,
+//! re-answered, or dropped with which counter). Plus malformed frames,
+//! unknown sessions, bad tokens and frames not addressed to us: counted,
+//! never a panic.
+
+mod proto_common;
+
+use engine::proto::{Delivery, Endpoint, Event, Payload, PeerAddr, SessionId, SessionState};
+use engine::rng::Rng;
+use engine::time::Instant;
+use engine::wire::{
+    self, HeaderTemplate, MacAddr, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType, HEADERS_LEN,
+    SESSION_NONE, SM_BODY_LEN,
+};
+use proto_common::*;
+use std::net::Ipv4Addr;
+
+const T0: Instant = Instant::ZERO;
+
+/// A connected client (`c`, addr 2) and server (`s`, addr 1), wired by hand.
+struct Rig {
+    s: Endpoint,
+    c: Endpoint,
+    /// Client's session and the server's session for it.
+    cs: SessionId,
+    ss: SessionId,
+    token: u32,
+    dpp: usize,
+}
+
+/// Drains an endpoint's transmit queue.
+fn frames(ep: &mut Endpoint) -> Vec<Vec<u8>> {
+    let mut buf = vec![0u8; ep.min_tx_buf_len()];
+    let mut out = Vec::new();
+    while let Some(n) = ep.poll_transmit(T0, &mut buf) {
+        out.push(buf[..n].to_vec());
+    }
+    out
+}
+
+fn rpc_of(f: &[u8]) -> RpcRepr {
+    wire::parse_frame(f).unwrap().rpc
+}
+
+fn payload_of(f: &[u8]) -> Vec<u8> {
+    wire::parse_frame(f).unwrap().payload.to_vec()
+}
+
+fn sm_of(f: &[u8]) -> SmRepr {
+    let p = wire::parse_frame(f).unwrap();
+    SmRepr::parse(&SmBody::new_checked(p.payload).unwrap()).unwrap()
+}
+
+impl Rig {
+    fn new() -> Rig {
+        let mut s = Endpoint::new(cfg(1)).unwrap();
+        let mut c = Endpoint::new(cfg(2)).unwrap();
+        let cs = c.connect(T0, PeerAddr::from(addr(1))).unwrap();
+        let req = frames(&mut c);
+        assert_eq!(req.len(), 1);
+        let token = rpc_of(&req[0]).token;
+        assert!(s.handle_frame(T0, &req[0]).is_none());
+        let Some(Event::PeerSessionAccepted(ss)) = s.poll_event() else {
+            panic!("not accepted")
+        };
+        for f in frames(&mut s) {
+            assert!(c.handle_frame(T0, &f).is_none());
+        }
+        assert_eq!(c.poll_event(), Some(Event::Connected(cs)));
+        let dpp = c.max_data_per_pkt();
+        Rig {
+            s,
+            c,
+            cs,
+            ss,
+            token,
+            dpp,
+        }
+    }
+
+    /// Client -> server frame.
+    fn to_server(&self, rpc: RpcRepr, payload: &[u8]) -> Vec<u8> {
+        craft(addr(2), addr(1), rpc, payload)
+    }
+
+    /// Server -> client frame.
+    fn to_client(&self, rpc: RpcRepr, payload: &[u8]) -> Vec<u8> {
+        craft(addr(1), addr(2), rpc, payload)
+    }
+
+    fn rpc(
+        &self,
+        pkt_type: PktType,
+        dest: SessionId,
+        req_num: u64,
+        pkt_num: u16,
+        msg_size: usize,
+    ) -> RpcRepr {
+        RpcRepr {
+            pkt_type,
+            req_type: 1,
+            msg_size: msg_size as u32,
+            dest_session: dest.number(),
+            pkt_num,
+            req_num,
+            token: self.token,
+        }
+    }
+
+    /// Request packet `k` of request `req_num` (tag = req_num) of `len` bytes.
+    fn req_pkt(&self, req_num: u64, k: usize, len: usize) -> Vec<u8> {
+        let body: Vec<u8> = (0..len).map(|j| req_byte(req_num, j)).collect();
+        let r = (k * self.dpp).min(len)..((k + 1) * self.dpp).min(len);
+        self.to_server(
+            self.rpc(PktType::Request, self.ss, req_num, k as u16, len),
+            &body[r],
+        )
+    }
+}
+
+fn craft(
+    src: engine::proto::EndpointAddr,
+    dst: engine::proto::EndpointAddr,
+    rpc: RpcRepr,
+    payload: &[u8],
+) -> Vec<u8> {
+    let t = HeaderTemplate::new((src.mac, src.ip, src.port), (dst.mac, dst.ip, dst.port));
+    let mut buf = vec![0u8; HEADERS_LEN + payload.len()];
+    let n = t.write(&mut buf, &rpc, payload.len());
+    buf[n..].copy_from_slice(payload);
+    buf
+}
+
+fn sm_frame(
+    src: engine::proto::EndpointAddr,
+    dst: engine::proto::EndpointAddr,
+    dest: u16,
+    token: u32,
+    body: SmRepr,
+) -> Vec<u8> {
+    let rpc = RpcRepr {
+        pkt_type: PktType::SessionMgmt,
+        req_type: 0,
+        msg_size: SM_BODY_LEN as u32,
+        dest_session: dest,
+        pkt_num: 0,
+        req_num: 0,
+        token,
+    };
+    let mut b = [0u8; SM_BODY_LEN];
+    body.emit(&mut SmBody::new_unchecked(&mut b[..]));
+    craft(src, dst, rpc, &b)
+}
+
+#[test]
+fn request_packets_past_inorder_duplicate_future() {
+    let mut r = Rig::new();
+    let len = 2 * r.dpp + 10; // 3 packets
+    let d0 = r.s.stats().drops;
+
+    // Future (pkt 1 before pkt 0 of a new request): dropped, nothing sent.
+    assert!(r.s.handle_frame(T0, &r.req_pkt(0, 1, len)).is_none());
+    assert_eq!(r.s.stats().drops.future_request, d0.future_request + 1);
+    assert!(frames(&mut r.s).is_empty());
+
+    // In order: pkt 0 -> CR(0).
+    assert!(r.s.handle_frame(T0, &r.req_pkt(0, 0, len)).is_none());
+    let f = frames(&mut r.s);
+    assert_eq!(f.len(), 1);
+    let a = rpc_of(&f[0]);
+    assert_eq!(
+        (a.pkt_type, a.pkt_num, a.req_num),
+        (PktType::CreditReturn, 0, 0)
+    );
+    assert_eq!((a.dest_session, a.token), (r.cs.number(), r.token));
+
+    // Duplicate pkt 0: dropped, CR(0) re-sent.
+    assert!(r.s.handle_frame(T0, &r.req_pkt(0, 0, len)).is_none());
+    assert_eq!(r.s.stats().drops.dup_request, d0.dup_request + 1);
+    let f = frames(&mut r.s);
+    assert_eq!(f.len(), 1);
+    assert_eq!(rpc_of(&f[0]).pkt_type, PktType::CreditReturn);
+
+    // Future pkt 2 (pkt 1 missing).
+    assert!(r.s.handle_frame(T0, &r.req_pkt(0, 2, len)).is_none());
+    assert_eq!(r.s.stats().drops.future_request, d0.future_request + 2);
+    assert!(frames(&mut r.s).is_empty());
+
+    // pkt 1 -> CR(1); pkt 2 -> the handler runs, with the whole message.
+    assert!(r.s.handle_frame(T0, &r.req_pkt(0, 1, len)).is_none());
+    assert_eq!(rpc_of(&frames(&mut r.s)[0]).pkt_num, 1);
+    let last = r.req_pkt(0, 2, len);
+    let Some(Delivery::Request {
+        handle,
+        req_type,
+        payload,
+    }) = r.s.handle_frame(T0, &last)
+    else {
+        panic!("request not delivered")
+    };
+    assert_eq!(req_type, 1);
+    assert_eq!((handle.session(), handle.req_num()), (r.ss, 0));
+    let Payload::Owned(m) = payload else {
+        panic!("multi-packet must be Owned")
+    };
+    assert!(m.iter().enumerate().all(|(j, &b)| b == req_byte(0, j)) && m.len() == len);
+    r.s.free_msg(m);
+    assert!(frames(&mut r.s).is_empty());
+
+    // Duplicate last packet before the handler responded: nothing to re-send.
+    assert!(r.s.handle_frame(T0, &last).is_none());
+    assert_eq!(r.s.stats().drops.dup_request_no_response, 1);
+    assert!(frames(&mut r.s).is_empty());
+
+    // Respond (3-packet response): Response(0) goes out unasked, alone.
+    let rlen = 2 * r.dpp + 1;
+    let mut resp = r.s.alloc_msg(rlen);
+    resp.iter_mut().enumerate().for_each(|(j, b)| *b = j as u8);
+    r.s.respond(T0, handle, resp).unwrap();
+    let f = frames(&mut r.s);
+    assert_eq!(f.len(), 1);
+    let a = rpc_of(&f[0]);
+    assert_eq!(
+        (a.pkt_type, a.pkt_num, a.msg_size as usize),
+        (PktType::Response, 0, rlen)
+    );
+
+    // Duplicate last packet now: Response(0) re-sent; duplicate pkt 1: CR(1).
+    assert!(r.s.handle_frame(T0, &last).is_none());
+    assert!(r.s.handle_frame(T0, &r.req_pkt(0, 1, len)).is_none());
+    let f = frames(&mut r.s);
+    let kinds: Vec<_> = f
+        .iter()
+        .map(|f| (rpc_of(f).pkt_type, rpc_of(f).pkt_num))
+        .collect();
+    assert_eq!(kinds, [(PktType::Response, 0), (PktType::CreditReturn, 1)]);
+
+    // Past: a newer request on the slot (req_num 8), then an old packet.
+    let f8 = r.req_pkt(8, 0, 5);
+    let Some(Delivery::Request {
+        handle: h8,
+        payload,
+        ..
+    }) = r.s.handle_frame(T0, &f8)
+    else {
+        panic!("new request not delivered")
+    };
+    assert!(matches!(payload, Payload::Borrowed(b) if b.len() == 5));
+    assert_eq!(h8.req_num(), 8);
+    assert!(r.s.handle_frame(T0, &r.req_pkt(0, 0, len)).is_none());
+    assert_eq!(r.s.stats().drops.stale_request, 1);
+    assert!(frames(&mut r.s).is_empty());
+    assert_eq!(r.s.stats().handler_invocations, 2);
+}
+
+#[test]
+fn rfr_packets_past_inorder_duplicate_future() {
+    let mut r = Rig::new();
+    let Some(Delivery::Request { handle, .. }) = r.s.handle_frame(T0, &r.req_pkt(0, 0, 10)) else {
+        panic!()
+    };
+    // Duplicate of the (single-packet) request before the response: the
+    // handler does not run again and nothing is sent.
+    assert!(r.s.handle_frame(T0, &r.req_pkt(0, 0, 10)).is_none());
+    assert_eq!(r.s.stats().drops.dup_request_no_response, 1);
+    assert!(frames(&mut r.s).is_empty());
+    let rlen = 2 * r.dpp + 7;
+    let mut resp = r.s.alloc_msg(rlen);
+    resp.iter_mut()
+        .enumerate()
+        .for_each(|(j, b)| *b = (j % 251) as u8);
+    // Future: an RFR before the response exists.
+    let rfr = |r: &Rig, req, k| r.to_server(r.rpc(PktType::ReqForResp, r.ss, req, k, 0), &[]);
+    assert!(r.s.handle_frame(T0, &rfr(&r, 0, 1)).is_none());
+    assert_eq!(r.s.stats().drops.future_rfr, 1);
+    r.s.respond(T0, handle, resp).unwrap();
+    assert_eq!(frames(&mut r.s).len(), 1); // Response(0)
+
+    // In order RFR(1) -> Response(1) with the right bytes.
+    assert!(r.s.handle_frame(T0, &rfr(&r, 0, 1)).is_none());
+    let f = frames(&mut r.s);
+    assert_eq!(f.len(), 1);
+    assert_eq!(
+        (rpc_of(&f[0]).pkt_type, rpc_of(&f[0]).pkt_num),
+        (PktType::Response, 1)
+    );
+    let want: Vec<u8> = (r.dpp..2 * r.dpp).map(|j| (j % 251) as u8).collect();
+    assert_eq!(payload_of(&f[0]), want);
+
+    // Duplicate RFR(1): answered again, counted.
+    assert!(r.s.handle_frame(T0, &rfr(&r, 0, 1)).is_none());
+    assert_eq!(rpc_of(&frames(&mut r.s)[0]).pkt_num, 1);
+    assert_eq!(r.s.stats().drops.dup_rfr, 1);
+
+    // RFR(2): the 7-byte tail. RFR(3) is beyond the response: malformed.
+    assert!(r.s.handle_frame(T0, &rfr(&r, 0, 2)).is_none());
+    assert_eq!(payload_of(&frames(&mut r.s)[0]).len(), 7);
+    let m0 = r.s.stats().drops.malformed;
+    assert!(r.s.handle_frame(T0, &rfr(&r, 0, 3)).is_none());
+    assert_eq!(r.s.stats().drops.malformed, m0 + 1);
+
+    // Future: RFR for a request the slot has not seen (req_num 8).
+    assert!(r.s.handle_frame(T0, &rfr(&r, 8, 1)).is_none());
+    assert_eq!(r.s.stats().drops.future_rfr, 2);
+    // Past: once req 8 started, RFRs of req 0 are stale and get nothing.
+    assert!(r.s.handle_frame(T0, &r.req_pkt(8, 0, 1)).is_some());
+    assert!(r.s.handle_frame(T0, &rfr(&r, 0, 1)).is_none());
+    assert_eq!(r.s.stats().drops.stale_rfr, 1);
+    assert!(frames(&mut r.s).is_empty());
+}
+
+#[test]
+fn credit_return_and_response_packets_past_inorder_duplicate_future() {
+    let mut r = Rig::new();
+    let len = 2 * r.dpp + 1; // 3 request packets
+    let m = make_request(&mut r.c, 7, len);
+    r.c.enqueue_request(T0, r.cs, 1, m, 7).unwrap();
+    let sent = frames(&mut r.c);
+    assert_eq!(sent.len(), 3);
+    assert!(sent
+        .iter()
+        .all(|f| rpc_of(f).pkt_type == PktType::Request && rpc_of(f).req_num == 0));
+    let credits = |r: &Rig| r.c.session_credits_available(r.cs).unwrap();
+    assert_eq!(credits(&r), 32 - 3);
+    let cr = |r: &Rig, req, k| r.to_client(r.rpc(PktType::CreditReturn, r.cs, req, k, len), &[]);
+    let rlen = 2 * r.dpp + 3; // 3 response packets
+    let body: Vec<u8> = (0..rlen).map(|j| (j * 3) as u8).collect();
+    let resp = |r: &Rig, req, k: usize| {
+        let rg = k * r.dpp..((k + 1) * r.dpp).min(rlen);
+        r.to_client(
+            r.rpc(PktType::Response, r.cs, req, k as u16, rlen),
+            &body[rg],
+        )
+    };
+    let d = |r: &Rig| r.c.stats().drops;
+
+    // Future CR(1) before CR(0).
+    assert!(r.c.handle_frame(T0, &cr(&r, 0, 1)).is_none());
+    assert_eq!(d(&r).future_cr, 1);
+    // In order CR(0): one credit home.
+    assert!(r.c.handle_frame(T0, &cr(&r, 0, 0)).is_none());
+    assert_eq!(credits(&r), 30);
+    // Duplicate CR(0).
+    assert!(r.c.handle_frame(T0, &cr(&r, 0, 0)).is_none());
+    assert_eq!((d(&r).dup_cr, credits(&r)), (1, 30));
+    // CR for the last request packet does not exist: malformed.
+    assert!(r.c.handle_frame(T0, &cr(&r, 0, 2)).is_none());
+    assert_eq!(d(&r).malformed, 1);
+    // Response(0) while CR(1) is missing: future.
+    assert!(r.c.handle_frame(T0, &resp(&r, 0, 0)).is_none());
+    assert_eq!(d(&r).future_response, 1);
+    assert!(r.c.handle_frame(T0, &cr(&r, 0, 1)).is_none());
+    assert_eq!(credits(&r), 31);
+    // Response(1) before Response(0): future.
+    assert!(r.c.handle_frame(T0, &resp(&r, 0, 1)).is_none());
+    assert_eq!(d(&r).future_response, 2);
+    // In order Response(0): the client pulls the rest with RFR(1), RFR(2).
+    assert!(r.c.handle_frame(T0, &resp(&r, 0, 0)).is_none());
+    let f = frames(&mut r.c);
+    let kinds: Vec<_> = f
+        .iter()
+        .map(|f| (rpc_of(f).pkt_type, rpc_of(f).pkt_num))
+        .collect();
+    assert_eq!(kinds, [(PktType::ReqForResp, 1), (PktType::ReqForResp, 2)]);
+    assert_eq!(credits(&r), 30);
+    // Duplicate Response(0); future Response(2).
+    assert!(r.c.handle_frame(T0, &resp(&r, 0, 0)).is_none());
+    assert_eq!(d(&r).dup_response, 1);
+    assert!(r.c.handle_frame(T0, &resp(&r, 0, 2)).is_none());
+    assert_eq!(d(&r).future_response, 3);
+    // Response(1), Response(2): delivered, assembled, all credits home.
+    assert!(r.c.handle_frame(T0, &resp(&r, 0, 1)).is_none());
+    let last = resp(&r, 0, 2);
+    let Some(Delivery::Response {
+        session,
+        tag,
+        payload,
+    }) = r.c.handle_frame(T0, &last)
+    else {
+        panic!("response not delivered")
+    };
+    assert_eq!((session, tag), (r.cs, 7));
+    assert_eq!(payload.as_slice(), &body[..]);
+    assert!(matches!(payload, Payload::Owned(_)));
+    assert_eq!(credits(&r), 32);
+    assert_eq!(r.c.stats().requests_completed, 1);
+    // Past: answers for the completed request are stale.
+    assert!(r.c.handle_frame(T0, &resp(&r, 0, 2)).is_none());
+    assert!(r.c.handle_frame(T0, &cr(&r, 0, 0)).is_none());
+    assert_eq!((d(&r).stale_response, d(&r).stale_cr), (1, 1));
+    assert_eq!(credits(&r), 32);
+    assert!(frames(&mut r.c).is_empty());
+}
+
+#[test]
+fn single_packet_response_is_zero_copy() {
+    let mut r = Rig::new();
+    let m = make_request(&mut r.c, 1, 3);
+    r.c.enqueue_request(T0, r.cs, 1, m, 1).unwrap();
+    assert_eq!(frames(&mut r.c).len(), 1);
+    let f = r.to_client(r.rpc(PktType::Response, r.cs, 0, 0, 4), b"abcd");
+    let Some(Delivery::Response {
+        payload: Payload::Borrowed(b),
+        ..
+    }) = r.c.handle_frame(T0, &f)
+    else {
+        panic!("not borrowed")
+    };
+    // The payload points into the frame itself.
+    assert_eq!(b, b"abcd");
+    assert_eq!(b.as_ptr(), f[HEADERS_LEN..].as_ptr());
+}
+
+#[test]
+fn session_mgmt_past_inorder_duplicate_future() {
+    let mut r = Rig::new();
+    let third = addr(3);
+    let req = SmRepr {
+        sm_type: SmType::ConnectReq,
+        status: SmStatus::Ok,
+        client_session: 5,
+        server_session: SESSION_NONE,
+        credits: 8,
+        mtu: 1500,
+    };
+    let connect = sm_frame(third, addr(1), SESSION_NONE, 0xABCD, req);
+    // In order: accepted, ConnectResp Ok with a session number.
+    assert!(r.s.handle_frame(T0, &connect).is_none());
+    let f = frames(&mut r.s);
+    assert_eq!(f.len(), 1);
+    let resp = sm_of(&f[0]);
+    assert_eq!(
+        (resp.sm_type, resp.status, resp.client_session),
+        (SmType::ConnectResp, SmStatus::Ok, 5)
+    );
+    assert_eq!(wire::parse_frame(&f[0]).unwrap().dst_mac, third.mac);
+    let Some(Event::PeerSessionAccepted(new)) = r.s.poll_event() else {
+        panic!()
+    };
+    assert_eq!(new.number(), resp.server_session);
+    assert_eq!(r.s.sessions_by_state().connected, 2);
+    // Duplicate: the same answer, no second session.
+    assert!(r.s.handle_frame(T0, &connect).is_none());
+    assert_eq!(sm_of(&frames(&mut r.s)[0]), resp);
+    assert_eq!(r.s.sessions_by_state().connected, 2);
+    assert_eq!(r.s.stats().drops.dup_sm, 1);
+    assert_eq!(r.s.poll_event(), None);
+    // Refusals: zero credits, wrong MTU.
+    for (credits, mtu, status) in [(0, 1500, SmStatus::BadCredits), (8, 9000, SmStatus::BadMtu)] {
+        let bad = SmRepr {
+            client_session: 6,
+            credits,
+            mtu,
+            ..req
+        };
+        assert!(r
+            .s
+            .handle_frame(T0, &sm_frame(third, addr(1), SESSION_NONE, 1, bad))
+            .is_none());
+        let a = sm_of(&frames(&mut r.s)[0]);
+        assert_eq!((a.status, a.server_session), (status, SESSION_NONE));
+    }
+    // Client side, duplicate ConnectResp of an already connected session.
+    let dup_resp = SmRepr {
+        sm_type: SmType::ConnectResp,
+        client_session: r.cs.number(),
+        server_session: r.ss.number(),
+        credits: 32,
+        ..req
+    };
+    assert!(r
+        .c
+        .handle_frame(
+            T0,
+            &sm_frame(addr(1), addr(2), r.cs.number(), r.token, dup_resp)
+        )
+        .is_none());
+    assert_eq!(r.c.stats().drops.dup_sm, 1);
+    // Future: a ConnectResp for a client session that does not exist yet.
+    let f = sm_frame(
+        addr(1),
+        addr(2),
+        40,
+        r.token,
+        SmRepr {
+            client_session: 40,
+            ..dup_resp
+        },
+    );
+    assert!(r.c.handle_frame(T0, &f).is_none());
+    assert_eq!(r.c.stats().drops.unknown_session, 1);
+    assert_eq!(r.c.session_state(r.cs), Some(SessionState::Connected));
+
+    // DisconnectReq for the new session: freed, answered Ok.
+    let disc = SmRepr {
+        sm_type: SmType::DisconnectReq,
+        server_session: new.number(),
+        ..req
+    };
+    let df = sm_frame(third, addr(1), new.number(), 0xABCD, disc);
+    assert!(r.s.handle_frame(T0, &df).is_none());
+    let a = sm_of(&frames(&mut r.s)[0]);
+    assert_eq!(
+        (a.sm_type, a.status),
+        (SmType::DisconnectResp, SmStatus::Ok)
+    );
+    assert_eq!(r.s.poll_event(), Some(Event::PeerSessionClosed(new)));
+    assert_eq!(r.s.session_state(new), None);
+    // Past: the same DisconnectReq again -> UnknownSession, nothing freed.
+    assert!(r.s.handle_frame(T0, &df).is_none());
+    assert_eq!(sm_of(&frames(&mut r.s)[0]).status, SmStatus::UnknownSession);
+    assert_eq!(r.s.stats().drops.unknown_session, 1);
+    assert_eq!(r.s.session_state(r.ss), Some(SessionState::Connected));
+}
+
+#[test]
+fn reconnect_with_new_token_replaces_session() {
+    let mut r = Rig::new();
+    let req = SmRepr {
+        sm_type: SmType::ConnectReq,
+        status: SmStatus::Ok,
+        client_session: r.cs.number(),
+        server_session: SESSION_NONE,
+        credits: 32,
+        mtu: 1500,
+    };
+    assert!(r
+        .s
+        .handle_frame(T0, &sm_frame(addr(2), addr(1), SESSION_NONE, 0x1234, req))
+        .is_none());
+    assert_eq!(r.s.poll_event(), Some(Event::PeerSessionClosed(r.ss)));
+    assert!(matches!(
+        r.s.poll_event(),
+        Some(Event::PeerSessionAccepted(_))
+    ));
+    assert_eq!(r.s.sessions_by_state().connected, 1);
+    assert_eq!(r.s.ring_usage().0, 32);
+}
+
+#[test]
+fn unknown_session_bad_token_bad_state() {
+    let mut r = Rig::new();
+    let d0 = r.s.stats().drops;
+    let mut rpc = r.rpc(PktType::Request, r.ss, 0, 0, 1);
+    rpc.dest_session = 77;
+    assert!(r.s.handle_frame(T0, &r.to_server(rpc, b"x")).is_none());
+    rpc.dest_session = r.ss.number();
+    rpc.token ^= 1;
+    assert!(r.s.handle_frame(T0, &r.to_server(rpc, b"x")).is_none());
+    // A request addressed to the client's session number on the server
+    // (wrong role) is unknown too.
+    let mut rpc2 = r.rpc(PktType::CreditReturn, r.ss, 0, 0, 1);
+    rpc2.dest_session = r.ss.number();
+    assert!(r.s.handle_frame(T0, &r.to_server(rpc2, &[])).is_none());
+    let d = r.s.stats().drops;
+    assert_eq!(d.unknown_session, d0.unknown_session + 2);
+    assert_eq!(d.bad_token, d0.bad_token + 1);
+    assert_eq!(r.s.stats().handler_invocations, 0);
+    assert!(frames(&mut r.s).is_empty());
+}
+
+#[test]
+fn frames_not_ours_are_counted() {
+    let mut r = Rig::new();
+    let ok = r.req_pkt(0, 0, 1);
+    let mut other_mac = addr(1);
+    other_mac.mac = MacAddr([2, 9, 9, 9, 9, 9]);
+    let mut other_ip = addr(1);
+    other_ip.ip = Ipv4Addr::new(10, 9, 9, 9);
+    let mut other_port = addr(1);
+    other_port.port = 1;
+    let rpc = rpc_of(&ok);
+    for dst in [other_mac, other_ip, other_port] {
+        assert!(r
+            .s
+            .handle_frame(T0, &craft(addr(2), dst, rpc, b"z"))
+            .is_none());
+    }
+    assert_eq!(r.s.stats().drops.not_ours, 3);
+    // Broadcast MAC with our IP and port is ours.
+    let mut bcast = addr(1);
+    bcast.mac = MacAddr::BROADCAST;
+    assert!(r
+        .s
+        .handle_frame(T0, &craft(addr(2), bcast, rpc, b"z"))
+        .is_some());
+}
+
+#[test]
+fn malformed_frames_are_counted_never_panic() {
+    let mut r = Rig::new();
+    let good = r.req_pkt(0, 0, 100);
+    let mut bad: Vec<Vec<u8>> = vec![
+        vec![],
+        vec![0; 10],
+        good[..40].to_vec(),
+        good[..HEADERS_LEN - 1].to_vec(),
+    ];
+    let mut magic = good.clone();
+    magic[42] = 0; // RPC magic
+    bad.push(magic);
+    let mut csum = good.clone();
+    csum[24] ^= 0xFF; // IPv4 checksum
+    bad.push(csum);
+    // Payload shorter than the message needs for packet 0.
+    bad.push(r.to_server(r.rpc(PktType::Request, r.ss, 0, 0, 100), b"short"));
+    // Packet number beyond the message.
+    bad.push(r.to_server(r.rpc(PktType::Request, r.ss, 0, 5, 100), &[0; 100]));
+    // Unknown packet type; SM frame with a truncated body.
+    bad.push(r.to_server(r.rpc(PktType::Unknown(9), r.ss, 0, 0, 0), &[]));
+    bad.push(r.to_server(r.rpc(PktType::SessionMgmt, r.ss, 0, 0, 0), &[1, 2]));
+    let n = bad.len() as u64;
+    for f in &bad {
+        assert!(r.s.handle_frame(T0, f).is_none());
+    }
+    assert_eq!(r.s.stats().drops.malformed, n);
+    assert_eq!(r.s.stats().rx_pkts, n + 1); // + the ConnectReq
+
+    // Random mutations of valid frames of every kind: no panic, every
+    // frame is accounted for (delivered, consumed, or dropped).
+    let mut rng = Rng::new(77);
+    let seeds = [good.clone(), r.req_pkt(0, 0, 3 * r.dpp)];
+    for i in 0..20_000 {
+        let mut f = seeds[i % 2].clone();
+        for _ in 0..1 + rng.below(4) {
+            let at = rng.below(f.len() as u64) as usize;
+            f[at] = rng.next_u32() as u8;
+        }
+        if rng.chance(0.1) {
+            f.truncate(rng.below(f.len() as u64) as usize);
+        }
+        if let Some(Delivery::Request { handle, .. }) = r.s.handle_frame(T0, &f) {
+            let m = r.s.alloc_msg(1);
+            let _ = r.s.respond(T0, handle, m);
+        }
+        let _ = frames(&mut r.s);
+        let _ = r.c.handle_frame(T0, &f);
+    }
+}
