@@ -5,4 +5,6 @@ pub mod child;
 pub mod floor;
 pub mod hist;
 pub mod link;
+pub mod node;
 pub mod portcheck;
+pub mod workload;

@@ -1,0 +1,425 @@
+//! One process's run: build the Nexus (EAL, pool, port) from the link flags,
+//! start one endpoint per pinned core, run the server loop or the client
+//! workload, and gather every worker's counters and histogram into one
+//! JSON-ready summary.
+
+use crate::hist::LatencyHist;
+use crate::link::{LinkArgs, Role};
+use crate::workload::{self, ClientApp, ClientParams, Mode, ServerApp, REQ_ECHO};
+use engine::dpdk::PortConfig;
+use engine::fault::DropModel;
+use engine::proto::{EndpointConfig, PeerAddr, Stats};
+use engine::runtime::{FaultSide, Handler, HandlerTable, Nexus, NexusConfig, Rpc, RunCounters};
+use engine::time::Duration;
+use serde_json::{json, Value};
+use std::net::Ipv4Addr;
+use std::sync::Mutex;
+
+/// Everything about one process that is not the workload.
+#[derive(Clone, Debug)]
+pub struct NodeSpec {
+    pub link: LinkArgs,
+    pub role: Role,
+    pub cores: Vec<u32>,
+    /// Endpoint template: `local.ip` and `local.port` (the base port; worker
+    /// i listens on base + i) are used, the MAC comes from the port.
+    pub endpoint: EndpointConfig,
+    pub rx_desc: u16,
+    pub tx_desc: u16,
+    pub mtu: Option<u16>,
+    pub data_room: u16,
+    pub fault: Option<(FaultSide, DropModel, u64)>,
+}
+
+fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<A>> {
+    let (_, device) = spec.link.device(spec.role);
+    // LinkArgs knows how to build EAL args; reuse its builder but do not init
+    // here: Nexus does.
+    let mut eal = engine::dpdk::EalBuilder::new()
+        .cores(&spec.cores)
+        .no_huge((!spec.link.huge).then_some(spec.link.mem_mb))
+        .file_prefix(spec.link.file_prefix.clone())
+        .log_level(spec.link.log_level);
+    if let (Some(v), _) = spec.link.device(spec.role) {
+        eal = eal.vdev(v);
+    }
+    if let Some(p) = &spec.link.pci {
+        eal = eal.pci(p.clone());
+    }
+    for a in &spec.link.eal_args {
+        eal = eal.extra_arg(a.clone());
+    }
+    let cfg = NexusConfig {
+        eal,
+        device,
+        port: PortConfig {
+            queues: spec.cores.len() as u16,
+            rx_desc: spec.rx_desc,
+            tx_desc: spec.tx_desc,
+            mtu: spec.mtu,
+            promiscuous: true,
+        },
+        pool_mbufs: 0,
+        data_room: spec.data_room,
+        link_timeout: std::time::Duration::from_millis(spec.link.link_timeout_ms),
+    };
+    Ok(Nexus::new(cfg, handlers)?)
+}
+
+fn endpoint_cfg(spec: &NodeSpec, worker: u16) -> EndpointConfig {
+    let mut c = spec.endpoint.clone();
+    c.local.port = spec.endpoint.local.port + worker;
+    c.seed = spec.endpoint.seed.wrapping_add(worker as u64 * 0x9E37);
+    c
+}
+
+/// Per-worker results, merged at the end.
+#[derive(Debug, Default)]
+struct WorkerOut {
+    stats: Stats,
+    counters: RunCounters,
+    hist: LatencyHist,
+    completed: u64,
+    completed_measured: u64,
+    failed: u64,
+    bad: u64,
+    handled: u64,
+    injected: u64,
+    error: Option<String>,
+    seconds: f64,
+}
+
+pub fn stats_json(s: &Stats) -> Value {
+    let d = &s.drops;
+    json!({
+        "tx_pkts": s.tx_pkts, "tx_bytes": s.tx_bytes, "rx_pkts": s.rx_pkts, "rx_bytes": s.rx_bytes,
+        "retransmissions": s.retransmissions, "rollbacks": s.rollbacks, "credit_stalls": s.credit_stalls,
+        "lossless_violations": s.lossless_violations, "session_resets": s.session_resets,
+        "requests_completed": s.requests_completed, "requests_failed": s.requests_failed,
+        "handler_invocations": s.handler_invocations, "sessions_connected": s.sessions_connected,
+        "sessions_accepted": s.sessions_accepted, "connects_refused": s.connects_refused,
+        "drops_total": d.total(),
+        "drops": {
+            "malformed": d.malformed, "not_ours": d.not_ours, "unknown_session": d.unknown_session,
+            "bad_token": d.bad_token, "bad_state": d.bad_state, "too_large": d.too_large,
+            "stale": d.stale, "duplicate": d.duplicate, "future": d.future,
+        },
+    })
+}
+
+fn add_stats(a: &mut Stats, b: &Stats) {
+    macro_rules! add { ($($f:ident),*) => { $(a.$f += b.$f;)* } }
+    add!(
+        tx_pkts,
+        tx_bytes,
+        rx_pkts,
+        rx_bytes,
+        retransmissions,
+        rollbacks,
+        credit_stalls,
+        lossless_violations,
+        session_resets,
+        requests_completed,
+        requests_failed,
+        handler_invocations,
+        sessions_connected,
+        sessions_accepted,
+        connects_refused
+    );
+    macro_rules! addd { ($($f:ident),*) => { $(a.drops.$f += b.drops.$f;)* } }
+    addd!(
+        malformed,
+        not_ours,
+        unknown_session,
+        bad_token,
+        bad_state,
+        too_large,
+        stale,
+        duplicate,
+        future,
+        dup_request,
+        dup_response,
+        dup_cr,
+        dup_rfr,
+        dup_sm,
+        future_request,
+        future_response,
+        future_cr,
+        future_rfr,
+        stale_request,
+        stale_response,
+        stale_cr,
+        stale_rfr,
+        dup_request_no_response
+    );
+}
+
+fn add_counters(a: &mut RunCounters, b: &RunCounters) {
+    a.loops += b.loops;
+    a.rx_bursts_nonempty += b.rx_bursts_nonempty;
+    a.injected_drops_rx += b.injected_drops_rx;
+    a.injected_drops_tx += b.injected_drops_tx;
+    a.tx_ring_full += b.tx_ring_full;
+    a.tx_no_mbuf += b.tx_no_mbuf;
+    a.no_handler += b.no_handler;
+    a.background_jobs += b.background_jobs;
+}
+
+fn merge(outs: Vec<WorkerOut>) -> (WorkerOut, Vec<String>) {
+    let mut m = WorkerOut::default();
+    let mut errors = Vec::new();
+    for o in outs {
+        add_stats(&mut m.stats, &o.stats);
+        add_counters(&mut m.counters, &o.counters);
+        m.hist.merge(&o.hist);
+        m.completed += o.completed;
+        m.completed_measured += o.completed_measured;
+        m.failed += o.failed;
+        m.bad += o.bad;
+        m.handled += o.handled;
+        m.injected += o.injected;
+        m.seconds = m.seconds.max(o.seconds);
+        if let Some(e) = o.error {
+            errors.push(e);
+        }
+    }
+    (m, errors)
+}
+
+fn port_json<A>(nx: &Nexus<A>) -> Value {
+    match nx.port().stats() {
+        Ok(s) => {
+            json!({"rx_packets": s.rx_packets, "tx_packets": s.tx_packets, "rx_missed": s.rx_missed,
+                        "rx_errors": s.rx_errors, "tx_errors": s.tx_errors, "rx_no_mbuf": s.rx_no_mbuf})
+        }
+        Err(e) => json!({"error": e.to_string()}),
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct ServerParams {
+    pub resp_size: usize,
+    pub max_req: usize,
+    pub work_ns: u64,
+    pub background: bool,
+    pub verify: bool,
+    /// Hard bound on the server's life; it also stops on SIGINT/SIGTERM.
+    pub max_secs: f64,
+}
+
+/// Runs the server until SIGINT/SIGTERM or `max_secs`; returns its summary.
+pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<Value> {
+    crate::child::install_signal_handlers();
+    let mut handlers = HandlerTable::<ServerApp>::new();
+    if p.background {
+        handlers.register(
+            REQ_ECHO,
+            Handler::Background(std::sync::Arc::new(workload::background_echo(
+                p.resp_size,
+                p.work_ns,
+            ))),
+        );
+    } else {
+        handlers.register(REQ_ECHO, Handler::Inline(workload::echo_handler));
+    }
+    let nx = nexus(spec, handlers)?;
+    eprintln!(
+        "rpc-server: {} on {} (mac {}), {} worker(s) on cores {:?}, udp {}..{}",
+        spec.endpoint.local.ip,
+        nx.port().name(),
+        nx.mac(),
+        nx.workers(),
+        spec.cores,
+        spec.endpoint.local.port,
+        spec.endpoint.local.port + nx.workers() as u16 - 1
+    );
+    let outs = Mutex::new(Vec::new());
+    nx.run(&|w| {
+        let mut out = WorkerOut::default();
+        match Rpc::<ServerApp>::new(&nx, w.index, endpoint_cfg(spec, w.index)) {
+            Err(e) => out.error = Some(format!("worker {}: {e}", w.index)),
+            Ok(mut rpc) => {
+                if let Some((side, model, seed)) = spec.fault {
+                    rpc.set_fault(side, model, seed + w.index as u64);
+                }
+                let mut app = ServerApp::new(p.resp_size, p.max_req, p.work_ns, p.verify);
+                let start = rpc.clock().now();
+                let end = start + Duration::from_nanos((p.max_secs * 1e9) as u64);
+                let mut n = 0u32;
+                loop {
+                    rpc.run_once(&mut app);
+                    n = n.wrapping_add(1);
+                    // Check the stop flag every 1024 iterations: cheap enough.
+                    if n % 1024 == 0 && (crate::child::interrupted() || rpc.now() >= end) {
+                        break;
+                    }
+                }
+                out.seconds = (rpc.now() - start).as_secs_f64();
+                out.stats = *rpc.endpoint().stats();
+                out.counters = *rpc.counters();
+                out.handled = app.handled;
+                out.bad = app.bad_requests;
+                out.injected = out.counters.injected_drops_rx + out.counters.injected_drops_tx;
+            }
+        }
+        outs.lock().map(|mut v| v.push(out)).ok();
+    })?;
+    let (m, errors) = merge(outs.into_inner().unwrap_or_default());
+    if let Some(e) = errors.first() {
+        anyhow::bail!("{e}");
+    }
+    Ok(json!({
+        "role": "server",
+        "workers": nx.workers(),
+        "seconds": m.seconds,
+        "handled": m.handled,
+        "bad_requests": m.bad,
+        "injected_drops": m.injected,
+        "stats": stats_json(&m.stats),
+        "loop": {"tx_ring_full": m.counters.tx_ring_full, "tx_no_mbuf": m.counters.tx_no_mbuf,
+                 "no_handler": m.counters.no_handler, "background_jobs": m.counters.background_jobs},
+        "port": port_json(&nx),
+    }))
+}
+
+/// What the client measured, merged over its workers.
+#[derive(Debug)]
+pub struct ClientResult {
+    pub hist: LatencyHist,
+    pub completed: u64,
+    pub completed_measured: u64,
+    pub failed: u64,
+    pub bad_responses: u64,
+    pub seconds: f64,
+    pub stats: Stats,
+    pub injected_drops: u64,
+    pub port: Value,
+    pub errors: Vec<String>,
+    pub workers: usize,
+}
+
+/// Runs the client workload against the server at `server` (its base port;
+/// client worker i talks to server worker i % server_workers).
+pub fn run_client(
+    spec: &NodeSpec,
+    p: &ClientParams,
+    server: PeerAddr,
+    server_workers: u16,
+) -> anyhow::Result<ClientResult> {
+    crate::child::install_signal_handlers();
+    let nx = nexus(spec, HandlerTable::<ClientApp>::new())?;
+    let outs = Mutex::new(Vec::new());
+    nx.run(&|w| {
+        let mut out = WorkerOut::default();
+        if let Err(e) = client_worker(&nx, spec, p, server, server_workers, w.index, &mut out) {
+            out.error = Some(format!("worker {}: {e:#}", w.index));
+        }
+        outs.lock().map(|mut v| v.push(out)).ok();
+    })?;
+    let (m, errors) = merge(outs.into_inner().unwrap_or_default());
+    Ok(ClientResult {
+        hist: m.hist,
+        completed: m.completed,
+        completed_measured: m.completed_measured,
+        failed: m.failed,
+        bad_responses: m.bad,
+        seconds: p.run.as_secs_f64(),
+        stats: m.stats,
+        injected_drops: m.injected,
+        port: port_json(&nx),
+        errors,
+        workers: nx.workers(),
+    })
+}
+
+fn client_worker(
+    nx: &Nexus<ClientApp>,
+    spec: &NodeSpec,
+    p: &ClientParams,
+    server: PeerAddr,
+    server_workers: u16,
+    index: u16,
+    out: &mut WorkerOut,
+) -> anyhow::Result<()> {
+    let mut rpc = Rpc::<ClientApp>::new(nx, index, endpoint_cfg(spec, index))?;
+    if let Some((side, model, seed)) = spec.fault {
+        rpc.set_fault(side, model, seed + index as u64);
+    }
+    let peer = PeerAddr {
+        port: server.port + index % server_workers.max(1),
+        ..server
+    };
+    // Connect with an app placeholder: no continuation runs before start.
+    let mut app = ClientApp::new(p.clone(), Vec::new(), rpc.clock().now());
+    let sessions = workload::connect_all(
+        &mut rpc,
+        &mut app,
+        peer,
+        p.sessions.max(1),
+        Duration::from_secs(5),
+    )?;
+    let mut app = ClientApp::new(p.clone(), sessions.clone(), rpc.clock().now());
+    let run_start = rpc.clock().now();
+    let mut last_live = run_start;
+    let mut last_done = 0u64;
+    workload::start(&mut rpc, &mut app);
+    // Bound the drain: a request still out this long after the end has failed.
+    let hard_end = app.stop_at + Duration::from_secs(3) + spec.endpoint.session_timeout;
+    loop {
+        rpc.run_once(&mut app);
+        if let Mode::Open { .. } = p.mode {
+            workload::open_loop_tick(&mut rpc, &mut app);
+        }
+        let now = rpc.now();
+        if app.done(now) || now >= hard_end || crate::child::interrupted() {
+            break;
+        }
+        if let Some(every) = p.live_every {
+            if index == 0 && now - last_live >= every {
+                let secs = (now - last_live).as_secs_f64();
+                eprintln!(
+                    "  [{:>5.1} s] worker 0: {:>10.3} Mrps, {} completed, {} failed, {} in flight",
+                    (now - run_start).as_secs_f64(),
+                    (app.completed - last_done) as f64 / secs / 1e6,
+                    app.completed,
+                    app.failed,
+                    app.in_flight
+                );
+                last_live = now;
+                last_done = app.completed;
+            }
+        }
+    }
+    let unfinished = app.in_flight as u64;
+    // Say goodbye so the server frees the sessions (bounded).
+    for s in &sessions {
+        let _ = rpc.disconnect(*s);
+    }
+    let bye = rpc.now() + Duration::from_millis(200);
+    while rpc.now() < bye && rpc.endpoint().sessions_by_state().disconnecting > 0 {
+        rpc.run_once(&mut app);
+    }
+    out.stats = *rpc.endpoint().stats();
+    out.counters = *rpc.counters();
+    out.hist = app.hist.clone();
+    out.completed = app.completed;
+    out.completed_measured = app.completed_measured;
+    out.failed = app.failed + unfinished;
+    out.bad = app.bad_responses;
+    out.injected = out.counters.injected_drops_rx + out.counters.injected_drops_tx;
+    if let Some(e) = app.first_error.take() {
+        if app.bad_responses > 0 || app.failed > 0 {
+            out.error = Some(e);
+        }
+    }
+    if unfinished > 0 {
+        out.error
+            .get_or_insert_with(|| format!("{unfinished} request(s) never completed"));
+    }
+    Ok(())
+}
+
+/// The server's address for a client: IP and base port, MAC if known.
+pub fn server_addr(ip: Ipv4Addr, port: u16, mac: Option<engine::wire::MacAddr>) -> PeerAddr {
+    PeerAddr { mac, ip, port }
+}

@@ -1,0 +1,382 @@
+//! The workloads, over the engine's runtime: the server's handlers (echo with
+//! a chosen response size, optional busy work per request, optionally on a
+//! background thread) and the client's drivers (closed loop with a window per
+//! session for latency/throughput/large/incast; open loop at a fixed rate,
+//! timed from the intended send times so queueing is not hidden). Message
+//! bodies follow a fixed pattern with an 8-byte sequence number in front, so
+//! the receiver can check every byte.
+
+use crate::hist::LatencyHist;
+use engine::proto::{MsgBuf, PeerAddr, ReqHandle, SessionId};
+use engine::runtime::{Completion, Rpc};
+use engine::time::{Duration, Instant};
+
+/// The request type of the benchmark's echo RPC.
+pub const REQ_ECHO: u8 = 1;
+
+/// Body pattern byte at position `i` (the first 8 bytes carry a sequence number).
+#[inline]
+pub fn pattern_byte(i: usize) -> u8 {
+    (i as u8).wrapping_mul(31).wrapping_add(7)
+}
+
+/// A buffer of `len` pattern bytes to copy message bodies from.
+pub fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(pattern_byte).collect()
+}
+
+/// Writes `seq` + pattern into `dst` from `template` (at least as long).
+#[inline]
+pub fn fill_message(dst: &mut [u8], template: &[u8], seq: u64) {
+    let n = dst.len();
+    dst.copy_from_slice(&template[..n]);
+    let k = n.min(8);
+    dst[..k].copy_from_slice(&seq.to_le_bytes()[..k]);
+}
+
+/// Checks `msg` against the pattern; returns the sequence number it carries.
+#[inline]
+pub fn check_message(msg: &[u8], template: &[u8], expect_len: usize) -> Result<u64, String> {
+    if msg.len() != expect_len {
+        return Err(format!("length {} != expected {expect_len}", msg.len()));
+    }
+    let k = msg.len().min(8);
+    if msg[k..] != template[k..msg.len()] {
+        let at = (k..msg.len()).find(|&i| msg[i] != template[i]).unwrap_or(k);
+        return Err(format!("byte {at} of {} differs", msg.len()));
+    }
+    let mut seq = [0u8; 8];
+    seq[..k].copy_from_slice(&msg[..k]);
+    Ok(u64::from_le_bytes(seq))
+}
+
+// ---------------------------------------------------------------- server
+
+/// Server-side state of one worker.
+#[derive(Debug)]
+pub struct ServerApp {
+    pub resp_size: usize,
+    pub work_ns: u64,
+    pub verify: bool,
+    pub template: Vec<u8>,
+    pub handled: u64,
+    pub bad_requests: u64,
+    pub respond_errors: u64,
+}
+
+impl ServerApp {
+    pub fn new(resp_size: usize, max_req: usize, work_ns: u64, verify: bool) -> Self {
+        ServerApp {
+            resp_size,
+            work_ns,
+            verify,
+            template: pattern(resp_size.max(max_req)),
+            handled: 0,
+            bad_requests: 0,
+            respond_errors: 0,
+        }
+    }
+}
+
+/// Spins for `ns` nanoseconds on the TSC: the model of a slow receiver.
+fn busy_work(rpc: &Rpc<ServerApp>, ns: u64) {
+    let clock = rpc.clock();
+    let until = clock.now() + Duration::from_nanos(ns);
+    while clock.now() < until {
+        std::hint::spin_loop();
+    }
+}
+
+/// The inline echo handler: checks the request, answers with `resp_size`
+/// pattern bytes carrying the request's sequence number.
+pub fn echo_handler(rpc: &mut Rpc<ServerApp>, app: &mut ServerApp, h: ReqHandle, req: &[u8]) {
+    app.handled += 1;
+    let seq = if app.verify {
+        match check_message(req, &app.template, req.len()) {
+            Ok(s) => s,
+            Err(_) => {
+                app.bad_requests += 1;
+                u64::MAX
+            }
+        }
+    } else {
+        let mut s = [0u8; 8];
+        let k = req.len().min(8);
+        s[..k].copy_from_slice(&req[..k]);
+        u64::from_le_bytes(s)
+    };
+    if app.work_ns > 0 {
+        busy_work(rpc, app.work_ns);
+    }
+    let mut m = rpc.alloc_msg(app.resp_size);
+    fill_message(m.as_mut_slice(), &app.template, seq);
+    if rpc.respond(h, m).is_err() {
+        app.respond_errors += 1;
+    }
+}
+
+/// The background echo handler: the same answer, computed off the dispatch thread.
+pub fn background_echo(
+    resp_size: usize,
+    work_ns: u64,
+) -> impl Fn(u8, &[u8]) -> Vec<u8> + Send + Sync {
+    let template = pattern(resp_size);
+    move |_ty, req| {
+        if work_ns > 0 {
+            let until = std::time::Instant::now() + std::time::Duration::from_nanos(work_ns);
+            while std::time::Instant::now() < until {
+                std::hint::spin_loop();
+            }
+        }
+        let mut out = template.clone();
+        let mut s = [0u8; 8];
+        let k = req.len().min(8);
+        s[..k].copy_from_slice(&req[..k]);
+        fill_message(&mut out, &template, u64::from_le_bytes(s));
+        out
+    }
+}
+
+// ---------------------------------------------------------------- client
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Each session keeps `window` requests outstanding.
+    Closed,
+    /// Requests start at intended times `rate` per second per worker.
+    Open { interval: Duration },
+}
+
+#[derive(Clone, Debug)]
+pub struct ClientParams {
+    pub mode: Mode,
+    pub req_size: usize,
+    pub resp_size: usize,
+    pub window: usize,
+    pub sessions: usize,
+    pub warmup: Duration,
+    pub run: Duration,
+    /// Stop issuing after this many requests per worker (None: time-bound only).
+    pub max_requests: Option<u64>,
+    pub verify: bool,
+    /// Seconds between live progress lines (None: quiet).
+    pub live_every: Option<Duration>,
+}
+
+/// Client-side state of one worker.
+#[derive(Debug)]
+pub struct ClientApp {
+    pub p: ClientParams,
+    pub template: Vec<u8>,
+    pub sessions: Vec<SessionId>,
+    pub hist: LatencyHist,
+    /// Intended send time per tag (tag = index), for latency measurement.
+    start_times: Vec<Instant>,
+    free_tags: Vec<u32>,
+    pub issued: u64,
+    pub completed: u64,
+    pub completed_measured: u64,
+    pub failed: u64,
+    pub bad_responses: u64,
+    pub first_error: Option<String>,
+    pub enqueue_errors: u64,
+    pub measure_from: Instant,
+    pub stop_at: Instant,
+    pub measure_until: Instant,
+    pub next_seq: u64,
+    /// Open loop: the next intended send time.
+    next_intended: Instant,
+    pub in_flight: usize,
+    pub rr: usize,
+}
+
+impl ClientApp {
+    pub fn new(p: ClientParams, sessions: Vec<SessionId>, now: Instant) -> Self {
+        let cap = (p.window.max(1) * sessions.len().max(1) * 4).max(1024);
+        let template = pattern(p.req_size.max(p.resp_size));
+        ClientApp {
+            measure_from: now + p.warmup,
+            measure_until: now + p.warmup + p.run,
+            stop_at: now + p.warmup + p.run,
+            next_intended: now,
+            p,
+            template,
+            sessions,
+            hist: LatencyHist::new(),
+            start_times: vec![Instant::ZERO; cap],
+            free_tags: (0..cap as u32).rev().collect(),
+            issued: 0,
+            completed: 0,
+            completed_measured: 0,
+            failed: 0,
+            bad_responses: 0,
+            first_error: None,
+            enqueue_errors: 0,
+            next_seq: 0,
+            in_flight: 0,
+            rr: 0,
+        }
+    }
+
+    fn may_issue(&self, now: Instant) -> bool {
+        now < self.stop_at && self.p.max_requests.is_none_or(|m| self.issued < m)
+    }
+
+    pub fn done(&self, now: Instant) -> bool {
+        !self.may_issue(now) && self.in_flight == 0
+    }
+}
+
+/// Issues one request on `s` whose latency is measured from `start`.
+/// Returns false when nothing could be issued (no free tag, or the endpoint refused).
+fn issue(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp, s: SessionId, start: Instant) -> bool {
+    let Some(tag) = app.free_tags.pop() else {
+        return false;
+    };
+    app.start_times[tag as usize] = start;
+    let mut m: MsgBuf = rpc.alloc_msg(app.p.req_size);
+    let seq = app.next_seq;
+    fill_message(m.as_mut_slice(), &app.template, seq);
+    match rpc.enqueue_request(s, REQ_ECHO, m, Some(on_response), tag as u64) {
+        Ok(()) => {
+            app.next_seq += 1;
+            app.issued += 1;
+            app.in_flight += 1;
+            true
+        }
+        Err(e) => {
+            app.free_tags.push(tag);
+            app.enqueue_errors += 1;
+            app.first_error
+                .get_or_insert_with(|| format!("enqueue failed: {e}"));
+            false
+        }
+    }
+}
+
+fn on_response(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp, done: Completion<'_>) {
+    let now = rpc.now();
+    let tag = done.tag as usize;
+    let start = app.start_times[tag];
+    app.free_tags.push(tag as u32);
+    app.in_flight -= 1;
+    match done.result {
+        Ok(resp) => {
+            app.completed += 1;
+            if app.p.verify {
+                if let Err(e) = check_message(resp, &app.template, app.p.resp_size) {
+                    app.bad_responses += 1;
+                    app.first_error.get_or_insert(e);
+                }
+            }
+            if start >= app.measure_from && now <= app.measure_until {
+                app.hist.record_ns((now - start).as_nanos());
+                app.completed_measured += 1;
+            }
+        }
+        Err(e) => {
+            app.failed += 1;
+            app.first_error
+                .get_or_insert_with(|| format!("request failed: {e}"));
+        }
+    }
+    // Closed loop: keep the session's window full.
+    if app.p.mode == Mode::Closed && app.may_issue(now) {
+        issue(rpc, app, done.session, now);
+    }
+}
+
+/// Starts the workload: fills every session's window (closed loop).
+pub fn start(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp) {
+    if app.p.mode != Mode::Closed {
+        return;
+    }
+    let now = rpc.now();
+    let sessions = app.sessions.clone();
+    for s in sessions {
+        for _ in 0..app.p.window.max(1) {
+            if !app.may_issue(now) || !issue(rpc, app, s, now) {
+                break;
+            }
+        }
+    }
+}
+
+/// Open loop: issues every request whose intended time has come, round-robin
+/// over sessions; latency counts from the intended time.
+pub fn open_loop_tick(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp) {
+    let Mode::Open { interval } = app.p.mode else {
+        return;
+    };
+    let now = rpc.now();
+    let cap = app.p.window.max(1) * app.sessions.len();
+    while app.next_intended <= now && app.may_issue(now) && app.in_flight < cap {
+        let s = app.sessions[app.rr % app.sessions.len()];
+        app.rr += 1;
+        let t = app.next_intended;
+        if !issue(rpc, app, s, t) {
+            break;
+        }
+        app.next_intended += interval;
+    }
+    // Requests we could not even start (window full) are late: they keep their
+    // intended time and are issued as soon as a slot frees.
+}
+
+/// Connects `n` sessions to `peer` and waits for all of them (bounded).
+pub fn connect_all<A>(
+    rpc: &mut Rpc<A>,
+    app: &mut A,
+    peer: PeerAddr,
+    n: usize,
+    timeout: Duration,
+) -> anyhow::Result<Vec<SessionId>> {
+    let mut pending = Vec::with_capacity(n);
+    for _ in 0..n {
+        pending.push(rpc.connect(peer)?);
+    }
+    let mut connected = Vec::with_capacity(n);
+    let deadline = rpc.clock().now() + timeout;
+    while connected.len() < n {
+        rpc.run_once(app);
+        while let Some(ev) = rpc.poll_event() {
+            match ev {
+                engine::proto::Event::Connected(s) => connected.push(s),
+                engine::proto::Event::ConnectFailed { reason, .. } => {
+                    anyhow::bail!("connect to {}:{} failed: {reason}", peer.ip, peer.port)
+                }
+                _ => {}
+            }
+        }
+        if rpc.now() > deadline {
+            anyhow::bail!(
+                "connect to {}:{}: {} of {n} sessions connected within {:?} (is the server running on the same link?)",
+                peer.ip,
+                peer.port,
+                connected.len(),
+                std::time::Duration::from_nanos(timeout.as_nanos())
+            );
+        }
+    }
+    Ok(connected)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_round_trip_and_corruption_is_caught() {
+        let t = pattern(100);
+        let mut m = vec![0u8; 100];
+        fill_message(&mut m, &t, 42);
+        assert_eq!(check_message(&m, &t, 100), Ok(42));
+        m[50] ^= 1;
+        assert!(check_message(&m, &t, 100).unwrap_err().contains("byte 50"));
+        assert!(check_message(&m[..10], &t, 100).is_err());
+        let mut small = vec![0u8; 3];
+        fill_message(&mut small, &t, 0x0102_03);
+        assert_eq!(check_message(&small, &t, 3), Ok(0x0102_03));
+        assert_eq!(check_message(&[], &t, 0), Ok(0));
+    }
+}

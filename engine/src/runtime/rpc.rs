@@ -1,0 +1,461 @@
+//! One endpoint per worker thread: the protocol core plus one queue pair, and
+//! the event loop that drives them. Each iteration reads the clock once, then:
+//! RX burst -> `handle_frame` per frame (handlers / continuations inline) ->
+//! background completions -> timers -> TX (frames written straight into mbuf
+//! room by `poll_transmit`, sent as one burst) -> events. Nothing here
+//! allocates per packet: mbufs come and go in bursts, continuations live in a
+//! preallocated slab.
+
+use super::background::{BackgroundPool, Job};
+use super::handlers::{Completion, Continuation, Handler, HandlerTable};
+use super::{Nexus, RuntimeError};
+use crate::dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TscClock, TxQueue, BURST};
+use crate::fault::{DropModel, Dropper};
+use crate::proto::{
+    Delivery, Endpoint, EndpointConfig, Event, MsgBuf, PeerAddr, ReqHandle, RpcError, SessionId,
+};
+use crate::time::Instant;
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+/// Counters of the run loop itself (the protocol's are in `Endpoint::stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunCounters {
+    pub loops: u64,
+    pub rx_bursts_nonempty: u64,
+    /// Frames dropped on purpose by the RX fault injector.
+    pub injected_drops_rx: u64,
+    /// Frames dropped on purpose by the TX fault injector.
+    pub injected_drops_tx: u64,
+    /// Times the driver's TX ring was full and frames waited for the next loop.
+    pub tx_ring_full: u64,
+    /// Times the mbuf pool was empty when the endpoint had frames to send.
+    pub tx_no_mbuf: u64,
+    /// Requests for a type with no handler (answered with an empty response
+    /// would be wrong; they are counted and left unanswered, the client times out).
+    pub no_handler: u64,
+    pub background_jobs: u64,
+}
+
+/// Which side of the wire the fault injector sits on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultSide {
+    Rx,
+    Tx,
+}
+
+struct ContSlot<A> {
+    cont: Option<Continuation<A>>,
+    user_tag: u64,
+}
+
+pub struct Rpc<A> {
+    ep: Endpoint,
+    rx: RxQueue,
+    tx: TxQueue,
+    pool: Arc<Mempool>,
+    clock: TscClock,
+    handlers: HandlerTable<A>,
+    now: Instant,
+    /// Continuations by slab index (the proto tag); free indices in `free_conts`.
+    conts: Vec<ContSlot<A>>,
+    free_conts: Vec<u32>,
+    /// Completions of requests enqueued without a continuation, for polling.
+    completions: VecDeque<(SessionId, u64, Result<MsgBuf, RpcError>)>,
+    /// Session events for the application (Connected, SessionReset, ...).
+    events: VecDeque<Event>,
+    /// Fresh mbufs for `poll_transmit` to fill.
+    spare: MbufBatch,
+    /// Frames ready to send (carried over when the TX ring is full).
+    pending_tx: MbufBatch,
+    fault: Option<(FaultSide, Dropper)>,
+    background: Option<BackgroundPool>,
+    counters: RunCounters,
+    queue: u16,
+}
+
+impl<A> std::fmt::Debug for Rpc<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Rpc")
+            .field("queue", &self.queue)
+            .field("local", &self.ep.local_addr())
+            .finish()
+    }
+}
+
+/// Continuations outstanding at once per endpoint before the slab grows:
+/// sessions x window for the workloads here, sized so steady state never grows.
+const CONT_SLAB_PRESIZE: usize = 4096;
+
+impl<A> Rpc<A> {
+    /// Creates the endpoint of worker `queue` (its queue pair). `cfg.local.mac`
+    /// is replaced by the port's MAC.
+    pub fn new(
+        nexus: &Nexus<A>,
+        queue: u16,
+        mut cfg: EndpointConfig,
+    ) -> Result<Self, RuntimeError> {
+        cfg.local.mac = nexus.mac();
+        let (rx, tx) = nexus.port().queue_pair(queue)?;
+        let ep = Endpoint::new(cfg)?;
+        let room = nexus.pool().data_room() as usize;
+        if room < ep.min_tx_buf_len() {
+            return Err(RuntimeError::MbufTooSmall {
+                room,
+                needed: ep.min_tx_buf_len(),
+            });
+        }
+        let handlers = nexus.handlers().clone();
+        let background = handlers.any_background().then(|| BackgroundPool::new(2));
+        let clock = TscClock::new(nexus.eal());
+        let mut conts = Vec::with_capacity(CONT_SLAB_PRESIZE);
+        conts.resize_with(CONT_SLAB_PRESIZE, || ContSlot {
+            cont: None,
+            user_tag: 0,
+        });
+        Ok(Rpc {
+            now: clock.now(),
+            ep,
+            rx,
+            tx,
+            pool: nexus.pool().clone(),
+            clock,
+            handlers,
+            conts,
+            free_conts: (0..CONT_SLAB_PRESIZE as u32).rev().collect(),
+            completions: VecDeque::with_capacity(256),
+            events: VecDeque::with_capacity(64),
+            spare: MbufBatch::new(),
+            pending_tx: MbufBatch::new(),
+            fault: None,
+            background,
+            counters: RunCounters::default(),
+            queue,
+        })
+    }
+
+    // ---- getters ----
+
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.ep
+    }
+    pub fn counters(&self) -> &RunCounters {
+        &self.counters
+    }
+    /// The time read at the start of the current loop iteration.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+    pub fn clock(&self) -> &TscClock {
+        &self.clock
+    }
+    pub fn queue(&self) -> u16 {
+        self.queue
+    }
+    pub fn fault_stats(&self) -> Option<crate::fault::DropStats> {
+        self.fault.as_ref().map(|(_, d)| d.stats())
+    }
+
+    /// Drops frames on purpose (seeded) on the RX or TX side of this endpoint.
+    pub fn set_fault(&mut self, side: FaultSide, model: DropModel, seed: u64) {
+        self.fault = Some((side, Dropper::new(model, seed)));
+    }
+
+    // ---- commands ----
+
+    pub fn connect(&mut self, peer: PeerAddr) -> Result<SessionId, RpcError> {
+        self.ep.connect(self.now, peer)
+    }
+
+    pub fn disconnect(&mut self, s: SessionId) -> Result<(), RpcError> {
+        self.ep.disconnect(self.now, s)
+    }
+
+    pub fn alloc_msg(&mut self, len: usize) -> MsgBuf {
+        self.ep.alloc_msg(len)
+    }
+
+    pub fn free_msg(&mut self, m: MsgBuf) {
+        self.ep.free_msg(m)
+    }
+
+    /// Sends `msg` as a request of `req_type`; `cont` runs on completion or
+    /// failure with `tag`. With `cont = None` the completion is queued for
+    /// `poll_completion`.
+    pub fn enqueue_request(
+        &mut self,
+        s: SessionId,
+        req_type: u8,
+        msg: MsgBuf,
+        cont: Option<Continuation<A>>,
+        tag: u64,
+    ) -> Result<(), RpcError> {
+        let slot = match self.free_conts.pop() {
+            Some(i) => i,
+            None => {
+                self.conts.push(ContSlot {
+                    cont: None,
+                    user_tag: 0,
+                });
+                (self.conts.len() - 1) as u32
+            }
+        };
+        self.conts[slot as usize] = ContSlot {
+            cont,
+            user_tag: tag,
+        };
+        match self
+            .ep
+            .enqueue_request(self.now, s, req_type, msg, slot as u64)
+        {
+            Ok(()) => Ok(()),
+            Err((e, msg)) => {
+                self.ep.free_msg(msg);
+                self.free_conts.push(slot);
+                Err(e)
+            }
+        }
+    }
+
+    /// Copies `data` into a message buffer and enqueues it.
+    pub fn enqueue_request_bytes(
+        &mut self,
+        s: SessionId,
+        req_type: u8,
+        data: &[u8],
+        cont: Option<Continuation<A>>,
+        tag: u64,
+    ) -> Result<(), RpcError> {
+        let mut m = self.ep.alloc_msg(data.len());
+        m.as_mut_slice().copy_from_slice(data);
+        self.enqueue_request(s, req_type, m, cont, tag)
+    }
+
+    pub fn respond(&mut self, h: ReqHandle, msg: MsgBuf) -> Result<(), RpcError> {
+        self.ep.respond(self.now, h, msg)
+    }
+
+    pub fn respond_bytes(&mut self, h: ReqHandle, data: &[u8]) -> Result<(), RpcError> {
+        let mut m = self.ep.alloc_msg(data.len());
+        m.as_mut_slice().copy_from_slice(data);
+        self.respond(h, m)
+    }
+
+    /// A completion of a request enqueued without a continuation. The
+    /// response buffer must be given back with `free_msg`.
+    pub fn poll_completion(&mut self) -> Option<(SessionId, u64, Result<MsgBuf, RpcError>)> {
+        self.completions.pop_front()
+    }
+
+    /// Session events (Connected, ConnectFailed, SessionReset, ...).
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    // ---- the event loop ----
+
+    /// One iteration of the event loop.
+    pub fn run_once(&mut self, app: &mut A) {
+        self.now = self.clock.now();
+        self.counters.loops += 1;
+        self.rx_and_dispatch(app);
+        if self.background.is_some() {
+            self.collect_background();
+        }
+        if let Some(t) = self.ep.poll_timeout() {
+            if self.now >= t {
+                self.ep.handle_timeout(self.now);
+            }
+        }
+        self.transmit();
+        self.drain_events(app);
+    }
+
+    /// Runs the loop until `done(app)` is true or `deadline` passes; returns
+    /// whether `done` became true.
+    pub fn run_until(
+        &mut self,
+        app: &mut A,
+        deadline: Instant,
+        done: impl Fn(&A, &Self) -> bool,
+    ) -> bool {
+        loop {
+            self.run_once(app);
+            if done(app, self) {
+                return true;
+            }
+            if self.now >= deadline {
+                return false;
+            }
+        }
+    }
+
+    fn rx_and_dispatch(&mut self, app: &mut A) {
+        let mut batch = MbufBatch::new();
+        if self.rx.rx_burst(&mut batch) == 0 {
+            return;
+        }
+        self.counters.rx_bursts_nonempty += 1;
+        let now = self.now;
+        for i in 0..batch.len() {
+            if let Some((FaultSide::Rx, d)) = self.fault.as_mut() {
+                if d.should_drop() {
+                    self.counters.injected_drops_rx += 1;
+                    continue;
+                }
+            }
+            let frame = batch.data(i);
+            match self.ep.handle_frame(now, frame) {
+                None => {}
+                Some(Delivery::Request {
+                    handle,
+                    req_type,
+                    payload,
+                }) => match self.handlers.get(req_type) {
+                    Some(Handler::Inline(f)) => {
+                        let f = *f;
+                        match payload {
+                            crate::proto::Payload::Borrowed(b) => f(self, app, handle, b),
+                            crate::proto::Payload::Owned(m) => {
+                                f(self, app, handle, m.as_slice());
+                                self.ep.free_msg(m);
+                            }
+                        }
+                    }
+                    Some(Handler::Background(f)) => {
+                        let job = Job {
+                            handle,
+                            req_type,
+                            req: payload.as_slice().to_vec(),
+                            f: f.clone(),
+                        };
+                        if let crate::proto::Payload::Owned(m) = payload {
+                            self.ep.free_msg(m);
+                        }
+                        self.counters.background_jobs += 1;
+                        if let Some(bg) = self.background.as_mut() {
+                            bg.submit(job);
+                        }
+                    }
+                    None => {
+                        self.counters.no_handler += 1;
+                        if let crate::proto::Payload::Owned(m) = payload {
+                            self.ep.free_msg(m);
+                        }
+                    }
+                },
+                Some(Delivery::Response {
+                    session,
+                    tag,
+                    payload,
+                }) => {
+                    let slot = tag as u32;
+                    let Some(entry) = self.conts.get_mut(slot as usize) else {
+                        continue;
+                    };
+                    let (cont, user_tag) = (entry.cont.take(), entry.user_tag);
+                    self.free_conts.push(slot);
+                    match cont {
+                        Some(c) => {
+                            let done = Completion {
+                                session,
+                                tag: user_tag,
+                                result: Ok(payload.as_slice()),
+                            };
+                            c(self, app, done);
+                            if let crate::proto::Payload::Owned(m) = payload {
+                                self.ep.free_msg(m);
+                            }
+                        }
+                        None => {
+                            let m = match payload {
+                                crate::proto::Payload::Owned(m) => m,
+                                crate::proto::Payload::Borrowed(b) => {
+                                    let mut m = self.ep.alloc_msg(b.len());
+                                    m.as_mut_slice().copy_from_slice(b);
+                                    m
+                                }
+                            };
+                            self.completions.push_back((session, user_tag, Ok(m)));
+                        }
+                    }
+                }
+            }
+        }
+        batch.clear();
+    }
+
+    fn collect_background(&mut self) {
+        while let Some(done) = self.background.as_mut().and_then(|bg| bg.try_done()) {
+            // The session may have gone away meanwhile; then there is no one to answer.
+            let _ = self.respond_bytes(done.handle, &done.resp);
+        }
+    }
+
+    fn transmit(&mut self) {
+        while !self.pending_tx.is_full() && self.ep.has_pending_transmit() {
+            if self.spare.is_empty() && self.spare.alloc(&self.pool, BURST).is_err() {
+                self.counters.tx_no_mbuf += 1;
+                break;
+            }
+            let Some(mut m) = self.spare.pop() else { break };
+            match self.ep.poll_transmit(self.now, m.room_mut()) {
+                Some(len) => {
+                    if let Some((FaultSide::Tx, d)) = self.fault.as_mut() {
+                        if d.should_drop() {
+                            self.counters.injected_drops_tx += 1;
+                            let _ = self.spare.push(m);
+                            continue;
+                        }
+                    }
+                    m.set_len(len);
+                    if let Err(m) = self.pending_tx.push(m) {
+                        drop::<Mbuf>(m);
+                    }
+                }
+                None => {
+                    let _ = self.spare.push(m);
+                    break;
+                }
+            }
+        }
+        if !self.pending_tx.is_empty() {
+            self.tx.tx_burst(&mut self.pending_tx);
+            if !self.pending_tx.is_empty() {
+                self.counters.tx_ring_full += 1;
+            }
+        }
+    }
+
+    fn drain_events(&mut self, app: &mut A) {
+        while let Some(ev) = self.ep.poll_event() {
+            if let Event::RequestFailed {
+                session,
+                tag,
+                error,
+            } = ev
+            {
+                let slot = tag as u32;
+                let Some(entry) = self.conts.get_mut(slot as usize) else {
+                    continue;
+                };
+                let (cont, user_tag) = (entry.cont.take(), entry.user_tag);
+                self.free_conts.push(slot);
+                match cont {
+                    Some(c) => c(
+                        self,
+                        app,
+                        Completion {
+                            session,
+                            tag: user_tag,
+                            result: Err(error),
+                        },
+                    ),
+                    None => self.completions.push_back((session, user_tag, Err(error))),
+                }
+            } else {
+                self.events.push_back(ev);
+            }
+        }
+    }
+}
