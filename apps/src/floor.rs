@@ -112,6 +112,7 @@ fn open(link: &LinkArgs, role: Role, core: u32) -> anyhow::Result<Io> {
         tx_desc: 1024,
         mtu: None,
         promiscuous: true,
+        start_retry: Duration::from_millis(link.link_timeout_ms),
     };
     let port = Port::open(&eal, &dev, &cfg, pool.clone())?;
     port.wait_link_up(Duration::from_millis(link.link_timeout_ms))?;

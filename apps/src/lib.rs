@@ -1,10 +1,15 @@
 //! Shared code of the binaries: link and EAL flags, child processes, latency
 //! histograms, the raw floor benchmark.
 
+pub mod bench;
 pub mod child;
+pub mod cli;
+pub mod config;
 pub mod floor;
 pub mod hist;
 pub mod link;
 pub mod node;
+pub mod plot;
 pub mod portcheck;
+pub mod report;
 pub mod workload;

@@ -5,14 +5,14 @@
 
 use crate::hist::LatencyHist;
 use crate::link::{LinkArgs, Role};
-use crate::workload::{self, ClientApp, ClientParams, Mode, ServerApp, REQ_ECHO};
+pub use crate::workload::ClientParams;
+use crate::workload::{self, ClientApp, Mode, ServerApp, REQ_ECHO};
 use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
 use engine::proto::{EndpointConfig, PeerAddr, Stats};
 use engine::runtime::{FaultSide, Handler, HandlerTable, Nexus, NexusConfig, Rpc, RunCounters};
 use engine::time::Duration;
 use serde_json::{json, Value};
-use std::net::Ipv4Addr;
 use std::sync::Mutex;
 
 /// Everything about one process that is not the workload.
@@ -32,7 +32,8 @@ pub struct NodeSpec {
 }
 
 fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<A>> {
-    let (_, device) = spec.link.device(spec.role);
+    let (vdev, device) = spec.link.device(spec.role);
+    let vdev = vdev.map(|v| with_ring_size(&v, spec.rx_desc));
     // LinkArgs knows how to build EAL args; reuse its builder but do not init
     // here: Nexus does.
     let mut eal = engine::dpdk::EalBuilder::new()
@@ -40,7 +41,7 @@ fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<
         .no_huge((!spec.link.huge).then_some(spec.link.mem_mb))
         .file_prefix(spec.link.file_prefix.clone())
         .log_level(spec.link.log_level);
-    if let (Some(v), _) = spec.link.device(spec.role) {
+    if let Some(v) = vdev {
         eal = eal.vdev(v);
     }
     if let Some(p) = &spec.link.pci {
@@ -58,12 +59,27 @@ fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<
             tx_desc: spec.tx_desc,
             mtu: spec.mtu,
             promiscuous: true,
+            start_retry: std::time::Duration::ZERO,
         },
         pool_mbufs: 0,
         data_room: spec.data_room,
         link_timeout: std::time::Duration::from_millis(spec.link.link_timeout_ms),
     };
     Ok(Nexus::new(cfg, handlers)?)
+}
+
+/// memif and af_packet size their rings from devargs, not from the queue
+/// setup's descriptor count; the lossless reservation counts on `rx_desc`
+/// entries, so make the driver's ring match (unless the user gave it).
+fn with_ring_size(spec: &str, rx_desc: u16) -> String {
+    let has = |k: &str| spec.split(',').any(|kv| kv.starts_with(k));
+    if spec.starts_with("net_memif") && !has("rsize=") {
+        format!("{spec},rsize={}", rx_desc.max(2).ilog2())
+    } else if spec.starts_with("net_af_packet") && !has("framecnt=") {
+        format!("{spec},framecnt={rx_desc}")
+    } else {
+        spec.to_string()
+    }
 }
 
 fn endpoint_cfg(spec: &NodeSpec, worker: u16) -> EndpointConfig {
@@ -298,20 +314,21 @@ pub struct ClientResult {
     pub workers: usize,
 }
 
-/// Runs the client workload against the server at `server` (its base port;
-/// client worker i talks to server worker i % server_workers).
+/// Where client worker `w`'s session `s` connects.
+pub type Targets<'a> = &'a (dyn Fn(u16, usize) -> PeerAddr + Sync);
+
+/// Runs the client workload; `targets(worker, session)` names each session's server endpoint.
 pub fn run_client(
     spec: &NodeSpec,
     p: &ClientParams,
-    server: PeerAddr,
-    server_workers: u16,
+    targets: Targets<'_>,
 ) -> anyhow::Result<ClientResult> {
     crate::child::install_signal_handlers();
     let nx = nexus(spec, HandlerTable::<ClientApp>::new())?;
     let outs = Mutex::new(Vec::new());
     nx.run(&|w| {
         let mut out = WorkerOut::default();
-        if let Err(e) = client_worker(&nx, spec, p, server, server_workers, w.index, &mut out) {
+        if let Err(e) = client_worker(&nx, spec, p, targets, w.index, &mut out) {
             out.error = Some(format!("worker {}: {e:#}", w.index));
         }
         outs.lock().map(|mut v| v.push(out)).ok();
@@ -336,8 +353,7 @@ fn client_worker(
     nx: &Nexus<ClientApp>,
     spec: &NodeSpec,
     p: &ClientParams,
-    server: PeerAddr,
-    server_workers: u16,
+    targets: Targets<'_>,
     index: u16,
     out: &mut WorkerOut,
 ) -> anyhow::Result<()> {
@@ -345,19 +361,11 @@ fn client_worker(
     if let Some((side, model, seed)) = spec.fault {
         rpc.set_fault(side, model, seed + index as u64);
     }
-    let peer = PeerAddr {
-        port: server.port + index % server_workers.max(1),
-        ..server
-    };
+    let peers: Vec<PeerAddr> = (0..p.sessions.max(1)).map(|s| targets(index, s)).collect();
     // Connect with an app placeholder: no continuation runs before start.
     let mut app = ClientApp::new(p.clone(), Vec::new(), rpc.clock().now());
-    let sessions = workload::connect_all(
-        &mut rpc,
-        &mut app,
-        peer,
-        p.sessions.max(1),
-        Duration::from_secs(5),
-    )?;
+    let connect_timeout = spec.endpoint.connect_timeout + Duration::from_secs(2);
+    let sessions = workload::connect_all(&mut rpc, &mut app, &peers, connect_timeout)?;
     let mut app = ClientApp::new(p.clone(), sessions.clone(), rpc.clock().now());
     let run_start = rpc.clock().now();
     let mut last_live = run_start;
@@ -417,9 +425,4 @@ fn client_worker(
             .get_or_insert_with(|| format!("{unfinished} request(s) never completed"));
     }
     Ok(())
-}
-
-/// The server's address for a client: IP and base port, MAC if known.
-pub fn server_addr(ip: Ipv4Addr, port: u16, mac: Option<engine::wire::MacAddr>) -> PeerAddr {
-    PeerAddr { mac, ip, port }
 }

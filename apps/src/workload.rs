@@ -323,41 +323,46 @@ pub fn open_loop_tick(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp) {
     // intended time and are issued as soon as a slot frees.
 }
 
-/// Connects `n` sessions to `peer` and waits for all of them (bounded).
+/// Connects one session to each of `peers` and waits for all (bounded).
 pub fn connect_all<A>(
     rpc: &mut Rpc<A>,
     app: &mut A,
-    peer: PeerAddr,
-    n: usize,
+    peers: &[PeerAddr],
     timeout: Duration,
 ) -> anyhow::Result<Vec<SessionId>> {
-    let mut pending = Vec::with_capacity(n);
-    for _ in 0..n {
-        pending.push(rpc.connect(peer)?);
+    let mut pending = Vec::with_capacity(peers.len());
+    for p in peers {
+        pending.push(rpc.connect(*p)?);
     }
-    let mut connected = Vec::with_capacity(n);
+    let mut connected = Vec::with_capacity(peers.len());
     let deadline = rpc.clock().now() + timeout;
-    while connected.len() < n {
+    while connected.len() < peers.len() {
         rpc.run_once(app);
         while let Some(ev) = rpc.poll_event() {
             match ev {
                 engine::proto::Event::Connected(s) => connected.push(s),
-                engine::proto::Event::ConnectFailed { reason, .. } => {
-                    anyhow::bail!("connect to {}:{} failed: {reason}", peer.ip, peer.port)
+                engine::proto::Event::ConnectFailed { session, reason } => {
+                    let i = pending.iter().position(|p| *p == session).unwrap_or(0);
+                    anyhow::bail!(
+                        "connect to {}:{} failed: {reason}",
+                        peers[i].ip,
+                        peers[i].port
+                    )
                 }
                 _ => {}
             }
         }
         if rpc.now() > deadline {
             anyhow::bail!(
-                "connect to {}:{}: {} of {n} sessions connected within {:?} (is the server running on the same link?)",
-                peer.ip,
-                peer.port,
+                "{} of {} sessions connected within {:?} (is the server running on the same link?)",
                 connected.len(),
+                peers.len(),
                 std::time::Duration::from_nanos(timeout.as_nanos())
             );
         }
     }
+    // Keep the order of `peers`.
+    connected.sort_by_key(|s| pending.iter().position(|p| p == s));
     Ok(connected)
 }
 

@@ -62,6 +62,13 @@ impl AddAssign<Duration> for Instant {
     }
 }
 
+impl Add for Duration {
+    type Output = Duration;
+    fn add(self, d: Duration) -> Duration {
+        Duration(self.0.saturating_add(d.0))
+    }
+}
+
 impl Sub<Instant> for Instant {
     type Output = Duration;
     fn sub(self, earlier: Instant) -> Duration {

@@ -4,9 +4,11 @@
 
 use anyhow::Context;
 use apps::child::{install_signal_handlers, last_json, ChildProc};
+use apps::cli::ConfigArgs;
 use apps::floor::{self, ClientPlan};
 use apps::link::{LinkArgs, LinkKind, Role};
 use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Parser, Debug)]
@@ -14,7 +16,7 @@ use std::time::Duration;
     name = "rpc-bench",
     version,
     about = "Benchmarks for the RPC engine over DPDK virtual devices or real NICs",
-    after_help = "Examples:\n  rpc-bench floor                      raw-frame floor over memif, cores 0 and 1\n  rpc-bench floor --json --pings 20000  same, JSON summary as the last line\n  rpc-bench port-check --link null      bring one port up in one process"
+    after_help = "Examples:\n  rpc-bench                            32 B latency over memif (server core 1, client core 0) + raw floor\n  rpc-bench run --workload throughput --window 8 --sessions 4 --json\n  rpc-bench run -c configs/af_packet.toml   af_packet on a veth pair (scripts/veth.sh up rpcveth0)\n  rpc-bench floor                      raw-frame floor over memif, cores 0 and 1\n  rpc-bench floor --json --pings 20000  same, JSON summary as the last line\n  rpc-bench port-check --link null      bring one port up in one process"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -23,6 +25,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Cmd {
+    /// (default) Server and client processes on two pinned cores; report latency, rate, loss, and the ratio to the raw floor.
+    Run(RunArgs),
     /// Raw frames, no RPC: ping-pong RTT (64 B, 1 KiB) and streaming (64 B, MTU) between two pinned processes.
     Floor(FloorArgs),
     /// Internal: one side of the floor benchmark (started by `floor`).
@@ -30,6 +34,27 @@ enum Cmd {
     FloorPeer(FloorPeerArgs),
     /// Bring one port up in a single process, send frames, report link, counts and mbuf accounting.
     PortCheck(PortCheckArgs),
+}
+
+#[derive(Args, Debug, Clone, Default)]
+struct RunArgs {
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// Print one JSON summary object as the last line.
+    #[arg(long)]
+    json: bool,
+    /// Save the latency histogram in HdrHistogram's percentile format.
+    #[arg(long)]
+    hist_out: Option<PathBuf>,
+    /// Draw the latency percentile distribution as SVG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Skip the raw floor measurement (no ratios in the report).
+    #[arg(long)]
+    no_floor: bool,
+    /// Pings per frame size for the floor measured in the same run.
+    #[arg(long, default_value_t = 10_000)]
+    floor_pings: u64,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -89,12 +114,14 @@ struct PortCheckArgs {
 fn main() {
     let cli = Cli::parse();
     let result = match cli.cmd {
+        Some(Cmd::Run(a)) => run_cmd(a),
         Some(Cmd::Floor(a)) => floor_cmd(a).map(|_| ()),
         Some(Cmd::FloorPeer(a)) => floor_peer(a),
         Some(Cmd::PortCheck(a)) => {
             apps::portcheck::run(&a.link, a.core, a.frames, a.rx_wait_ms).map(|v| println!("{v}"))
         }
         None => match Cli::parse_from(["rpc-bench", "floor"]).cmd {
+            Some(Cmd::Run(a)) => run_cmd(a),
             Some(Cmd::Floor(a)) => floor_cmd(a).map(|_| ()),
             _ => unreachable!("`floor` parses as the floor subcommand"),
         },
@@ -212,4 +239,85 @@ fn print_floor(v: &serde_json::Value, json: bool) {
     if json {
         println!("{v}");
     }
+}
+
+/// The floor measured over the same link as the RPC run, for ratios.
+fn floor_for(cfg: &apps::config::Config, pings: u64) -> anyhow::Result<serde_json::Value> {
+    let mut link = cfg.link_args();
+    if link.link == LinkKind::Memif {
+        link.socket = format!("/tmp/rpc-floor-{}.sock", apps::bench::unique_tag());
+    }
+    let cores = vec![cfg.cores.client[0], cfg.cores.server[0]];
+    let a = FloorArgs {
+        link,
+        cores,
+        pings,
+        warmup: 1000,
+        stream_secs: 0.3,
+        json: false,
+    };
+    floor_cmd(a)
+}
+
+fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
+    install_signal_handlers();
+    let mut cfg = a.cfg.load(None)?;
+    apps::bench::isolate(&mut cfg);
+    apps::bench::preflight(&cfg)?;
+    let floor = if a.no_floor {
+        None
+    } else {
+        Some(floor_for(&cfg, a.floor_pings).context("raw floor")?)
+    };
+    eprintln!(
+        "rpc-bench: {} over {} ({}), {} B requests, {} B responses, {} s (+{} s warm-up); server cores {:?}, client cores {:?}",
+        cfg.workload.kind.as_str(),
+        format!("{:?}", cfg.link.kind).to_lowercase(),
+        apps::cli::mode_name(&cfg),
+        cfg.workload.req_size,
+        cfg.workload.resp_size,
+        cfg.workload.seconds,
+        cfg.workload.warmup_seconds,
+        cfg.cores.server,
+        cfg.cores.client
+    );
+    let mut rep = apps::bench::run_pair(&cfg)?;
+    if let Some(f) = &floor {
+        rep.floor_p50_us = f["p50_us"].as_f64();
+        rep.floor_p99_us = f["p99_us"].as_f64();
+        rep.extra.insert("floor".into(), f.clone());
+    }
+    println!();
+    print!("{}", rep.render_text());
+    if let Some(p) = &a.hist_out {
+        rep.write_hist(p)?;
+    }
+    if let Some(p) = &a.plot {
+        apps::plot::plot_latency_percentiles(
+            p,
+            "RPC latency",
+            &[(rep.mode.as_str(), &rep.latency)],
+        )?;
+    }
+    let ok = rep.failed == 0
+        && !rep.extra.contains_key("errors")
+        && !rep.extra.contains_key("server_error");
+    if a.json {
+        let mut v = rep.to_json();
+        if let Some(o) = v.as_object_mut() {
+            o.remove("hist");
+        }
+        println!("{v}");
+    }
+    if !ok {
+        anyhow::bail!(
+            "the run had failures: {} failed request(s){}",
+            rep.failed,
+            rep.extra
+                .get("errors")
+                .map(|e| format!(", {e}"))
+                .unwrap_or_default()
+        );
+    }
+    Ok(())
 }

@@ -22,6 +22,9 @@ pub struct PortConfig {
     /// Accept frames for other MACs (vdevs and shared L2 segments need it
     /// when the peer's MAC is learned late).
     pub promiscuous: bool,
+    /// How long to keep retrying a failing `rte_eth_dev_start` (a memif
+    /// client cannot start until its server listens on the socket).
+    pub start_retry: Duration,
 }
 
 impl Default for PortConfig {
@@ -32,6 +35,7 @@ impl Default for PortConfig {
             tx_desc: 1024,
             mtu: None,
             promiscuous: true,
+            start_retry: Duration::ZERO,
         }
     }
 }
@@ -171,10 +175,23 @@ impl Port {
                 return Err(DpdkError::from_rc("rte_eth_tx_queue_setup", rc));
             }
         }
-        // SAFETY: all queues are set up.
-        let rc = unsafe { dpdk_sys::rte_eth_dev_start(id) };
-        if rc != 0 {
-            return Err(DpdkError::from_rc("rte_eth_dev_start", rc));
+        let started = Instant::now();
+        loop {
+            // SAFETY: all queues are set up.
+            let rc = unsafe { dpdk_sys::rte_eth_dev_start(id) };
+            if rc == 0 {
+                break;
+            }
+            if started.elapsed() >= cfg.start_retry {
+                let err = DpdkError::from_rc("rte_eth_dev_start", rc);
+                if name.starts_with("net_memif") {
+                    return Err(perr(format!(
+                        "{err}; a memif client cannot start until a memif server listens on its socket (is the server running?)"
+                    )));
+                }
+                return Err(err);
+            }
+            std::thread::sleep(Duration::from_millis(50));
         }
         if cfg.promiscuous {
             // SAFETY: started port. Some vdevs do not support it; that is fine

@@ -55,6 +55,7 @@ impl<A> Nexus<A> {
         let eal = cfg.eal.clone().init()?;
         let workers = eal.lcores().len() as u16;
         cfg.port.queues = workers;
+        cfg.port.start_retry = cfg.link_timeout;
         let per_queue =
             cfg.port.rx_desc as u32 + cfg.port.tx_desc as u32 + 4 * crate::dpdk::BURST as u32 + 512;
         let n = if cfg.pool_mbufs == 0 {

@@ -1,0 +1,137 @@
+//! `rpc-bench`'s orchestration: write the run's config to a file both sides
+//! read, start `rpc-server` and `rpc-client` as separate processes pinned to
+//! their cores, gather both sides' counters, and merge them into one report
+//! (with the raw floor from the same invocation when asked).
+
+use crate::child::{last_json, ChildProc};
+use crate::config::Config;
+use crate::link::LinkKind;
+use crate::report::Report;
+use anyhow::{bail, Context};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Unique per invocation and call, so leftovers of a crashed run never collide.
+pub fn unique_tag() -> String {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+    )
+}
+
+/// A sibling binary of the running one (rpc-server next to rpc-bench).
+pub fn sibling(name: &str) -> anyhow::Result<PathBuf> {
+    let me = std::env::current_exe().context("cannot find own executable")?;
+    let p = me.with_file_name(name);
+    if !p.exists() {
+        bail!(
+            "{} not found next to {} (build all binaries: cargo build --release -p apps)",
+            name,
+            me.display()
+        );
+    }
+    Ok(p)
+}
+
+/// Gives each run its own memif socket unless the user chose one.
+pub fn isolate(cfg: &mut Config) {
+    if cfg.link.kind == LinkKind::Memif && cfg.link.socket == Config::default().link.socket {
+        cfg.link.socket = format!("/tmp/rpc-bench-{}.sock", unique_tag());
+    }
+}
+
+/// Checks what the link needs before starting processes that would time out.
+pub fn preflight(cfg: &Config) -> anyhow::Result<()> {
+    match cfg.link.kind {
+        LinkKind::AfPacket => {
+            for iface in [cfg.link.iface.clone(), format!("{}p", cfg.link.iface)] {
+                if !Path::new("/sys/class/net").join(&iface).exists() {
+                    bail!("interface {iface} does not exist: create the pair with `scripts/veth.sh up {}`", cfg.link.iface);
+                }
+            }
+            Ok(())
+        }
+        LinkKind::Ring | LinkKind::Null | LinkKind::Pcap => bail!(
+            "rpc-bench runs a server and a client in two processes; link.kind = {:?} is single-process (use memif, af_packet or pci; `rpc-bench floor` and `port-check` cover the others)",
+            cfg.link.kind
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Runs one server+client pair on `cfg`; returns the merged report.
+pub fn run_pair(cfg: &Config) -> anyhow::Result<Report> {
+    preflight(cfg)?;
+    let dir = std::env::temp_dir().join(format!("rpc-bench-{}", unique_tag()));
+    std::fs::create_dir_all(&dir)?;
+    let cfg_path = dir.join("run.toml");
+    std::fs::write(&cfg_path, cfg.to_toml_string())?;
+    let result = run_pair_with(cfg, &cfg_path);
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+fn run_pair_with(cfg: &Config, cfg_path: &Path) -> anyhow::Result<Report> {
+    let w = &cfg.workload;
+    let run_secs = w.seconds + w.warmup_seconds;
+    let conf = format!("--config={}", cfg_path.display());
+    // The server outlives the client by a margin; rpc-bench stops it by PID.
+    let server_max = run_secs + 60.0;
+    let mut server = ChildProc::spawn(
+        "rpc-server",
+        &sibling("rpc-server")?,
+        &[conf.clone(), format!("--max-seconds={server_max}")],
+    )?;
+    std::thread::sleep(Duration::from_millis(300));
+    let client_args = vec![conf, "--json".to_string(), "--json-hist".to_string()];
+    let mut client = ChildProc::spawn("rpc-client", &sibling("rpc-client")?, &client_args)?;
+    // Client bound: connect + warm-up + run + drain + session timeout + startup.
+    let limit =
+        Duration::from_secs_f64(run_secs + cfg.transport.session_timeout_ms as f64 / 1e3 + 30.0);
+    let client_out = client.wait(limit);
+    // Stop the server (SIGTERM: it prints its counters and exits 0).
+    if let Some(pid) = server.pid() {
+        // SAFETY: signalling our own child by its PID.
+        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    }
+    let server_out = server.wait(Duration::from_secs(10));
+    let client_text = match client_out {
+        Ok(s) => s,
+        // A failed run still prints its report; keep it if there is one.
+        Err(e) => {
+            let msg = format!("{e:#}");
+            match msg.split_once("its output:\n") {
+                Some((_, out)) if out.contains('{') => out.to_string(),
+                _ => return Err(e),
+            }
+        }
+    };
+    let mut rep = Report::from_json(&last_json(&client_text)?)
+        .map_err(|e| anyhow::anyhow!("client report: {e}"))?;
+    match server_out.and_then(|s| last_json(&s)) {
+        Ok(v) => {
+            if let Some(missed) = v["port"]["rx_missed"].as_u64().filter(|&m| m > 0) {
+                rep.add_drops("server_rx_ring_overflow", missed);
+            }
+            if let Some(inj) = v["injected_drops"].as_u64().filter(|&m| m > 0) {
+                rep.add_drops("server_injected", inj);
+            }
+            if let Some(d) = v["stats"]["drops"].as_object() {
+                for (k, n) in d {
+                    if let Some(n) = n.as_u64().filter(|&n| n > 0 && k != "not_ours") {
+                        rep.add_drops(&format!("server_proto.{k}"), n);
+                    }
+                }
+            }
+            rep.server = Some(v);
+        }
+        Err(e) => {
+            rep.extra
+                .insert("server_error".into(), format!("{e:#}").into());
+        }
+    }
+    Ok(rep)
+}

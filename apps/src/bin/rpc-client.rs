@@ -1,0 +1,77 @@
+//! rpc-client: one endpoint per pinned core, runs the configured workload
+//! against rpc-server and prints a latency report (and JSON with --json).
+//! Exits 1 if any request failed or any response had a wrong byte.
+
+use apps::cli::{client_params, client_report, node_spec, ConfigArgs};
+use apps::link::Role;
+use clap::Parser;
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "rpc-client",
+    version,
+    about = "RPC client: runs a workload against rpc-server and reports latency percentiles",
+    after_help = "Examples:\n  rpc-client                                   32 B latency over memif for 3 s (core 0)\n  rpc-client --workload throughput --window 8 --sessions 4\n  rpc-client --workload large --msg-size 8388608 --resp-size 32\n  rpc-client --workload open_loop --rate 200000 --json --hist-out lat.hgrm --plot lat.svg"
+)]
+struct Cli {
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// Print one JSON summary object as the last line.
+    #[arg(long)]
+    json: bool,
+    /// Save the latency histogram in HdrHistogram's percentile format.
+    #[arg(long)]
+    hist_out: Option<PathBuf>,
+    /// Draw the latency percentile distribution as SVG.
+    #[arg(long)]
+    plot: Option<PathBuf>,
+    /// Include the encoded histogram in the JSON (rpc-bench merges it).
+    #[arg(long, hide = true)]
+    json_hist: bool,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    match run(&cli) {
+        Ok(true) => {}
+        Ok(false) => std::process::exit(1),
+        Err(e) => {
+            eprintln!("rpc-client: error: {e:#}");
+            std::process::exit(1);
+        }
+    }
+}
+
+fn run(cli: &Cli) -> anyhow::Result<bool> {
+    let cfg = cli.cfg.load(Some(Role::Client))?;
+    let spec = node_spec(&cfg, Role::Client);
+    let params = client_params(&cfg, true);
+    let targets = |w: u16, s: usize| cfg.server_peer(cfg.target_server_worker(w as usize, s));
+    let result = apps::node::run_client(&spec, &params, &targets)?;
+    let rep = client_report(&cfg, &result);
+    print!("{}", rep.render_text());
+    if let Some(p) = &cli.hist_out {
+        rep.write_hist(p)?;
+    }
+    if let Some(p) = &cli.plot {
+        apps::plot::plot_latency_percentiles(
+            p,
+            "RPC latency",
+            &[(rep.mode.as_str(), &rep.latency)],
+        )?;
+    }
+    for e in &result.errors {
+        eprintln!("rpc-client: {e}");
+    }
+    if cli.json {
+        let mut v = rep.to_json();
+        if !cli.json_hist {
+            if let Some(o) = v.as_object_mut() {
+                o.remove("hist");
+            }
+        }
+        println!("{v}");
+    }
+    Ok(result.failed == 0 && result.bad_responses == 0 && result.errors.is_empty())
+}

@@ -1,0 +1,36 @@
+//! rpc-server: one RPC endpoint per pinned core, serving the benchmark's echo
+//! RPC until SIGINT/SIGTERM or --max-seconds; prints its counters on exit.
+
+use apps::cli::{node_spec, server_params, ConfigArgs};
+use apps::link::Role;
+use clap::Parser;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "rpc-server",
+    version,
+    about = "RPC server: one endpoint per pinned core on a DPDK port (virtual device or NIC)",
+    after_help = "Examples:\n  rpc-server                                   memif server on core 1 (configs/memif.toml defaults)\n  rpc-server -c configs/af_packet.toml         af_packet on the veth made by scripts/veth.sh\n  rpc-server --set cores.server=[1] --set server.work_ns=2000   a slow receiver\n\nStop it with Ctrl-C (or SIGTERM): it prints its counters as one JSON line and exits 0."
+)]
+struct Cli {
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// Exit after this many seconds even without a signal.
+    #[arg(long, default_value_t = 3600.0)]
+    max_seconds: f64,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = (|| -> anyhow::Result<()> {
+        let cfg = cli.cfg.load(Some(Role::Server))?;
+        let spec = node_spec(&cfg, Role::Server);
+        let summary = apps::node::run_server(&spec, &server_params(&cfg, cli.max_seconds))?;
+        println!("{summary}");
+        Ok(())
+    })();
+    if let Err(e) = result {
+        eprintln!("rpc-server: error: {e:#}");
+        std::process::exit(1);
+    }
+}
