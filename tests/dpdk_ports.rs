@@ -42,9 +42,7 @@ fn ring_port_loops_every_frame_back() {
 /// Writes a pcap file with `n` 64-byte frames.
 fn write_pcap(path: &std::path::Path, n: u32) {
     let mut b = Vec::new();
-    for x in [0xa1b2c3d4u32] {
-        b.extend_from_slice(&x.to_le_bytes());
-    }
+    b.extend_from_slice(&0xa1b2c3d4u32.to_le_bytes()); // pcap magic, microseconds
     b.extend_from_slice(&2u16.to_le_bytes());
     b.extend_from_slice(&4u16.to_le_bytes());
     b.extend_from_slice(&[0u8; 8]);

@@ -47,7 +47,12 @@ pub fn isolate(cfg: &mut Config) {
 pub fn preflight(cfg: &Config) -> anyhow::Result<()> {
     match cfg.link.kind {
         LinkKind::AfPacket => {
-            for iface in [cfg.link.iface.clone(), format!("{}p", cfg.link.iface)] {
+            let mut ifaces = vec![cfg.link.iface.clone()];
+            // The client's end is only visible here when it is not in a namespace.
+            if cfg.link.client_netns.is_none() {
+                ifaces.push(format!("{}p", cfg.link.iface));
+            }
+            for iface in ifaces {
                 if !Path::new("/sys/class/net").join(&iface).exists() {
                     bail!("interface {iface} does not exist: create the pair with `scripts/veth.sh up {}`", cfg.link.iface);
                 }

@@ -178,6 +178,7 @@ pub fn mode_name(cfg: &Config) -> &'static str {
 pub fn client_report(cfg: &Config, r: &crate::node::ClientResult) -> Report {
     let mut rep = Report::from_config(cfg);
     rep.completed = r.completed;
+    rep.measured = Some(r.completed_measured);
     rep.failed = r.failed;
     rep.seconds = r.seconds;
     rep.latency = r.hist.clone();

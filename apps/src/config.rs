@@ -103,6 +103,9 @@ pub struct LinkConfig {
     pub kind: LinkKind,
     pub socket: String,
     pub iface: String,
+    /// Network namespace of the client process (af_packet with the veth
+    /// peer in a namespace: scripts/veth.sh up IFACE --netns NS).
+    pub client_netns: Option<String>,
     pub pci: Option<String>,
     pub vdev: Option<String>,
     pub server_mac: Option<Mac>,
@@ -126,6 +129,7 @@ impl Default for LinkConfig {
             kind: LinkKind::Memif,
             socket: "/tmp/rpc-engine.sock".into(),
             iface: "rpcveth0".into(),
+            client_netns: None,
             pci: None,
             vdev: None,
             server_mac: None,
@@ -672,6 +676,7 @@ impl Config {
             mem_mb: l.mem_mb,
             log_level: 4,
             eal_args: l.eal_args.clone(),
+            client_netns: l.client_netns.clone(),
             link_timeout_ms: 10_000,
         }
     }

@@ -76,7 +76,7 @@ impl LatencyHist {
         )?;
         let mut total = 0u64;
         for v in self.h.iter_quantiles(5) {
-            total = v.count_since_last_iteration() + total;
+            total += v.count_since_last_iteration();
             let q = v.quantile_iterated_to();
             let value = v.value_iterated_to() as f64 / 1000.0;
             if q < 1.0 {
@@ -166,8 +166,10 @@ mod tests {
         b.record_ns(5_000_000);
         a.merge(&b);
         assert_eq!(a.count(), 1001);
+        // 1001 samples: the median is the 501st (501 us), reported as its
+        // bucket's upper edge, within 0.1 % at 3 significant digits.
         assert!(
-            (a.percentile_us(50.0) - 500.0).abs() < 1.0,
+            (a.percentile_us(50.0) - 501.0).abs() < 1.0,
             "{}",
             a.percentile_us(50.0)
         );

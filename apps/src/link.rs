@@ -71,6 +71,10 @@ pub struct LinkArgs {
     /// Extra raw EAL argument (repeatable), e.g. --eal-arg=--iova-mode=va.
     #[arg(long = "eal-arg", allow_hyphen_values = true)]
     pub eal_args: Vec<String>,
+    /// Network namespace the client side runs in (af_packet: the veth peer's
+    /// namespace, see scripts/veth.sh --netns).
+    #[arg(long)]
+    pub client_netns: Option<String>,
     /// How long to wait for link-up, in milliseconds.
     #[arg(long, default_value_t = 10_000)]
     pub link_timeout_ms: u64,
@@ -104,8 +108,31 @@ impl LinkArgs {
         (Some(spec), name)
     }
 
+    /// Moves this process into the client's network namespace, if one is
+    /// configured and this is the client. Must run before EAL starts threads.
+    pub fn enter_netns(&self, role: Role) -> anyhow::Result<()> {
+        let (Role::Client, Some(ns)) = (role, &self.client_netns) else {
+            return Ok(());
+        };
+        let path = format!("/var/run/netns/{ns}");
+        let file = std::fs::File::open(&path)
+            .map_err(|e| anyhow::anyhow!("network namespace {ns:?} ({path}): {e}; create it with scripts/veth.sh up IFACE --netns {ns}"))?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: setns on a valid namespace fd; it affects only this thread,
+        // and EAL's threads are created later from it, so they inherit it.
+        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+        if rc != 0 {
+            anyhow::bail!(
+                "cannot enter network namespace {ns:?}: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+        Ok(())
+    }
+
     /// Initialises EAL on `cores` for this role; returns it with the device name.
     pub fn init_eal(&self, role: Role, cores: &[u32]) -> anyhow::Result<(Eal, String)> {
+        self.enter_netns(role)?;
         let (vdev, name) = self.device(role);
         if self.link == LinkKind::Pci && self.pci.is_none() && self.vdev.is_none() {
             anyhow::bail!("--link pci needs --pci ADDRESS (e.g. --pci 0000:01:00.0)");
@@ -152,6 +179,9 @@ impl LinkArgs {
         }
         if let Some(f) = &self.file_prefix {
             a.push(format!("--file-prefix={f}"));
+        }
+        if let Some(n) = &self.client_netns {
+            a.push(format!("--client-netns={n}"));
         }
         if self.huge {
             a.push("--huge".into());

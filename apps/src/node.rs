@@ -32,6 +32,7 @@ pub struct NodeSpec {
 }
 
 fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<A>> {
+    spec.link.enter_netns(spec.role)?;
     let (vdev, device) = spec.link.device(spec.role);
     let vdev = vdev.map(|v| with_ring_size(&v, spec.rx_desc));
     // LinkArgs knows how to build EAL args; reuse its builder but do not init
@@ -266,7 +267,7 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<Value> {
                     rpc.run_once(&mut app);
                     n = n.wrapping_add(1);
                     // Check the stop flag every 1024 iterations: cheap enough.
-                    if n % 1024 == 0 && (crate::child::interrupted() || rpc.now() >= end) {
+                    if n.is_multiple_of(1024) && (crate::child::interrupted() || rpc.now() >= end) {
                         break;
                     }
                 }
@@ -340,7 +341,7 @@ pub fn run_client(
         completed_measured: m.completed_measured,
         failed: m.failed,
         bad_responses: m.bad,
-        seconds: p.run.as_secs_f64(),
+        seconds: m.seconds,
         stats: m.stats,
         injected_drops: m.injected,
         port: port_json(&nx),
@@ -409,9 +410,11 @@ fn client_worker(
     }
     out.stats = *rpc.endpoint().stats();
     out.counters = *rpc.counters();
-    out.hist = app.hist.clone();
+    let (hist, measured, secs) = app.measurement();
+    out.hist = hist;
     out.completed = app.completed;
-    out.completed_measured = app.completed_measured;
+    out.completed_measured = measured;
+    out.seconds = secs;
     out.failed = app.failed + unfinished;
     out.bad = app.bad_responses;
     out.injected = out.counters.injected_drops_rx + out.counters.injected_drops_tx;

@@ -42,6 +42,9 @@ pub struct Report {
     pub resp_size: u64,
     /// RPCs completed in the measured interval (warm-up excluded).
     pub completed: u64,
+    /// RPCs completed inside the measured window (after warm-up); the rate
+    /// figures use it with `seconds`. `None`: all of `completed`.
+    pub measured: Option<u64>,
     pub failed: u64,
     /// Length of the measured interval.
     pub seconds: f64,
@@ -98,12 +101,14 @@ impl Report {
 
     /// Million RPCs per second.
     pub fn mrps(&self) -> f64 {
-        per_second(self.completed as f64, self.seconds) / 1e6
+        per_second(self.measured.unwrap_or(self.completed) as f64, self.seconds) / 1e6
     }
 
     /// Goodput in Gb/s: request + response payload bytes of completed RPCs.
     pub fn gbps(&self) -> f64 {
-        let bits = self.completed as f64 * (self.msg_size + self.resp_size) as f64 * 8.0;
+        let bits = self.measured.unwrap_or(self.completed) as f64
+            * (self.msg_size + self.resp_size) as f64
+            * 8.0;
         per_second(bits, self.seconds) / 1e9
     }
 
@@ -174,6 +179,9 @@ impl Report {
         m.insert("msg_size".into(), json!(self.msg_size));
         m.insert("resp_size".into(), json!(self.resp_size));
         m.insert("completed".into(), json!(self.completed));
+        if let Some(n) = self.measured {
+            m.insert("completed_measured".into(), json!(n));
+        }
         m.insert("failed".into(), json!(self.failed));
         m.insert("seconds".into(), json!(self.seconds));
         m.insert("mrps".into(), json!(self.mrps()));
@@ -252,6 +260,7 @@ impl Report {
             msg_size: u("msg_size"),
             resp_size: u("resp_size"),
             completed: u("completed"),
+            measured: v.get("completed_measured").and_then(Value::as_u64),
             failed: u("failed"),
             seconds: f("seconds").unwrap_or(0.0),
             latency,

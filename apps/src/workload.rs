@@ -170,6 +170,11 @@ pub struct ClientApp {
     pub template: Vec<u8>,
     pub sessions: Vec<SessionId>,
     pub hist: LatencyHist,
+    /// Latencies of requests started during warm-up (used only when the whole
+    /// run ended inside the warm-up, e.g. a small `max_requests`).
+    pub hist_warm: LatencyHist,
+    pub run_start: Instant,
+    pub last_completion: Instant,
     /// Intended send time per tag (tag = index), for latency measurement.
     start_times: Vec<Instant>,
     free_tags: Vec<u32>,
@@ -203,6 +208,9 @@ impl ClientApp {
             template,
             sessions,
             hist: LatencyHist::new(),
+            hist_warm: LatencyHist::new(),
+            run_start: now,
+            last_completion: now,
             start_times: vec![Instant::ZERO; cap],
             free_tags: (0..cap as u32).rev().collect(),
             issued: 0,
@@ -224,6 +232,20 @@ impl ClientApp {
 
     pub fn done(&self, now: Instant) -> bool {
         !self.may_issue(now) && self.in_flight == 0
+    }
+
+    /// The measured window's latencies, completions and length in seconds.
+    /// A run that ended inside its warm-up is measured whole instead.
+    pub fn measurement(&self) -> (LatencyHist, u64, f64) {
+        if self.completed_measured == 0 && self.completed > 0 {
+            let mut h = self.hist_warm.clone();
+            h.merge(&self.hist);
+            let secs = (self.last_completion - self.run_start).as_secs_f64();
+            return (h, self.completed, secs);
+        }
+        let end = self.last_completion.min(self.measure_until);
+        let secs = (end - self.measure_from).as_secs_f64();
+        (self.hist.clone(), self.completed_measured, secs)
     }
 }
 
@@ -272,7 +294,10 @@ fn on_response(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp, done: Completion<'
             if start >= app.measure_from && now <= app.measure_until {
                 app.hist.record_ns((now - start).as_nanos());
                 app.completed_measured += 1;
+            } else if start < app.measure_from {
+                app.hist_warm.record_ns((now - start).as_nanos());
             }
+            app.last_completion = now;
         }
         Err(e) => {
             app.failed += 1;
@@ -380,8 +405,8 @@ mod tests {
         assert!(check_message(&m, &t, 100).unwrap_err().contains("byte 50"));
         assert!(check_message(&m[..10], &t, 100).is_err());
         let mut small = vec![0u8; 3];
-        fill_message(&mut small, &t, 0x0102_03);
-        assert_eq!(check_message(&small, &t, 3), Ok(0x0102_03));
+        fill_message(&mut small, &t, 0x0001_0203);
+        assert_eq!(check_message(&small, &t, 3), Ok(0x0001_0203));
         assert_eq!(check_message(&[], &t, 0), Ok(0));
     }
 }

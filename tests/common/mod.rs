@@ -97,6 +97,7 @@ pub fn repo_root() -> std::path::PathBuf {
 /// A veth pair NAME <-> NAMEp made by scripts/veth.sh, removed on drop.
 pub struct Veth {
     pub name: String,
+    pub netns: Option<String>,
 }
 
 impl Veth {
@@ -112,8 +113,13 @@ impl Veth {
             st.success(),
             "scripts/veth.sh up {name} failed (needs root and iproute2)"
         );
+        let netns = extra
+            .windows(2)
+            .find(|w| w[0] == "--netns")
+            .map(|w| w[1].to_string());
         Veth {
             name: name.to_string(),
+            netns,
         }
     }
 }
@@ -121,6 +127,11 @@ impl Veth {
 impl Drop for Veth {
     fn drop(&mut self) {
         let script = repo_root().join("scripts/veth.sh");
-        let _ = Command::new(script).arg("down").arg(&self.name).status();
+        let mut cmd = Command::new(script);
+        cmd.arg("down").arg(&self.name);
+        if let Some(ns) = &self.netns {
+            cmd.arg("--netns").arg(ns);
+        }
+        let _ = cmd.status();
     }
 }

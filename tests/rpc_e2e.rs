@@ -1,0 +1,346 @@
+//! End-to-end RPC tests: the real rpc-server and rpc-client (and rpc-bench)
+//! as separate processes pinned to the two cores, over memif and over
+//! af_packet on a veth pair; small and 8 MiB messages with every byte
+//! checked, with and without injected loss; bad configs; a server that dies.
+
+mod common;
+use common::{run, unique, Veth};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const SERVER: &str = env!("CARGO_BIN_EXE_rpc-server");
+const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");
+const BENCH: &str = env!("CARGO_BIN_EXE_rpc-bench");
+const LIMIT: Duration = Duration::from_secs(90);
+
+/// A running rpc-server, stopped by PID (SIGTERM, then SIGKILL) on drop.
+struct Server {
+    child: std::process::Child,
+}
+
+impl Server {
+    fn start(args: &[String]) -> Server {
+        let child = Command::new(SERVER)
+            .args(args)
+            .arg("--max-seconds=120")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start rpc-server");
+        // memif: the server creates the socket; the client also retries.
+        std::thread::sleep(Duration::from_millis(300));
+        Server { child }
+    }
+
+    /// SIGTERM and the server's JSON summary.
+    fn stop(mut self) -> serde_json::Value {
+        // SAFETY-free: libc is not a dev-dependency here; use kill(1).
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let out = wait_output(&mut self.child, Duration::from_secs(15));
+        assert!(
+            out.0.map(|s| s.success()).unwrap_or(false),
+            "rpc-server did not exit cleanly: {}",
+            out.1
+        );
+        out.1
+            .lines()
+            .rev()
+            .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .unwrap_or_else(|| panic!("no JSON from rpc-server: {}", out.1))
+    }
+
+    fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_output(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> (Option<std::process::ExitStatus>, String) {
+    use std::io::Read;
+    let start = Instant::now();
+    loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            let mut s = String::new();
+            if let Some(mut o) = child.stdout.take() {
+                let _ = o.read_to_string(&mut s);
+            }
+            return (Some(st), s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, "killed after timeout".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn memif_link() -> Vec<String> {
+    vec![format!("--socket=/tmp/{}.sock", unique("rpce2e"))]
+}
+
+/// Runs N RPCs of the given sizes; returns the client's JSON report.
+fn exchange(link: &[String], extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
+    let server = Server::start(
+        &[
+            link,
+            &extra.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+        ]
+        .concat(),
+    );
+    let mut args: Vec<&str> = link.iter().map(String::as_str).collect();
+    args.extend_from_slice(extra);
+    args.push("--json");
+    let r = run(CLIENT, &args, LIMIT);
+    let srv = server.stop();
+    assert!(
+        r.ok(),
+        "rpc-client failed (exit {:?}):\n{}\n{}",
+        r.code,
+        r.stdout,
+        r.stderr
+    );
+    let v = r.json();
+    assert_eq!(v["failed"], 0, "{v}");
+    assert_eq!(v["bad_responses"], 0, "every byte checked: {v}");
+    assert_eq!(
+        srv["bad_requests"], 0,
+        "server checked every request byte: {srv}"
+    );
+    (v, srv)
+}
+
+#[test]
+fn memif_small_rpcs_complete() {
+    let (v, srv) = exchange(
+        &memif_link(),
+        &["--set=workload.max_requests=20000", "--seconds=30"],
+    );
+    assert_eq!(v["completed"], 20000, "{v}");
+    assert_eq!(
+        srv["handled"], 20000,
+        "each request handled exactly once: {srv}"
+    );
+    for k in [
+        "p50_us", "p90_us", "p99_us", "p999_us", "p9999_us", "max_us", "mrps", "gbps",
+    ] {
+        assert!(v[k].as_f64().unwrap() > 0.0, "{k}: {v}");
+    }
+}
+
+#[test]
+fn memif_8mib_rpcs_every_byte_checked() {
+    let (v, _) = exchange(
+        &memif_link(),
+        &[
+            "--workload=large",
+            "--msg-size=8388608",
+            "--resp-size=8388608",
+            "--set=workload.max_requests=4",
+            "--seconds=60",
+            "--set=workload.warmup_seconds=0.0",
+        ],
+    );
+    assert_eq!(v["completed"], 4, "{v}");
+}
+
+#[test]
+fn memif_with_injected_loss_recovers() {
+    // 1 % uniform loss on both sides' RX: go-back-N repairs it.
+    let (v, srv) = exchange(
+        &memif_link(),
+        &[
+            "--mode=lossy",
+            "--set=faults.drop=\"uniform\"",
+            "--set=faults.p=0.01",
+            "--set=workload.max_requests=5000",
+            "--seconds=60",
+        ],
+    );
+    assert_eq!(v["completed"], 5000, "{v}");
+    assert!(
+        v["retransmissions"].as_u64().unwrap() > 0,
+        "loss must have been repaired: {v}"
+    );
+    assert!(srv["injected_drops"].as_u64().unwrap() > 0, "{srv}");
+    assert_eq!(
+        srv["handled"], 5000,
+        "a duplicate request never runs the handler twice: {srv}"
+    );
+}
+
+#[test]
+fn memif_8mib_with_injected_loss_recovers() {
+    let (v, _) = exchange(
+        &memif_link(),
+        &[
+            "--workload=large",
+            "--msg-size=8388608",
+            "--resp-size=8388608",
+            "--mode=lossy",
+            "--set=faults.drop=\"uniform\"",
+            "--set=faults.p=0.001",
+            "--set=workload.max_requests=2",
+            "--seconds=60",
+            "--set=workload.warmup_seconds=0.0",
+        ],
+    );
+    assert_eq!(v["completed"], 2, "{v}");
+    assert!(v["retransmissions"].as_u64().unwrap() > 0, "{v}");
+}
+
+#[test]
+fn af_packet_on_veth_rpcs_complete() {
+    let name = unique("rpce");
+    // The client's end in its own namespace: a second host, and no clash of
+    // DPDK's af_packet fanout group ids between the two processes.
+    let ns = format!("{name}ns");
+    let _veth = Veth::up(&name, &["--netns", &ns]);
+    let link = vec![
+        "--link=af_packet".to_string(),
+        format!("--iface={name}"),
+        format!("--set=link.client_netns=\"{ns}\""),
+    ];
+    let (v, _) = exchange(&link, &["--set=workload.max_requests=3000", "--seconds=30"]);
+    assert_eq!(v["completed"], 3000, "{v}");
+    assert_eq!(v["link"], "af_packet");
+}
+
+#[test]
+fn bad_configs_are_rejected_with_the_key_named() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["--set=transport.no_such_key=1"], "no_such_key"),
+        (&["--set=link.mtu=9000"], "link.mtu"),
+        (&["--set=cores.client=[7]"], "cores.client"),
+        (
+            &["--credits=4096", "--set=link.rx_desc=1024"],
+            "transport.credits",
+        ),
+        (&["--workload=warp_speed"], "workload.kind"),
+    ];
+    for (args, key) in cases {
+        let r = run(CLIENT, args, LIMIT);
+        assert_eq!(r.code, Some(1), "{args:?} must fail cleanly: {}", r.stderr);
+        assert!(
+            r.stderr.contains(key),
+            "{args:?}: stderr must name {key}:\n{}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("panicked"));
+    }
+    let dir = std::env::temp_dir().join(unique("rpccfg"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.toml");
+    std::fs::write(&f, "[link]\nkind = \"memif\"\ncolour = \"blue\"\n").unwrap();
+    let r = run(SERVER, &["-c", f.to_str().unwrap()], LIMIT);
+    assert_eq!(r.code, Some(1));
+    assert!(r.stderr.contains("colour"), "{}", r.stderr);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn client_reports_failures_when_the_server_dies() {
+    let link = memif_link();
+    let mut server = Server::start(&link);
+    let mut args: Vec<String> = link.clone();
+    args.extend(
+        [
+            "--seconds=20",
+            "--workload=throughput",
+            "--json",
+            "--set=transport.session_timeout_ms=500",
+        ]
+        .map(String::from),
+    );
+    let mut client = Command::new(CLIENT)
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start rpc-client");
+    std::thread::sleep(Duration::from_millis(2500));
+    let killed_at = Instant::now();
+    server.kill9();
+    let (status, out) = wait_output(&mut client, Duration::from_secs(30));
+    let took = killed_at.elapsed();
+    let status = status.expect("client must exit by itself, not hang");
+    assert!(!status.success(), "failed requests give a non-zero exit");
+    assert!(
+        took < Duration::from_secs(25),
+        "client exited {took:?} after the server died"
+    );
+    let v: serde_json::Value = out
+        .lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| panic!("report expected:\n{out}"));
+    assert!(v["failed"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["completed"].as_u64().unwrap() > 0, "{v}");
+    assert!(
+        v["resets"].as_u64().unwrap() > 0,
+        "the session was reset: {v}"
+    );
+}
+
+#[test]
+fn rpc_bench_json_summary_has_every_key() {
+    let r = run(
+        BENCH,
+        &["run", "--seconds=0.5", "--floor-pings=2000", "--json"],
+        LIMIT,
+    );
+    assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    for k in [
+        "workload",
+        "link",
+        "mode",
+        "msg_size",
+        "completed",
+        "failed",
+        "seconds",
+        "mrps",
+        "gbps",
+        "p50_us",
+        "p90_us",
+        "p99_us",
+        "p999_us",
+        "p9999_us",
+        "max_us",
+        "retransmissions",
+        "drops",
+        "floor_p50_us",
+        "ratio_p50",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}: {v}");
+    }
+    assert_eq!(v["workload"], "latency");
+    assert_eq!(v["link"], "memif");
+    assert_eq!(v["failed"], 0);
+    assert!(v["completed"].as_u64().unwrap() > 1000);
+    assert!(
+        v["ratio_p50"].as_f64().unwrap() >= 1.0,
+        "an RPC cannot beat the raw floor: {v}"
+    );
+    assert!(
+        r.stdout.contains("p99.99"),
+        "the text report precedes the JSON"
+    );
+}
