@@ -65,6 +65,10 @@ fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<
         pool_mbufs: 0,
         data_room: spec.data_room,
         link_timeout: std::time::Duration::from_millis(spec.link.link_timeout_ms),
+        // memif pairs queue i with the peer's queue i; af_packet has one
+        // kernel interface; a real NIC needs rte_flow to keep workers apart.
+        steer_udp_base: (spec.link.link == crate::link::LinkKind::Pci)
+            .then_some(spec.endpoint.local.port),
     };
     Ok(Nexus::new(cfg, handlers)?)
 }

@@ -70,6 +70,17 @@ fn eal_pool_port_and_bursts() {
     got.clear();
     assert_eq!(pool.in_use(), base, "every mbuf is back");
 
+    // net_ring has no flow engine: steering is refused with a clear error
+    // (real NICs install the rule; the call path is the same).
+    let err = port
+        .steer_udp_dst_port(31851, 0)
+        .expect_err("net_ring cannot steer");
+    assert!(
+        err.to_string()
+            .contains("rte_flow rule UDP dst 31851 -> queue 0 refused"),
+        "{err}"
+    );
+
     // A worker on the main lcore runs and knows its lcore id.
     let seen = std::sync::atomic::AtomicU32::new(u32::MAX);
     eal.run_on_lcores(&|lcore| seen.store(lcore, std::sync::atomic::Ordering::SeqCst))

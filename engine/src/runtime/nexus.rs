@@ -20,6 +20,10 @@ pub struct NexusConfig {
     /// Frame bytes one mbuf holds (must fit the MTU plus the Ethernet header).
     pub data_room: u16,
     pub link_timeout: Duration,
+    /// With several workers on one port, steer UDP port `base + i` to queue
+    /// `i` with rte_flow (real NICs). `None`: the device pairs queues itself
+    /// (memif: queue i reaches the peer's queue i) or there is one worker.
+    pub steer_udp_base: Option<u16>,
 }
 
 /// Which worker a closure passed to `Nexus::run` is.
@@ -66,6 +70,15 @@ impl<A> Nexus<A> {
         let pool = Arc::new(Mempool::new(&eal, "rpc_pool", n, 256, cfg.data_room)?);
         let port = Port::open(&eal, &cfg.device, &cfg.port, pool.clone())?;
         port.wait_link_up(cfg.link_timeout)?;
+        if let (Some(base), true) = (cfg.steer_udp_base, workers > 1) {
+            for q in 0..workers {
+                port.steer_udp_dst_port(base + q, q).map_err(|e| {
+                    RuntimeError::Setup(format!(
+                        "{e}; this device cannot steer by UDP port: run one worker per process (one core in cores.*), one process per port or VF"
+                    ))
+                })?;
+            }
+        }
         let mac = port.mac()?;
         Ok(Nexus {
             eal,

@@ -64,6 +64,9 @@ pub struct Rpc<A> {
     completions: VecDeque<(SessionId, u64, Result<MsgBuf, RpcError>)>,
     /// Session events for the application (Connected, SessionReset, ...).
     events: VecDeque<Event>,
+    /// The RX burst, boxed so it can be taken out of `self` (a pointer move)
+    /// while handlers get `&mut self`; reused, never re-zeroed per loop.
+    rx_batch: Option<Box<MbufBatch>>,
     /// Fresh mbufs for `poll_transmit` to fill.
     spare: MbufBatch,
     /// Frames ready to send (carried over when the TX ring is full).
@@ -125,6 +128,7 @@ impl<A> Rpc<A> {
             free_conts: (0..CONT_SLAB_PRESIZE as u32).rev().collect(),
             completions: VecDeque::with_capacity(256),
             events: VecDeque::with_capacity(64),
+            rx_batch: Some(Box::new(MbufBatch::new())),
             spare: MbufBatch::new(),
             pending_tx: MbufBatch::new(),
             fault: None,
@@ -291,8 +295,11 @@ impl<A> Rpc<A> {
     }
 
     fn rx_and_dispatch(&mut self, app: &mut A) {
-        let mut batch = MbufBatch::new();
+        let Some(mut batch) = self.rx_batch.take() else {
+            return;
+        };
         if self.rx.rx_burst(&mut batch) == 0 {
+            self.rx_batch = Some(batch);
             return;
         }
         self.counters.rx_bursts_nonempty += 1;
@@ -383,6 +390,7 @@ impl<A> Rpc<A> {
             }
         }
         batch.clear();
+        self.rx_batch = Some(batch);
     }
 
     fn collect_background(&mut self) {
