@@ -137,7 +137,7 @@ pub fn server_params(cfg: &Config, max_secs: f64) -> ServerParams {
         max_req: cfg.workload.req_size as usize,
         work_ns: cfg.server.work_ns,
         background: cfg.server.background,
-        verify: true,
+        verify: cfg.workload.verify,
         max_secs,
     }
 }
@@ -161,7 +161,7 @@ pub fn client_params(cfg: &Config, live: bool) -> ClientParams {
         warmup: secs(w.warmup_seconds),
         run: secs(w.seconds),
         max_requests: w.max_requests,
-        verify: true,
+        verify: w.verify,
         live_every: (live && w.seconds > 3.0).then(|| Duration::from_secs(1)),
     }
 }

@@ -106,6 +106,9 @@ pub struct LinkConfig {
     /// Network namespace of the client process (af_packet with the veth
     /// peer in a namespace: scripts/veth.sh up IFACE --netns NS).
     pub client_netns: Option<String>,
+    /// af_packet: bypass the interface's qdisc (DPDK's default). Set false
+    /// for a `tbf` rate limit on the interface to take effect.
+    pub qdisc_bypass: bool,
     pub pci: Option<String>,
     pub vdev: Option<String>,
     pub server_mac: Option<Mac>,
@@ -130,6 +133,7 @@ impl Default for LinkConfig {
             socket: "/tmp/rpc-engine.sock".into(),
             iface: "rpcveth0".into(),
             client_netns: None,
+            qdisc_bypass: true,
             pci: None,
             vdev: None,
             server_mac: None,
@@ -281,6 +285,9 @@ pub struct WorkloadConfig {
     pub seconds: f64,
     pub warmup_seconds: f64,
     pub max_requests: Option<u64>,
+    /// Check every byte of every request (server) and response (client).
+    /// `false` measures the transport alone: bodies are not filled or read.
+    pub verify: bool,
 }
 
 impl Default for WorkloadConfig {
@@ -295,6 +302,7 @@ impl Default for WorkloadConfig {
             seconds: 3.0,
             warmup_seconds: 0.5,
             max_requests: None,
+            verify: true,
         }
     }
 }
@@ -522,7 +530,9 @@ impl Config {
     /// latency workload and 8 for the others.
     pub fn window(&self) -> u32 {
         self.workload.window.unwrap_or(match self.workload.kind {
-            WorkloadKind::Latency => 1,
+            // One 8 MiB request at a time: several in flight on one session
+            // queue their handlers behind each other past the RTO.
+            WorkloadKind::Latency | WorkloadKind::Large => 1,
             _ => 8,
         })
     }
@@ -678,6 +688,7 @@ impl Config {
             eal_args: l.eal_args.clone(),
             client_netns: l.client_netns.clone(),
             link_timeout_ms: 10_000,
+            qdisc_bypass: l.qdisc_bypass,
         }
     }
 

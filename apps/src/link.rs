@@ -78,6 +78,11 @@ pub struct LinkArgs {
     /// How long to wait for link-up, in milliseconds.
     #[arg(long, default_value_t = 10_000)]
     pub link_timeout_ms: u64,
+    /// af_packet: send with PACKET_QDISC_BYPASS (DPDK's default, fastest).
+    /// `false` sends through the interface's qdisc, so a `tbf` rate limit
+    /// on it (scripts/veth.sh --rate) applies; with bypass it is skipped.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub qdisc_bypass: bool,
 }
 
 impl LinkArgs {
@@ -94,7 +99,12 @@ impl LinkArgs {
                     Role::Server => self.iface.clone(),
                     Role::Client => format!("{}p", self.iface),
                 };
-                format!("net_af_packet0,iface={iface},qpairs=1")
+                let bypass = if self.qdisc_bypass {
+                    ""
+                } else {
+                    ",qdisc_bypass=0"
+                };
+                format!("net_af_packet0,iface={iface},qpairs=1{bypass}")
             }
             LinkKind::Ring => "net_ring0".to_string(),
             LinkKind::Null => "net_null0,copy=1".to_string(),
@@ -185,6 +195,9 @@ impl LinkArgs {
         }
         if self.huge {
             a.push("--huge".into());
+        }
+        if !self.qdisc_bypass {
+            a.push("--qdisc-bypass=false".into());
         }
         for e in &self.eal_args {
             a.push(format!("--eal-arg={e}"));

@@ -34,6 +34,14 @@ pub fn fill_message(dst: &mut [u8], template: &[u8], seq: u64) {
     dst[..k].copy_from_slice(&seq.to_le_bytes()[..k]);
 }
 
+/// Writes only the sequence number (unverified runs: the body is whatever
+/// the pooled buffer held, as in eRPC's benchmarks).
+#[inline]
+pub fn write_seq(dst: &mut [u8], seq: u64) {
+    let k = dst.len().min(8);
+    dst[..k].copy_from_slice(&seq.to_le_bytes()[..k]);
+}
+
 /// Checks `msg` against the pattern; returns the sequence number it carries.
 #[inline]
 pub fn check_message(msg: &[u8], template: &[u8], expect_len: usize) -> Result<u64, String> {
@@ -109,7 +117,11 @@ pub fn echo_handler(rpc: &mut Rpc<ServerApp>, app: &mut ServerApp, h: ReqHandle,
         busy_work(rpc, app.work_ns);
     }
     let mut m = rpc.alloc_msg(app.resp_size);
-    fill_message(m.as_mut_slice(), &app.template, seq);
+    if app.verify {
+        fill_message(m.as_mut_slice(), &app.template, seq);
+    } else {
+        write_seq(m.as_mut_slice(), seq);
+    }
     if rpc.respond(h, m).is_err() {
         app.respond_errors += 1;
     }
@@ -258,7 +270,11 @@ fn issue(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp, s: SessionId, start: Ins
     app.start_times[tag as usize] = start;
     let mut m: MsgBuf = rpc.alloc_msg(app.p.req_size);
     let seq = app.next_seq;
-    fill_message(m.as_mut_slice(), &app.template, seq);
+    if app.p.verify {
+        fill_message(m.as_mut_slice(), &app.template, seq);
+    } else {
+        write_seq(m.as_mut_slice(), seq);
+    }
     match rpc.enqueue_request(s, REQ_ECHO, m, Some(on_response), tag as u64) {
         Ok(()) => {
             app.next_seq += 1;
