@@ -4,9 +4,11 @@
 pub mod bench;
 pub mod child;
 pub mod cli;
+pub mod compare;
 pub mod config;
 pub mod floor;
 pub mod hist;
+pub mod kudp;
 pub mod link;
 pub mod node;
 pub mod plot;

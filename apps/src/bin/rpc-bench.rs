@@ -32,8 +32,16 @@ enum Cmd {
     /// Internal: one side of the floor benchmark (started by `floor`).
     #[command(hide = true)]
     FloorPeer(FloorPeerArgs),
+    /// Kernel UDP ping-pong over loopback between two pinned threads: the no-bypass baseline.
+    KernelUdp(KernelUdpArgs),
     /// Bring one port up in a single process, send frames, report link, counts and mbuf accounting.
     PortCheck(PortCheckArgs),
+    /// The same workload lossless (credits = BDP, ring reserved) then lossy (credits = multiple x BDP), side by side, drops by source.
+    Compare(apps::compare::CompareArgs),
+    /// One run per credit value (--credits 0.5x,1x,4x,16x or absolute counts): goodput, p99 and loss rate against credits.
+    Sweep(apps::compare::SweepArgs),
+    /// N sessions of one client thread converging on one server thread (--fan-in 1,2,4,8,16), lossless and lossy.
+    Incast(apps::compare::IncastArgs),
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -98,6 +106,17 @@ struct FloorPeerArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+struct KernelUdpArgs {
+    /// Cores for the client and echo threads (client first).
+    #[arg(long, value_delimiter = ',', default_values_t = [0u32, 1u32])]
+    cores: Vec<u32>,
+    #[arg(long, default_value_t = 20_000)]
+    pings: u64,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
 struct PortCheckArgs {
     #[command(flatten)]
     link: LinkArgs,
@@ -117,9 +136,13 @@ fn main() {
         Some(Cmd::Run(a)) => run_cmd(a),
         Some(Cmd::Floor(a)) => floor_cmd(a).map(|_| ()),
         Some(Cmd::FloorPeer(a)) => floor_peer(a),
+        Some(Cmd::KernelUdp(a)) => kernel_udp_cmd(a),
         Some(Cmd::PortCheck(a)) => {
             apps::portcheck::run(&a.link, a.core, a.frames, a.rx_wait_ms).map(|v| println!("{v}"))
         }
+        Some(Cmd::Compare(a)) => apps::compare::compare_cmd(&a),
+        Some(Cmd::Sweep(a)) => apps::compare::sweep_cmd(&a),
+        Some(Cmd::Incast(a)) => apps::compare::incast_cmd(&a),
         None => match Cli::parse_from(["rpc-bench", "floor"]).cmd {
             Some(Cmd::Run(a)) => run_cmd(a),
             Some(Cmd::Floor(a)) => floor_cmd(a).map(|_| ()),
@@ -318,6 +341,22 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
                 .map(|e| format!(", {e}"))
                 .unwrap_or_default()
         );
+    }
+    Ok(())
+}
+
+fn kernel_udp_cmd(a: KernelUdpArgs) -> anyhow::Result<()> {
+    if a.cores.len() < 2 {
+        anyhow::bail!("--cores needs two cores (client,echo), got {:?}", a.cores);
+    }
+    let v = apps::kudp::run((a.cores[0], a.cores[1]), a.pings, 1000)?;
+    let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "kernel UDP over loopback, 64 B ping-pong, threads on cores {:?}: p50 {:.2} us  p99 {:.2} us  p99.9 {:.2} us  ({} pings, {} lost)",
+        a.cores, f("kernel_udp_p50_us"), f("kernel_udp_p99_us"), f("kernel_udp_p999_us"), v["kernel_udp_pings"], v["kernel_udp_lost"]
+    );
+    if a.json {
+        println!("{v}");
     }
     Ok(())
 }

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# Reproduces the figures in docs/results.md: the raw DPDK floor and kernel UDP
+# baselines, then RPC latency (with its ratio to the floor measured in the
+# same invocation), small-RPC rate against outstanding requests, and 8 MiB
+# goodput. Every run launches two processes pinned to cores 0 and 1, one run
+# at a time. JSON lines go to results/bench-<timestamp>.jsonl.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/install-deps.sh
+cargo build --release -p apps --bins >/dev/null
+B=./target/release/rpc-bench
+mkdir -p results
+out="results/bench-$(date +%Y%m%d-%H%M%S).jsonl"
+SECS=${SECS:-3}
+
+run() { # label, command...
+  local label=$1; shift
+  echo "== $label: rpc-bench $*" >&2
+  local line
+  line=$("$B" "$@" --json 2>/tmp/rpc-bench-stderr.$$ | tail -n 1) || true
+  case "$line" in
+    "{"*) ;;
+    *) echo "   FAILED: $(tail -n 2 /tmp/rpc-bench-stderr.$$ | tr '\n' ' ')" >&2; line='{"failed_run":true}' ;;
+  esac
+  rm -f /tmp/rpc-bench-stderr.$$
+  echo "{\"label\":\"$label\",\"result\":$line}" >>"$out"
+  echo "$line"
+}
+
+summ() { python3 -c 'import json,sys
+keys=sys.argv[1].split(",")
+v=json.loads(sys.stdin.read())
+print("   " + "  ".join(f"{k}={v.get(k) if not isinstance(v.get(k),float) else round(v.get(k),3)}" for k in keys))' "$1"; }
+
+run floor floor --pings 20000 --stream-secs 1 | summ p50_us,p99_us,p999_us,p50_us_1k,p99_us_1k,stream_mpps_64,stream_gbps_64,stream_mpps_mtu,stream_gbps_mtu
+run kernel-udp kernel-udp --pings 20000 | summ kernel_udp_p50_us,kernel_udp_p99_us,kernel_udp_p999_us
+run latency-32B run --seconds "$SECS" | summ p50_us,p99_us,p999_us,floor_p50_us,ratio_p50,floor_p99_us,ratio_p99,mrps
+for s in 1 4 16; do
+  run "throughput-32B-w8-s$s" run --workload throughput --window 8 --sessions "$s" --seconds "$SECS" --no-floor | summ mrps,p50_us,p99_us,retransmissions
+done
+for c in 32 128; do
+  run "large-8MiB-c$c-noverify" run --workload large --msg-size 8388608 --resp-size 32 --credits "$c" \
+    --set workload.verify=false --seconds "$SECS" --no-floor | summ gbps,p50_us,p99_us,retransmissions,credit_stalls
+done
+run "large-8MiB-c128-verify" run --workload large --msg-size 8388608 --resp-size 32 --credits 128 --seconds "$SECS" --no-floor \
+  | summ gbps,p50_us,p99_us,retransmissions
+echo "JSON lines: $out" >&2
