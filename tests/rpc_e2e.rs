@@ -344,3 +344,28 @@ fn rpc_bench_json_summary_has_every_key() {
         "the text report precedes the JSON"
     );
 }
+
+#[test]
+fn ring_loopback_in_one_process() {
+    // No rpc-server: over net_ring the client's endpoint serves itself.
+    let cfg = common::repo_root().join("configs/ring.toml");
+    let r = run(
+        CLIENT,
+        &[
+            "-c",
+            cfg.to_str().unwrap(),
+            "--set=workload.max_requests=5000",
+            "--seconds=30",
+            "--json",
+        ],
+        LIMIT,
+    );
+    assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["completed"], 5000, "{v}");
+    assert_eq!(v["link"], "ring");
+    assert_eq!(
+        v["server"]["handled"], 5000,
+        "the same endpoint handled every request once: {v}"
+    );
+}

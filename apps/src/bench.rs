@@ -59,10 +59,10 @@ pub fn preflight(cfg: &Config) -> anyhow::Result<()> {
             }
             Ok(())
         }
-        LinkKind::Ring | LinkKind::Null | LinkKind::Pcap => bail!(
-            "rpc-bench runs a server and a client in two processes; link.kind = {:?} is single-process (use memif, af_packet or pci; `rpc-bench floor` and `port-check` cover the others)",
-            cfg.link.kind
+        LinkKind::Null => bail!(
+            "net_null never answers, so no RPC can complete over it: `rpc-bench engine` measures the engine's cost with no wire, `rpc-bench port-check --link null` the driver path"
         ),
+        LinkKind::Pcap => bail!("net_pcap replays files and cannot answer RPCs: use `rpc-bench port-check` with a pcap vdev"),
         _ => Ok(()),
     }
 }
@@ -85,6 +85,9 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path) -> anyhow::Result<Report> {
     let conf = format!("--config={}", cfg_path.display());
     // The server outlives the client by a margin; rpc-bench stops it by PID.
     let server_max = run_secs + 60.0;
+    if cfg.link.kind == LinkKind::Ring {
+        return run_loopback_child(cfg, &conf);
+    }
     let mut server = ChildProc::spawn(
         "rpc-server",
         &sibling("rpc-server")?,
@@ -139,4 +142,21 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path) -> anyhow::Result<Report> {
         }
     }
     Ok(rep)
+}
+
+/// net_ring: one process is server and client (rpc-client's loopback mode).
+fn run_loopback_child(cfg: &Config, conf: &str) -> anyhow::Result<Report> {
+    let w = &cfg.workload;
+    let args = vec![
+        conf.to_string(),
+        "--json".to_string(),
+        "--json-hist".to_string(),
+    ];
+    let mut client = ChildProc::spawn("rpc-client (loopback)", &sibling("rpc-client")?, &args)?;
+    let limit = Duration::from_secs_f64(
+        w.seconds + w.warmup_seconds + cfg.transport.session_timeout_ms as f64 / 1e3 + 30.0,
+    );
+    let out = client.wait(limit)?;
+    let v = last_json(&out)?;
+    Report::from_json(&v).map_err(|e| anyhow::anyhow!("client report: {e}"))
 }

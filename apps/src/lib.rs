@@ -6,6 +6,7 @@ pub mod child;
 pub mod cli;
 pub mod compare;
 pub mod config;
+pub mod enginecost;
 pub mod floor;
 pub mod hist;
 pub mod kudp;

@@ -6,10 +6,10 @@
 use crate::hist::LatencyHist;
 use crate::link::{LinkArgs, Role};
 pub use crate::workload::ClientParams;
-use crate::workload::{self, ClientApp, Mode, ServerApp, REQ_ECHO};
+use crate::workload::{self, ClientApp, ClientSide, LoopApp, Mode, ServerApp, REQ_ECHO};
 use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
-use engine::proto::{EndpointConfig, PeerAddr, Stats};
+use engine::proto::{EndpointConfig, PeerAddr, SessionId, Stats};
 use engine::runtime::{FaultSide, Handler, HandlerTable, Nexus, NexusConfig, Rpc, RunCounters};
 use engine::time::Duration;
 use serde_json::{json, Value};
@@ -210,8 +210,16 @@ fn merge(outs: Vec<WorkerOut>) -> (WorkerOut, Vec<String>) {
 fn port_json<A>(nx: &Nexus<A>) -> Value {
     match nx.port().stats() {
         Ok(s) => {
-            json!({"rx_packets": s.rx_packets, "tx_packets": s.tx_packets, "rx_missed": s.rx_missed,
-                        "rx_errors": s.rx_errors, "tx_errors": s.tx_errors, "rx_no_mbuf": s.rx_no_mbuf})
+            // af_packet: the PMD reports no ring overflow; the kernel's
+            // socket counters do (rx_missed = both).
+            let ring = crate::link::af_packet_rx_drops();
+            let mut v = json!({"rx_packets": s.rx_packets, "tx_packets": s.tx_packets,
+                        "rx_missed": s.rx_missed + ring.unwrap_or(0),
+                        "rx_errors": s.rx_errors, "tx_errors": s.tx_errors, "rx_no_mbuf": s.rx_no_mbuf});
+            if let Some(n) = ring {
+                v["af_packet_ring_drops"] = json!(n);
+            }
+            v
         }
         Err(e) => json!({"error": e.to_string()}),
     }
@@ -333,7 +341,10 @@ pub fn run_client(
     let outs = Mutex::new(Vec::new());
     nx.run(&|w| {
         let mut out = WorkerOut::default();
-        if let Err(e) = client_worker(&nx, spec, p, targets, w.index, &mut out) {
+        let make = |sessions: Vec<SessionId>, now: engine::time::Instant| {
+            ClientApp::new(p.clone(), sessions, now)
+        };
+        if let Err(e) = client_worker(&nx, spec, p, targets, w.index, &mut out, &make) {
             out.error = Some(format!("worker {}: {e:#}", w.index));
         }
         outs.lock().map(|mut v| v.push(out)).ok();
@@ -354,37 +365,39 @@ pub fn run_client(
     })
 }
 
-fn client_worker(
-    nx: &Nexus<ClientApp>,
+fn client_worker<A: ClientSide>(
+    nx: &Nexus<A>,
     spec: &NodeSpec,
     p: &ClientParams,
     targets: Targets<'_>,
     index: u16,
     out: &mut WorkerOut,
+    make_app: &dyn Fn(Vec<SessionId>, engine::time::Instant) -> A,
 ) -> anyhow::Result<()> {
-    let mut rpc = Rpc::<ClientApp>::new(nx, index, endpoint_cfg(spec, index))?;
+    let mut rpc = Rpc::<A>::new(nx, index, endpoint_cfg(spec, index))?;
     if let Some((side, model, seed)) = spec.fault {
         rpc.set_fault(side, model, seed + index as u64);
     }
     let peers: Vec<PeerAddr> = (0..p.sessions.max(1)).map(|s| targets(index, s)).collect();
     // Connect with an app placeholder: no continuation runs before start.
-    let mut app = ClientApp::new(p.clone(), Vec::new(), rpc.clock().now());
+    let mut app = make_app(Vec::new(), rpc.clock().now());
     let connect_timeout = spec.endpoint.connect_timeout + Duration::from_secs(2);
     let sessions = workload::connect_all(&mut rpc, &mut app, &peers, connect_timeout)?;
-    let mut app = ClientApp::new(p.clone(), sessions.clone(), rpc.clock().now());
+    let mut app = make_app(sessions.clone(), rpc.clock().now());
     let run_start = rpc.clock().now();
     let mut last_live = run_start;
     let mut last_done = 0u64;
     workload::start(&mut rpc, &mut app);
     // Bound the drain: a request still out this long after the end has failed.
-    let hard_end = app.stop_at + Duration::from_secs(3) + spec.endpoint.session_timeout;
+    let hard_end = app.client().stop_at + Duration::from_secs(3) + spec.endpoint.session_timeout;
     loop {
         rpc.run_once(&mut app);
         if let Mode::Open { .. } = p.mode {
             workload::open_loop_tick(&mut rpc, &mut app);
         }
         let now = rpc.now();
-        if app.done(now) || now >= hard_end || crate::child::interrupted() {
+        let c = app.client();
+        if c.done(now) || now >= hard_end || crate::child::interrupted() {
             break;
         }
         if let Some(every) = p.live_every {
@@ -393,17 +406,17 @@ fn client_worker(
                 eprintln!(
                     "  [{:>5.1} s] worker 0: {:>10.3} Mrps, {} completed, {} failed, {} in flight",
                     (now - run_start).as_secs_f64(),
-                    (app.completed - last_done) as f64 / secs / 1e6,
-                    app.completed,
-                    app.failed,
-                    app.in_flight
+                    (c.completed - last_done) as f64 / secs / 1e6,
+                    c.completed,
+                    c.failed,
+                    c.in_flight
                 );
                 last_live = now;
-                last_done = app.completed;
+                last_done = c.completed;
             }
         }
     }
-    let unfinished = app.in_flight as u64;
+    let unfinished = app.client().in_flight as u64;
     // Say goodbye so the server frees the sessions (bounded).
     for s in &sessions {
         let _ = rpc.disconnect(*s);
@@ -414,16 +427,17 @@ fn client_worker(
     }
     out.stats = *rpc.endpoint().stats();
     out.counters = *rpc.counters();
-    let (hist, measured, secs) = app.measurement();
+    let c = app.client();
+    let (hist, measured, secs) = c.measurement();
     out.hist = hist;
-    out.completed = app.completed;
+    out.completed = c.completed;
     out.completed_measured = measured;
     out.seconds = secs;
-    out.failed = app.failed + unfinished;
-    out.bad = app.bad_responses;
+    out.failed = c.failed + unfinished;
+    out.bad = c.bad_responses;
     out.injected = out.counters.injected_drops_rx + out.counters.injected_drops_tx;
-    if let Some(e) = app.first_error.take() {
-        if app.bad_responses > 0 || app.failed > 0 {
+    if let Some(e) = c.first_error.take() {
+        if c.bad_responses > 0 || c.failed > 0 {
             out.error = Some(e);
         }
     }
@@ -432,4 +446,68 @@ fn client_worker(
             .get_or_insert_with(|| format!("{unfinished} request(s) never completed"));
     }
     Ok(())
+}
+
+/// Single-process loopback (net_ring): one worker whose endpoint is both the
+/// server and the client, connected to its own address; frames really go
+/// through the DPDK port and come back. Returns the client's results and the
+/// server half's counters.
+pub fn run_loopback(
+    spec: &NodeSpec,
+    p: &ClientParams,
+    sp: &ServerParams,
+) -> anyhow::Result<(ClientResult, Value)> {
+    crate::child::install_signal_handlers();
+    let mut handlers = HandlerTable::<LoopApp>::new();
+    handlers.register(REQ_ECHO, Handler::Inline(workload::echo_handler::<LoopApp>));
+    let mut one = spec.clone();
+    one.cores.truncate(1);
+    let nx = nexus(&one, handlers)?;
+    let me = PeerAddr {
+        mac: Some(nx.mac()),
+        ip: spec.endpoint.local.ip,
+        port: spec.endpoint.local.port,
+    };
+    let handled = std::sync::atomic::AtomicU64::new(0);
+    let outs = Mutex::new(Vec::new());
+    nx.run(&|w| {
+        let mut out = WorkerOut::default();
+        let make = |sessions: Vec<SessionId>, now: engine::time::Instant| LoopApp {
+            srv: ServerApp::new(sp.resp_size, sp.max_req, sp.work_ns, sp.verify),
+            cli: ClientApp::new(p.clone(), sessions, now),
+        };
+        let targets = |_w: u16, _s: usize| me;
+        if let Err(e) = client_worker(&nx, &one, p, &targets, w.index, &mut out, &make) {
+            out.error = Some(format!("worker {}: {e:#}", w.index));
+        }
+        handled.fetch_add(
+            out.stats.handler_invocations,
+            std::sync::atomic::Ordering::Relaxed,
+        );
+        outs.lock().map(|mut v| v.push(out)).ok();
+    })?;
+    let (m, errors) = merge(outs.into_inner().unwrap_or_default());
+    let server = json!({
+        "role": "server (same endpoint, loopback)",
+        "workers": 1,
+        "handled": handled.load(std::sync::atomic::Ordering::Relaxed),
+        "stats": stats_json(&m.stats),
+        "port": port_json(&nx),
+    });
+    Ok((
+        ClientResult {
+            hist: m.hist,
+            completed: m.completed,
+            completed_measured: m.completed_measured,
+            failed: m.failed,
+            bad_responses: m.bad,
+            seconds: m.seconds,
+            stats: m.stats,
+            injected_drops: m.injected,
+            port: port_json(&nx),
+            errors,
+            workers: 1,
+        },
+        server,
+    ))
 }

@@ -58,6 +58,50 @@ pub fn check_message(msg: &[u8], template: &[u8], expect_len: usize) -> Result<u
     Ok(u64::from_le_bytes(seq))
 }
 
+// ---------------------------------------------------------------- roles
+
+/// Application state that includes a server half (the echo handler's state).
+pub trait ServerSide {
+    fn server(&mut self) -> &mut ServerApp;
+}
+
+/// Application state that includes a client half (the workload driver's state).
+pub trait ClientSide {
+    fn client(&mut self) -> &mut ClientApp;
+}
+
+impl ServerSide for ServerApp {
+    fn server(&mut self) -> &mut ServerApp {
+        self
+    }
+}
+
+impl ClientSide for ClientApp {
+    fn client(&mut self) -> &mut ClientApp {
+        self
+    }
+}
+
+/// Both halves in one endpoint: the single-process loopback over net_ring,
+/// where the endpoint connects to its own address.
+#[derive(Debug)]
+pub struct LoopApp {
+    pub srv: ServerApp,
+    pub cli: ClientApp,
+}
+
+impl ServerSide for LoopApp {
+    fn server(&mut self) -> &mut ServerApp {
+        &mut self.srv
+    }
+}
+
+impl ClientSide for LoopApp {
+    fn client(&mut self) -> &mut ClientApp {
+        &mut self.cli
+    }
+}
+
 // ---------------------------------------------------------------- server
 
 /// Server-side state of one worker.
@@ -87,7 +131,7 @@ impl ServerApp {
 }
 
 /// Spins for `ns` nanoseconds on the TSC: the model of a slow receiver.
-fn busy_work(rpc: &Rpc<ServerApp>, ns: u64) {
+fn busy_work<A>(rpc: &Rpc<A>, ns: u64) {
     let clock = rpc.clock();
     let until = clock.now() + Duration::from_nanos(ns);
     while clock.now() < until {
@@ -97,7 +141,8 @@ fn busy_work(rpc: &Rpc<ServerApp>, ns: u64) {
 
 /// The inline echo handler: checks the request, answers with `resp_size`
 /// pattern bytes carrying the request's sequence number.
-pub fn echo_handler(rpc: &mut Rpc<ServerApp>, app: &mut ServerApp, h: ReqHandle, req: &[u8]) {
+pub fn echo_handler<A: ServerSide>(rpc: &mut Rpc<A>, whole: &mut A, h: ReqHandle, req: &[u8]) {
+    let app = whole.server();
     app.handled += 1;
     let seq = if app.verify {
         match check_message(req, &app.template, req.len()) {
@@ -263,7 +308,8 @@ impl ClientApp {
 
 /// Issues one request on `s` whose latency is measured from `start`.
 /// Returns false when nothing could be issued (no free tag, or the endpoint refused).
-fn issue(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp, s: SessionId, start: Instant) -> bool {
+fn issue<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A, s: SessionId, start: Instant) -> bool {
+    let app = whole.client();
     let Some(tag) = app.free_tags.pop() else {
         return false;
     };
@@ -275,14 +321,16 @@ fn issue(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp, s: SessionId, start: Ins
     } else {
         write_seq(m.as_mut_slice(), seq);
     }
-    match rpc.enqueue_request(s, REQ_ECHO, m, Some(on_response), tag as u64) {
+    match rpc.enqueue_request(s, REQ_ECHO, m, Some(on_response::<A>), tag as u64) {
         Ok(()) => {
+            let app = whole.client();
             app.next_seq += 1;
             app.issued += 1;
             app.in_flight += 1;
             true
         }
         Err(e) => {
+            let app = whole.client();
             app.free_tags.push(tag);
             app.enqueue_errors += 1;
             app.first_error
@@ -292,8 +340,9 @@ fn issue(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp, s: SessionId, start: Ins
     }
 }
 
-fn on_response(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp, done: Completion<'_>) {
+fn on_response<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A, done: Completion<'_>) {
     let now = rpc.now();
+    let app = whole.client();
     let tag = done.tag as usize;
     let start = app.start_times[tag];
     app.free_tags.push(tag as u32);
@@ -323,20 +372,22 @@ fn on_response(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp, done: Completion<'
     }
     // Closed loop: keep the session's window full.
     if app.p.mode == Mode::Closed && app.may_issue(now) {
-        issue(rpc, app, done.session, now);
+        issue(rpc, whole, done.session, now);
     }
 }
 
 /// Starts the workload: fills every session's window (closed loop).
-pub fn start(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp) {
+pub fn start<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A) {
+    let app = whole.client();
     if app.p.mode != Mode::Closed {
         return;
     }
     let now = rpc.now();
     let sessions = app.sessions.clone();
+    let window = app.p.window.max(1);
     for s in sessions {
-        for _ in 0..app.p.window.max(1) {
-            if !app.may_issue(now) || !issue(rpc, app, s, now) {
+        for _ in 0..window {
+            if !whole.client().may_issue(now) || !issue(rpc, whole, s, now) {
                 break;
             }
         }
@@ -345,20 +396,24 @@ pub fn start(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp) {
 
 /// Open loop: issues every request whose intended time has come, round-robin
 /// over sessions; latency counts from the intended time.
-pub fn open_loop_tick(rpc: &mut Rpc<ClientApp>, app: &mut ClientApp) {
-    let Mode::Open { interval } = app.p.mode else {
+pub fn open_loop_tick<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A) {
+    let Mode::Open { interval } = whole.client().p.mode else {
         return;
     };
     let now = rpc.now();
-    let cap = app.p.window.max(1) * app.sessions.len();
-    while app.next_intended <= now && app.may_issue(now) && app.in_flight < cap {
+    loop {
+        let app = whole.client();
+        let cap = app.p.window.max(1) * app.sessions.len();
+        if !(app.next_intended <= now && app.may_issue(now) && app.in_flight < cap) {
+            break;
+        }
         let s = app.sessions[app.rr % app.sessions.len()];
         app.rr += 1;
         let t = app.next_intended;
-        if !issue(rpc, app, s, t) {
+        if !issue(rpc, whole, s, t) {
             break;
         }
-        app.next_intended += interval;
+        whole.client().next_intended += interval;
     }
     // Requests we could not even start (window full) are late: they keep their
     // intended time and are issued as soon as a slot frees.

@@ -32,6 +32,8 @@ enum Cmd {
     /// Internal: one side of the floor benchmark (started by `floor`).
     #[command(hide = true)]
     FloorPeer(FloorPeerArgs),
+    /// The protocol engine's own cost, no wire: two endpoints exchanging frames in memory on one thread.
+    Engine(EngineArgs),
     /// Kernel UDP ping-pong over loopback between two pinned threads: the no-bypass baseline.
     KernelUdp(KernelUdpArgs),
     /// Bring one port up in a single process, send frames, report link, counts and mbuf accounting.
@@ -106,6 +108,17 @@ struct FloorPeerArgs {
 }
 
 #[derive(Args, Debug, Clone)]
+struct EngineArgs {
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// RPCs to run.
+    #[arg(long, default_value_t = 1_000_000)]
+    rpcs: u64,
+    #[arg(long)]
+    json: bool,
+}
+
+#[derive(Args, Debug, Clone)]
 struct KernelUdpArgs {
     /// Cores for the client and echo threads (client first).
     #[arg(long, value_delimiter = ',', default_values_t = [0u32, 1u32])]
@@ -137,6 +150,7 @@ fn main() {
         Some(Cmd::Floor(a)) => floor_cmd(a).map(|_| ()),
         Some(Cmd::FloorPeer(a)) => floor_peer(a),
         Some(Cmd::KernelUdp(a)) => kernel_udp_cmd(a),
+        Some(Cmd::Engine(a)) => engine_cmd(a),
         Some(Cmd::PortCheck(a)) => {
             apps::portcheck::run(&a.link, a.core, a.frames, a.rx_wait_ms).map(|v| println!("{v}"))
         }
@@ -287,7 +301,8 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
     let mut cfg = a.cfg.load(None)?;
     apps::bench::isolate(&mut cfg);
     apps::bench::preflight(&cfg)?;
-    let floor = if a.no_floor {
+    // The floor needs two processes on a wire; net_ring runs in one.
+    let floor = if a.no_floor || cfg.link.kind == LinkKind::Ring {
         None
     } else {
         Some(floor_for(&cfg, a.floor_pings).context("raw floor")?)
@@ -354,6 +369,20 @@ fn kernel_udp_cmd(a: KernelUdpArgs) -> anyhow::Result<()> {
     println!(
         "kernel UDP over loopback, 64 B ping-pong, threads on cores {:?}: p50 {:.2} us  p99 {:.2} us  p99.9 {:.2} us  ({} pings, {} lost)",
         a.cores, f("kernel_udp_p50_us"), f("kernel_udp_p99_us"), f("kernel_udp_p999_us"), v["kernel_udp_pings"], v["kernel_udp_lost"]
+    );
+    if a.json {
+        println!("{v}");
+    }
+    Ok(())
+}
+
+fn engine_cmd(a: EngineArgs) -> anyhow::Result<()> {
+    let cfg = a.cfg.load(None)?;
+    let v = apps::enginecost::run(&cfg, a.rpcs)?;
+    let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "engine cost, no wire ({} B requests, {} B responses, window {}): {:.0} ns per RPC (both endpoints), {:.0} ns per packet, {:.3} Mrps, {:.2} Gbps on one core",
+        cfg.workload.req_size, cfg.workload.resp_size, cfg.window(), f("engine_ns_per_rpc"), f("engine_ns_per_packet"), f("engine_mrps"), f("engine_gbps")
     );
     if a.json {
         println!("{v}");

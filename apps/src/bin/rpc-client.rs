@@ -47,9 +47,20 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     let cfg = cli.cfg.load(Some(Role::Client))?;
     let spec = node_spec(&cfg, Role::Client);
     let params = client_params(&cfg, true);
-    let targets = |w: u16, s: usize| cfg.server_peer(cfg.target_server_worker(w as usize, s));
-    let result = apps::node::run_client(&spec, &params, &targets)?;
-    let rep = client_report(&cfg, &result);
+    let (result, server) = if cfg.link.kind == apps::link::LinkKind::Ring {
+        // net_ring loops frames back into this process: one endpoint serves
+        // its own requests (no rpc-server needed).
+        let mut spec = spec;
+        spec.endpoint.local.ip = cfg.link.server_ip;
+        let sp = apps::cli::server_params(&cfg, 0.0);
+        let (r, s) = apps::node::run_loopback(&spec, &params, &sp)?;
+        (r, Some(s))
+    } else {
+        let targets = |w: u16, s: usize| cfg.server_peer(cfg.target_server_worker(w as usize, s));
+        (apps::node::run_client(&spec, &params, &targets)?, None)
+    };
+    let mut rep = client_report(&cfg, &result);
+    rep.server = server;
     print!("{}", rep.render_text());
     if let Some(p) = &cli.hist_out {
         rep.write_hist(p)?;
