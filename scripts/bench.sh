@@ -34,6 +34,10 @@ print("   " + "  ".join(f"{k}={v.get(k) if not isinstance(v.get(k),float) else r
 
 run floor floor --pings 20000 --stream-secs 1 | summ p50_us,p99_us,p999_us,p50_us_1k,p99_us_1k,stream_mpps_64,stream_gbps_64,stream_mpps_mtu,stream_gbps_mtu
 run kernel-udp kernel-udp --pings 20000 | summ kernel_udp_p50_us,kernel_udp_p99_us,kernel_udp_p999_us
+run engine-32B engine --rpcs 2000000 | summ engine_ns_per_rpc,engine_ns_per_packet,engine_mrps
+run engine-32B-w8 engine --workload throughput --window 8 --rpcs 2000000 | summ engine_ns_per_rpc,engine_ns_per_packet,engine_mrps
+run engine-8MiB engine --workload large --msg-size 8388608 --resp-size 32 --credits 128 --rpcs 300 | summ engine_gbps,engine_ns_per_packet
+run latency-32B-ring-loopback run -c configs/ring.toml --seconds "$SECS" | summ p50_us,p99_us,mrps
 run latency-32B run --seconds "$SECS" | summ p50_us,p99_us,p999_us,floor_p50_us,ratio_p50,floor_p99_us,ratio_p99,mrps
 for s in 1 4 16; do
   run "throughput-32B-w8-s$s" run --workload throughput --window 8 --sessions "$s" --seconds "$SECS" --no-floor | summ mrps,p50_us,p99_us,retransmissions

@@ -369,3 +369,30 @@ fn ring_loopback_in_one_process() {
         "the same endpoint handled every request once: {v}"
     );
 }
+
+#[test]
+fn two_workers_per_process_each_with_its_own_queue() {
+    // Two endpoints per process (lcores 0 and 1), memif queue i <-> peer queue i,
+    // worker i on UDP port base + i. Four poll loops share two cores here, so
+    // this checks behaviour, not speed.
+    let link = memif_link();
+    let cores = ["--set=cores.server=[0, 1]", "--set=cores.client=[0, 1]"];
+    let server =
+        Server::start(&[link.clone(), cores.iter().map(|s| s.to_string()).collect()].concat());
+    let mut args: Vec<&str> = link.iter().map(String::as_str).collect();
+    args.extend_from_slice(&cores);
+    args.extend_from_slice(&["--set=workload.max_requests=2000", "--seconds=60", "--json"]);
+    let r = run(CLIENT, &args, LIMIT);
+    let srv = server.stop();
+    assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["client_workers"], 2, "{v}");
+    assert_eq!(v["completed"], 4000, "2000 per client worker: {v}");
+    assert_eq!(v["failed"], 0);
+    assert_eq!(srv["workers"], 2, "{srv}");
+    assert_eq!(srv["handled"], 4000, "{srv}");
+    assert_eq!(
+        srv["stats"]["sessions_accepted"], 2,
+        "one session per client worker, one per server worker: {srv}"
+    );
+}

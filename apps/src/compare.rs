@@ -335,6 +335,14 @@ fn annotate(cfg: &Config, r: &mut Report) {
     );
 }
 
+fn steal(r: &Report) -> Option<f64> {
+    r.extra.get("cpu_steal_pct").and_then(Value::as_f64)
+}
+
+fn steal_text(r: &Report) -> String {
+    steal(r).map_or("-".into(), |p| format!("{p:.0}%"))
+}
+
 fn loss_rate(r: &Report) -> f64 {
     r.extra
         .get("loss_rate")
@@ -382,6 +390,25 @@ pub fn fit_ring(cfg: &mut Config) -> Result<Option<u32>, String> {
     Ok(Some(ring as u32))
 }
 
+/// (steal, total) jiffies of all CPUs from /proc/stat: time the hypervisor
+/// ran something else while this VM's vCPUs wanted to run.
+pub fn cpu_steal() -> Option<(u64, u64)> {
+    let text = std::fs::read_to_string("/proc/stat").ok()?;
+    parse_cpu_steal(&text)
+}
+
+/// The `cpu` line of /proc/stat: user nice system idle iowait irq softirq steal ...
+pub fn parse_cpu_steal(text: &str) -> Option<(u64, u64)> {
+    let line = text.lines().find(|l| l.starts_with("cpu "))?;
+    let v: Vec<u64> = line
+        .split_whitespace()
+        .skip(1)
+        .take(8)
+        .filter_map(|t| t.parse().ok())
+        .collect();
+    (v.len() == 8).then(|| (v[7], v.iter().sum()))
+}
+
 /// Runs one server+client pair on `cfg` (validated here) and returns its
 /// report with the qdisc drops of `probes` and the drop-source summary.
 pub fn measure(cfg: &Config, probes: &[QdiscProbe]) -> anyhow::Result<Report> {
@@ -389,9 +416,17 @@ pub fn measure(cfg: &Config, probes: &[QdiscProbe]) -> anyhow::Result<Report> {
     let mut cfg = cfg.clone();
     bench::isolate(&mut cfg);
     let before: Vec<_> = probes.iter().map(QdiscProbe::read).collect();
+    let steal0 = cpu_steal();
     let result = bench::run_pair(&cfg);
+    let steal1 = cpu_steal();
     let after: Vec<_> = probes.iter().map(QdiscProbe::read).collect();
     let mut rep = result?;
+    if let (Some((s0, t0)), Some((s1, t1))) = (steal0, steal1) {
+        if t1 > t0 {
+            let pct = 100.0 * s1.saturating_sub(s0) as f64 / (t1 - t0) as f64;
+            rep.extra.insert("cpu_steal_pct".into(), json!(pct));
+        }
+    }
     let mut seen = Vec::new();
     for ((p, b), a) in probes.iter().zip(before).zip(after) {
         let (Some(b), Some(a)) = (b, a) else {
@@ -445,20 +480,29 @@ fn json_without_hist(r: &Report) -> Value {
     v
 }
 
+/// "af_packet", "memif", ... as the config spells it.
+fn link_name(cfg: &Config) -> String {
+    serde_json::to_value(cfg.link.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+/// The workload in one line (no flow mode: the commands run both).
 fn describe(cfg: &Config) -> String {
     let w = &cfg.workload;
+    let sessions = if w.kind == crate::config::WorkloadKind::Incast {
+        String::new()
+    } else {
+        format!(", {} session(s)", w.sessions_per_thread)
+    };
     format!(
-        "{} over {} ({}), {} B requests, {} B responses, window {}, {} session(s), {} s (+{} s warm-up){}",
+        "{} over {}, {} B requests, {} B responses, window {} per session{sessions}, {} s (+{} s warm-up){}",
         w.kind.as_str(),
-        serde_json::to_value(cfg.link.kind)
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_string))
-            .unwrap_or_default(),
-        cfg.transport.mode.as_str(),
+        link_name(cfg),
         w.req_size,
         w.resp_size,
         cfg.window(),
-        w.sessions_per_thread,
         w.seconds,
         w.warmup_seconds,
         w.max_requests
@@ -488,6 +532,8 @@ fn multiple(credits: u16, bdp: u16) -> f64 {
 pub struct CompareArgs {
     #[command(flatten)]
     pub cfg: ConfigArgs,
+    #[command(flatten)]
+    pub modes: ModeOverrides,
     /// Lossy credits as a multiple of the BDP, or "unbounded" (shortcut for
     /// --set transport.lossy_credit_multiple=X).
     #[arg(long, value_name = "X")]
@@ -505,36 +551,100 @@ pub struct CompareArgs {
     pub plot: Option<PathBuf>,
 }
 
-fn load_base(cfg: &ConfigArgs, multiple: Option<&str>) -> anyhow::Result<Config> {
+/// Overrides for one flow mode only, applied after `--set`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ModeOverrides {
+    /// Override a config key in the lossless runs only (repeatable), e.g.
+    /// --lossless-set transport.rto_us=100000.
+    #[arg(long = "lossless-set", value_name = "KEY=VALUE")]
+    pub lossless_set: Vec<String>,
+    /// Override a config key in the lossy runs only (repeatable).
+    #[arg(long = "lossy-set", value_name = "KEY=VALUE")]
+    pub lossy_set: Vec<String>,
+}
+
+/// The run configuration as loaded (`common`), and per flow mode with
+/// that mode's overrides.
+#[derive(Clone, Debug)]
+pub struct Bases {
+    pub common: Config,
+    pub lossless: Config,
+    pub lossy: Config,
+}
+
+impl Bases {
+    pub fn get(&self, mode: Mode) -> &Config {
+        match mode {
+            Mode::Lossless => &self.lossless,
+            Mode::Lossy => &self.lossy,
+        }
+    }
+
+    /// Applies `f` to every configuration.
+    fn each(&mut self, f: impl Fn(&mut Config)) {
+        for c in [&mut self.common, &mut self.lossless, &mut self.lossy] {
+            f(c);
+        }
+    }
+
+    /// Drops an explicit `transport.credits` (the modes choose credits);
+    /// true when there was one.
+    fn clear_credits(&mut self) -> bool {
+        let had = [&self.common, &self.lossless, &self.lossy]
+            .iter()
+            .any(|c| c.transport.credits.is_some());
+        self.each(|c| c.transport.credits = None);
+        had
+    }
+}
+
+fn load_bases(
+    cfg: &ConfigArgs,
+    multiple: Option<&str>,
+    sets: &ModeOverrides,
+) -> anyhow::Result<Bases> {
     let mut args = cfg.clone();
     if let Some(m) = multiple {
         // First among the --set overrides, so an explicit --set still wins.
         args.set
             .insert(0, format!("transport.lossy_credit_multiple={m}"));
     }
-    let mut base = Config::load(args.config.as_deref(), &args.overrides())?;
-    // Each mode's configuration is validated before its run; check the
-    // parts common to both now (a lossless check of the user's credits
-    // would reject what the lossy run is for).
-    for_mode(&base, Mode::Lossy, base.transport.credits).validate(&ValidationEnv::detect())?;
-    bench::preflight(&base)?;
-    if base.workload.warmup_seconds > base.workload.seconds {
+    let overrides = args.overrides();
+    let load = |extra: &[String]| {
+        Config::load(
+            args.config.as_deref(),
+            &[overrides.clone(), extra.to_vec()].concat(),
+        )
+    };
+    let bases = Bases {
+        common: load(&[])?,
+        lossless: load(&sets.lossless_set).context("--lossless-set")?,
+        lossy: load(&sets.lossy_set).context("--lossy-set")?,
+    };
+    // Each run's configuration is validated before it runs; check the
+    // parts common to all now (a lossless check of the user's credits
+    // would reject what the lossy runs are for).
+    let c = &bases.common;
+    for_mode(c, Mode::Lossy, c.transport.credits).validate(&ValidationEnv::detect())?;
+    bench::preflight(c)?;
+    if c.workload.warmup_seconds > c.workload.seconds {
         eprintln!("rpc-bench: note: the warm-up is longer than the measured interval");
     }
-    Ok(base)
+    Ok(bases)
 }
 
 /// `rpc-bench compare`: the same workload lossless then lossy.
 pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     crate::child::install_signal_handlers();
-    let mut base = load_base(&a.cfg, a.multiple.as_deref())?;
-    if let Some(c) = base.transport.credits.take() {
+    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.modes)?;
+    if bases.clear_credits() {
         eprintln!(
-            "rpc-bench compare: ignoring transport.credits = {c}: lossless runs at the BDP, lossy at lossy_credit_multiple x BDP (use `rpc-bench sweep --credits` for explicit values)"
+            "rpc-bench compare: ignoring transport.credits: lossless runs at the BDP, lossy at lossy_credit_multiple x BDP (use `rpc-bench sweep --credits` for explicit values)"
         );
     }
-    let lossless = for_mode(&base, Mode::Lossless, None);
-    let lossy = for_mode(&base, Mode::Lossy, None);
+    let base = bases.common.clone();
+    let lossless = for_mode(&bases.lossless, Mode::Lossless, None);
+    let lossy = for_mode(&bases.lossy, Mode::Lossy, None);
     // Both before either runs: a lossless BDP the ring cannot back fails here.
     let env = ValidationEnv::detect();
     lossless.validate(&env).context("lossless configuration")?;
@@ -658,6 +768,7 @@ pub fn render_drop_sources(a: &Report, b: &Report) -> String {
             format!("{:.3e}", loss_rate(a)),
             format!("{:.3e}", loss_rate(b)),
         ),
+        ("vCPU steal during the run", steal_text(a), steal_text(b)),
     ];
     let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
     let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(8);
@@ -744,6 +855,8 @@ fn parse_modes(list: &[String]) -> anyhow::Result<Vec<Mode>> {
 pub struct SweepArgs {
     #[command(flatten)]
     pub cfg: ConfigArgs,
+    #[command(flatten)]
+    pub mode_sets: ModeOverrides,
     /// Credit values, comma-separated: multiples of the BDP ("0.5x,1x,4x")
     /// or absolute counts ("2,8,32").
     #[arg(
@@ -801,7 +914,7 @@ impl Point {
                     "retransmissions": r.retransmissions, "violations": r.violations, "resets": r.resets,
                     "lost": d.lost(), "loss_rate": loss_rate(r),
                     "pkts_sent": r.extra.get("pkts_sent").cloned().unwrap_or(json!(0)),
-                    "drop_sources": d.to_json(),
+                    "drop_sources": d.to_json(), "cpu_steal_pct": steal(r),
                 });
                 if let (Some(o), Some(f)) = (v.as_object_mut(), fields.as_object()) {
                     o.extend(f.clone());
@@ -860,10 +973,10 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     crate::child::install_signal_handlers();
     let specs = parse_credit_list(&a.credit_list)?;
     let modes = parse_modes(&a.modes)?;
-    let base = load_base(&a.cfg, None)?;
+    let bases = load_bases(&a.cfg, None, &a.mode_sets)?;
+    let base = bases.common.clone();
     let probes = probes_for(&base, &a.qdisc);
     warn_bypassed(&base, &probes);
-    let bdp = base.bdp_credits();
     eprintln!("rpc-bench sweep: {}", describe(&base));
     eprintln!("  {}", bdp_line(&base));
     let total = modes.len() * specs.len();
@@ -873,8 +986,9 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
             if crate::child::interrupted() {
                 bail!("interrupted");
             }
-            let credits = spec.resolve(bdp);
-            let cfg = for_mode(&base, *mode, Some(credits));
+            let mode_base = bases.get(*mode);
+            let credits = spec.resolve(mode_base.bdp_credits());
+            let cfg = for_mode(mode_base, *mode, Some(credits));
             let label = format!("[{}/{total}] {}", points.len() + 1, mode.as_str());
             points.push(run_point(cfg, &probes, &label));
         }
@@ -887,7 +1001,20 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     println!("{}", bdp_line(&base));
     print!("{}", render_points(&points, false));
     if let Some(p) = &a.plot {
-        plot_points(p, &points, "credits", |pt| pt.credits as f64, true)?;
+        let context = format!(
+            "{} over {}, BDP {}",
+            base.workload.kind.as_str(),
+            link_name(&base),
+            base.bdp_credits()
+        );
+        plot_points(
+            p,
+            &points,
+            &context,
+            "credits",
+            |pt| pt.credits as f64,
+            true,
+        )?;
     }
     if a.json {
         println!(
@@ -933,9 +1060,11 @@ pub fn render_points(points: &[Point], by_sessions: bool) -> String {
         "p99.9 us",
         "lost",
         "loss rate",
+        "refused",
         "retx",
         "discards",
         "failed",
+        "steal",
     ];
     let mut rows: Vec<Vec<String>> = vec![head.iter().map(|s| s.to_string()).collect()];
     let mut notes = Vec::new();
@@ -965,13 +1094,15 @@ pub fn render_points(points: &[Point], by_sessions: bool) -> String {
                     format!("{:.1}", rep.latency.percentile_us(99.9)),
                     d.lost().to_string(),
                     format!("{:.2e}", loss_rate(rep)),
+                    d.qdisc_sender.to_string(),
                     rep.retransmissions.to_string(),
                     (d.proto_client + d.proto_server).to_string(),
                     rep.failed.to_string(),
+                    steal_text(rep),
                 ]);
             }
             Err(e) => {
-                r.extend(std::iter::repeat_n("-".to_string(), 10));
+                r.extend(std::iter::repeat_n("-".to_string(), 12));
                 notes.push(format!("  {} {} credits: {e}", p.mode.as_str(), p.credits));
             }
         }
@@ -1010,6 +1141,7 @@ pub fn render_points(points: &[Point], by_sessions: bool) -> String {
 fn plot_points(
     path: &Path,
     points: &[Point],
+    context: &str,
     x_label: &str,
     x: impl Fn(&Point) -> f64,
     log_x: bool,
@@ -1031,7 +1163,8 @@ fn plot_points(
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("sweep");
         path.with_file_name(format!("{stem}-{suffix}.svg"))
     };
-    let plots: [(PathBuf, &str, &str, &dyn Fn(&Report) -> f64); 3] = [
+    type Metric<'a> = &'a dyn Fn(&Report) -> f64;
+    let plots: [(PathBuf, &str, &str, Metric); 3] = [
         (path.to_path_buf(), "goodput", "goodput (Gbps)", &|r| {
             r.gbps()
         }),
@@ -1052,7 +1185,7 @@ fn plot_points(
         }
         let refs: Vec<(&str, Vec<(f64, f64)>)> =
             s.iter().map(|(n, p)| (n.as_str(), p.clone())).collect();
-        let title = format!("{what} against {x_label}");
+        let title = format!("{what} against {x_label}: {context}");
         crate::plot::plot_xy(&file, &title, x_label, y_label, &refs, log_x)?;
         println!("plot: {}", file.display());
     }
@@ -1072,6 +1205,8 @@ pub struct IncastArgs {
     /// Flow modes, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "lossless,lossy")]
     pub modes: Vec<String>,
+    #[command(flatten)]
+    pub mode_sets: ModeOverrides,
     /// Lossy credits as a multiple of the BDP, or "unbounded".
     #[arg(long, value_name = "X")]
     pub multiple: Option<String>,
@@ -1105,11 +1240,12 @@ pub fn incast_credits(base: &Config, mode: Mode, sessions: u32) -> Option<u16> {
 pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     crate::child::install_signal_handlers();
     let modes = parse_modes(&a.modes)?;
-    let mut base = load_base(&a.cfg, a.multiple.as_deref())?;
-    base.workload.kind = crate::config::WorkloadKind::Incast;
-    if base.transport.credits.take().is_some() {
+    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets)?;
+    bases.each(|c| c.workload.kind = crate::config::WorkloadKind::Incast);
+    if bases.clear_credits() {
         eprintln!("rpc-bench incast: ignoring transport.credits (lossless shares rx_desc among the sessions, lossy uses lossy_credit_multiple x BDP)");
     }
+    let base = bases.common.clone();
     let probes = probes_for(&base, &a.qdisc);
     warn_bypassed(&base, &probes);
     eprintln!(
@@ -1131,7 +1267,7 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
                 bail!("interrupted");
             }
             let label = format!("[{}/{total}] {} x {n}", points.len() + 1, mode.as_str());
-            let mut cfg = base.clone();
+            let mut cfg = bases.get(*mode).clone();
             cfg.workload.sessions_per_thread = n.max(1);
             let Some(credits) = incast_credits(&cfg, *mode, n) else {
                 let why = format!(
@@ -1173,9 +1309,11 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     );
     print!("{}", render_points(&points, true));
     if let Some(p) = &a.plot {
+        let context = format!("incast over {}, one client thread", link_name(&base));
         plot_points(
             p,
             &points,
+            &context,
             "sessions (fan-in)",
             |pt| pt.sessions as f64,
             true,
@@ -1222,6 +1360,19 @@ qdisc fq_codel 0: parent :1 limit 10240p flows 1024 quantum 1514 \n Sent 10 byte
         assert_eq!(root_sum(&q, |s| s.dropped), 7);
         assert!(parse_tc_qdisc("").is_empty());
         assert!(parse_tc_qdisc("Cannot find device \"x\"").is_empty());
+    }
+
+    #[test]
+    fn parses_cpu_steal() {
+        let stat =
+            "cpu  427101 32016 29508 299298 5285 0 8568 103166 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n";
+        let (steal, total) = parse_cpu_steal(stat).unwrap();
+        assert_eq!(steal, 103166);
+        assert_eq!(
+            total,
+            427101 + 32016 + 29508 + 299298 + 5285 + 8568 + 103166
+        );
+        assert!(parse_cpu_steal("cpu0 1 2 3\n").is_none());
     }
 
     #[test]
@@ -1311,6 +1462,27 @@ qdisc fq_codel 0: parent :1 limit 10240p flows 1024 quantum 1514 \n Sent 10 byte
         ] {
             assert!(text.contains(row), "{row}:\n{text}");
         }
+    }
+
+    #[test]
+    fn subcommand_flags_do_not_clash() {
+        use clap::{Args as _, Command};
+        // `sweep --credits LIST` renames the shared `--credits N` shortcut.
+        for cmd in [
+            CompareArgs::augment_args(Command::new("compare")),
+            SweepArgs::augment_args(Command::new("sweep")),
+            IncastArgs::augment_args(Command::new("incast")),
+        ] {
+            cmd.debug_assert();
+        }
+        let m = SweepArgs::augment_args(Command::new("sweep"))
+            .try_get_matches_from(["sweep", "--credits", "1x,4x", "--modes", "lossy,lossless"])
+            .unwrap();
+        use clap::FromArgMatches as _;
+        let a = SweepArgs::from_arg_matches(&m).unwrap();
+        assert_eq!(a.credit_list, "1x,4x");
+        assert_eq!(a.cfg.credits, None);
+        assert_eq!(a.modes, vec!["lossy", "lossless"]);
     }
 
     #[test]

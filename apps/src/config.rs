@@ -1215,6 +1215,7 @@ mod tests {
         "real-nic",
         "lossy",
         "tbf-veth",
+        "slow-receiver",
     ];
 
     fn preset_path(name: &str) -> PathBuf {

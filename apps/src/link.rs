@@ -205,3 +205,53 @@ impl LinkArgs {
         a
     }
 }
+
+/// Frames the kernel dropped because an AF_PACKET receive ring of this
+/// process was full (`PACKET_STATISTICS` `tp_drops`, summed over the
+/// process's packet sockets), or `None` when it has no packet socket.
+///
+/// DPDK 22.11's net_af_packet never reads these counters (it reports
+/// `imissed` = 0), so ring overflow on af_packet links is otherwise
+/// invisible. Reading them resets them (the kernel's semantics): call once,
+/// at the end of a run, while the port is still open.
+pub fn af_packet_rx_drops() -> Option<u64> {
+    /// `struct tpacket_stats` (TPACKET_V1/V2, which the PMD uses).
+    #[repr(C)]
+    struct TpacketStats {
+        tp_packets: u32,
+        tp_drops: u32,
+    }
+    const PACKET_STATISTICS: libc::c_int = 6;
+    let mut total = None;
+    for entry in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
+        let Ok(fd) = entry.file_name().to_string_lossy().parse::<libc::c_int>() else {
+            continue;
+        };
+        let is_socket = std::fs::read_link(entry.path())
+            .map(|t| t.to_string_lossy().starts_with("socket:"))
+            .unwrap_or(false);
+        if !is_socket {
+            continue;
+        }
+        let mut st = TpacketStats {
+            tp_packets: 0,
+            tp_drops: 0,
+        };
+        let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
+        // SAFETY: getsockopt writes at most `len` bytes into `st`; on a
+        // socket that is not AF_PACKET it fails (ENOPROTOOPT) and we skip it.
+        let rc = unsafe {
+            libc::getsockopt(
+                fd,
+                libc::SOL_PACKET,
+                PACKET_STATISTICS,
+                (&mut st as *mut TpacketStats).cast(),
+                &mut len,
+            )
+        };
+        if rc == 0 {
+            *total.get_or_insert(0) += st.tp_drops as u64;
+        }
+    }
+    total
+}
