@@ -396,3 +396,19 @@ fn two_workers_per_process_each_with_its_own_queue() {
         "one session per client worker, one per server worker: {srv}"
     );
 }
+
+#[test]
+fn rpc_bench_without_arguments_runs_the_default_benchmark() {
+    // What ./scripts/demo.sh runs: 32 B latency over memif with the floor.
+    let r = run(BENCH, &[], LIMIT);
+    assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
+    assert!(r.stdout.contains("raw floor over memif"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("latency over memif (lossless), request 32 B, response 32 B"),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.contains("vs floor"), "{}", r.stdout);
+    assert!(r.stdout.contains("histogram ("), "{}", r.stdout);
+}

@@ -157,10 +157,10 @@ fn main() {
         Some(Cmd::Compare(a)) => apps::compare::compare_cmd(&a),
         Some(Cmd::Sweep(a)) => apps::compare::sweep_cmd(&a),
         Some(Cmd::Incast(a)) => apps::compare::incast_cmd(&a),
-        None => match Cli::parse_from(["rpc-bench", "floor"]).cmd {
+        // No subcommand: the default benchmark (32 B latency over memif + floor).
+        None => match Cli::parse_from(["rpc-bench", "run"]).cmd {
             Some(Cmd::Run(a)) => run_cmd(a),
-            Some(Cmd::Floor(a)) => floor_cmd(a).map(|_| ()),
-            _ => unreachable!("`floor` parses as the floor subcommand"),
+            _ => unreachable!("`run` parses as the run subcommand"),
         },
     };
     if let Err(e) = result {
