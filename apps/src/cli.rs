@@ -204,3 +204,44 @@ pub fn client_report(cfg: &Config, r: &crate::node::ClientResult) -> Report {
     }
     rep
 }
+
+/// Output flags shared by rpc-client and rpc-bench run.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ReportArgs {
+    /// Print one JSON summary object as the last line.
+    #[arg(long)]
+    pub json: bool,
+    /// Save the latency histogram in HdrHistogram's percentile format.
+    #[arg(long)]
+    pub hist_out: Option<PathBuf>,
+    /// Draw the latency percentile distribution as SVG.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// Writes the histogram file and plot if asked; prints the JSON summary
+    /// last (with the encoded histogram only if `keep_hist`).
+    pub fn emit(&self, rep: &Report, keep_hist: bool) -> anyhow::Result<()> {
+        if let Some(p) = &self.hist_out {
+            rep.write_hist(p)?;
+        }
+        if let Some(p) = &self.plot {
+            crate::plot::plot_latency_percentiles(
+                p,
+                "RPC latency",
+                &[(rep.mode.as_str(), &rep.latency)],
+            )?;
+        }
+        if self.json {
+            let mut v = rep.to_json();
+            if !keep_hist {
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("hist");
+                }
+            }
+            println!("{v}");
+        }
+        Ok(())
+    }
+}

@@ -350,19 +350,25 @@ pub fn run_client(
         outs.lock().map(|mut v| v.push(out)).ok();
     })?;
     let (m, errors) = merge(outs.into_inner().unwrap_or_default());
-    Ok(ClientResult {
-        hist: m.hist,
-        completed: m.completed,
-        completed_measured: m.completed_measured,
-        failed: m.failed,
-        bad_responses: m.bad,
-        seconds: m.seconds,
-        stats: m.stats,
-        injected_drops: m.injected,
-        port: port_json(&nx),
-        errors,
-        workers: nx.workers(),
-    })
+    Ok(ClientResult::from_merged(m, errors, &nx))
+}
+
+impl ClientResult {
+    fn from_merged<A>(m: WorkerOut, errors: Vec<String>, nx: &Nexus<A>) -> Self {
+        ClientResult {
+            hist: m.hist,
+            completed: m.completed,
+            completed_measured: m.completed_measured,
+            failed: m.failed,
+            bad_responses: m.bad,
+            seconds: m.seconds,
+            stats: m.stats,
+            injected_drops: m.injected,
+            port: port_json(nx),
+            errors,
+            workers: nx.workers(),
+        }
+    }
 }
 
 fn client_worker<A: ClientSide>(
@@ -494,20 +500,5 @@ pub fn run_loopback(
         "stats": stats_json(&m.stats),
         "port": port_json(&nx),
     });
-    Ok((
-        ClientResult {
-            hist: m.hist,
-            completed: m.completed,
-            completed_measured: m.completed_measured,
-            failed: m.failed,
-            bad_responses: m.bad,
-            seconds: m.seconds,
-            stats: m.stats,
-            injected_drops: m.injected,
-            port: port_json(&nx),
-            errors,
-            workers: 1,
-        },
-        server,
-    ))
+    Ok((ClientResult::from_merged(m, errors, &nx), server))
 }

@@ -8,7 +8,6 @@ use apps::cli::ConfigArgs;
 use apps::floor::{self, ClientPlan};
 use apps::link::{LinkArgs, LinkKind, Role};
 use clap::{Args, Parser, Subcommand};
-use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Parser, Debug)]
@@ -50,15 +49,8 @@ enum Cmd {
 struct RunArgs {
     #[command(flatten)]
     cfg: ConfigArgs,
-    /// Print one JSON summary object as the last line.
-    #[arg(long)]
-    json: bool,
-    /// Save the latency histogram in HdrHistogram's percentile format.
-    #[arg(long)]
-    hist_out: Option<PathBuf>,
-    /// Draw the latency percentile distribution as SVG.
-    #[arg(long)]
-    plot: Option<PathBuf>,
+    #[command(flatten)]
+    out: apps::cli::ReportArgs,
     /// Skip the raw floor measurement (no ratios in the report).
     #[arg(long)]
     no_floor: bool,
@@ -327,26 +319,10 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
     }
     println!();
     print!("{}", rep.render_text());
-    if let Some(p) = &a.hist_out {
-        rep.write_hist(p)?;
-    }
-    if let Some(p) = &a.plot {
-        apps::plot::plot_latency_percentiles(
-            p,
-            "RPC latency",
-            &[(rep.mode.as_str(), &rep.latency)],
-        )?;
-    }
     let ok = rep.failed == 0
         && !rep.extra.contains_key("errors")
         && !rep.extra.contains_key("server_error");
-    if a.json {
-        let mut v = rep.to_json();
-        if let Some(o) = v.as_object_mut() {
-            o.remove("hist");
-        }
-        println!("{v}");
-    }
+    a.out.emit(&rep, false)?;
     if !ok {
         anyhow::bail!(
             "the run had failures: {} failed request(s){}",

@@ -2,10 +2,9 @@
 //! against rpc-server and prints a latency report (and JSON with --json).
 //! Exits 1 if any request failed or any response had a wrong byte.
 
-use apps::cli::{client_params, client_report, node_spec, ConfigArgs};
+use apps::cli::{client_params, client_report, node_spec, ConfigArgs, ReportArgs};
 use apps::link::Role;
 use clap::Parser;
-use std::path::PathBuf;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -17,15 +16,8 @@ use std::path::PathBuf;
 struct Cli {
     #[command(flatten)]
     cfg: ConfigArgs,
-    /// Print one JSON summary object as the last line.
-    #[arg(long)]
-    json: bool,
-    /// Save the latency histogram in HdrHistogram's percentile format.
-    #[arg(long)]
-    hist_out: Option<PathBuf>,
-    /// Draw the latency percentile distribution as SVG.
-    #[arg(long)]
-    plot: Option<PathBuf>,
+    #[command(flatten)]
+    out: ReportArgs,
     /// Include the encoded histogram in the JSON (rpc-bench merges it).
     #[arg(long, hide = true)]
     json_hist: bool,
@@ -62,27 +54,9 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     let mut rep = client_report(&cfg, &result);
     rep.server = server;
     print!("{}", rep.render_text());
-    if let Some(p) = &cli.hist_out {
-        rep.write_hist(p)?;
-    }
-    if let Some(p) = &cli.plot {
-        apps::plot::plot_latency_percentiles(
-            p,
-            "RPC latency",
-            &[(rep.mode.as_str(), &rep.latency)],
-        )?;
-    }
     for e in &result.errors {
         eprintln!("rpc-client: {e}");
     }
-    if cli.json {
-        let mut v = rep.to_json();
-        if !cli.json_hist {
-            if let Some(o) = v.as_object_mut() {
-                o.remove("hist");
-            }
-        }
-        println!("{v}");
-    }
+    cli.out.emit(&rep, cli.json_hist)?;
     Ok(result.failed == 0 && result.bad_responses == 0 && result.errors.is_empty())
 }
