@@ -326,17 +326,25 @@ fn stream(io: &mut Io, len: usize, secs: f64, phase: u8) -> anyhow::Result<(u64,
     Ok((sent, elapsed))
 }
 
-/// Asks the reflector how many stream frames of `phase` it received.
-fn stats_of(io: &mut Io, phase: u8) -> anyhow::Result<(u64, u64)> {
+/// Sends a control frame of `kind` and waits up to 50 ms for an answer that
+/// `accept` takes, retrying `attempts` times (control frames may meet a full
+/// ring on af_packet). Returns what `accept` extracted.
+fn request<T>(
+    io: &mut Io,
+    kind: Kind,
+    phase: u8,
+    attempts: u32,
+    accept: impl Fn(&[u8]) -> Option<T>,
+) -> Option<T> {
     let mut rx = MbufBatch::new();
-    for _attempt in 0..50 {
-        let mut m = Mbuf::alloc(&io.pool)?;
+    for _ in 0..attempts {
+        let mut m = Mbuf::alloc(&io.pool).ok()?;
         build_frame(
             m.room_mut(),
             MIN_FRAME,
             io.mac,
             MacAddr::BROADCAST,
-            Kind::StatsReq,
+            kind,
             phase,
         );
         m.set_len(MIN_FRAME);
@@ -345,42 +353,29 @@ fn stats_of(io: &mut Io, phase: u8) -> anyhow::Result<(u64, u64)> {
         while io.clock.cycles() < until {
             io.rx.rx_burst(&mut rx);
             while let Some(m) = rx.pop() {
-                let f = m.data();
-                if floor_kind(f) == Some(Kind::StatsResp) && f[PHASE] == phase {
-                    return Ok((get_u64(f, VAL_A), get_u64(f, VAL_B)));
+                if let Some(v) = accept(m.data()) {
+                    return Some(v);
                 }
             }
         }
     }
-    bail!("floor server did not answer a stats request (is it running?)")
+    None
 }
 
+/// Asks the reflector how many stream frames (and bytes) of `phase` it received.
+fn stats_of(io: &mut Io, phase: u8) -> anyhow::Result<(u64, u64)> {
+    request(io, Kind::StatsReq, phase, 50, |f| {
+        (floor_kind(f) == Some(Kind::StatsResp) && f[PHASE] == phase)
+            .then(|| (get_u64(f, VAL_A), get_u64(f, VAL_B)))
+    })
+    .ok_or_else(|| anyhow::anyhow!("floor server did not answer a stats request (is it running?)"))
+}
+
+/// Tells the reflector to exit; best effort (it also has a deadline).
 fn quit(io: &mut Io) {
-    let mut rx = MbufBatch::new();
-    for _ in 0..20 {
-        let Ok(mut m) = Mbuf::alloc(&io.pool) else {
-            return;
-        };
-        build_frame(
-            m.room_mut(),
-            MIN_FRAME,
-            io.mac,
-            MacAddr::BROADCAST,
-            Kind::Quit,
-            0,
-        );
-        m.set_len(MIN_FRAME);
-        let _ = io.tx.tx_one(m);
-        let until = io.clock.cycles() + io.clock.hz() / 20;
-        while io.clock.cycles() < until {
-            io.rx.rx_burst(&mut rx);
-            while let Some(m) = rx.pop() {
-                if floor_kind(m.data()) == Some(Kind::Quit) {
-                    return;
-                }
-            }
-        }
-    }
+    let _ = request(io, Kind::Quit, 0, 20, |f| {
+        (floor_kind(f) == Some(Kind::Quit)).then_some(())
+    });
 }
 
 /// The measuring side. Prints one JSON line with the floor figures.

@@ -140,20 +140,31 @@ impl LinkArgs {
         Ok(())
     }
 
-    /// Initialises EAL on `cores` for this role; returns it with the device name.
-    pub fn init_eal(&self, role: Role, cores: &[u32]) -> anyhow::Result<(Eal, String)> {
+    /// The EAL arguments for `role` on `cores` and the DPDK device name.
+    /// Enters the client's network namespace first (it must precede EAL's
+    /// threads). `ring_size`: make memif/af_packet rings match the RX
+    /// descriptor count unless the vdev spec already sets them.
+    pub fn eal_builder(
+        &self,
+        role: Role,
+        cores: &[u32],
+        ring_size: Option<u16>,
+    ) -> anyhow::Result<(EalBuilder, String)> {
         self.enter_netns(role)?;
-        let (vdev, name) = self.device(role);
         if self.link == LinkKind::Pci && self.pci.is_none() && self.vdev.is_none() {
             anyhow::bail!("--link pci needs --pci ADDRESS (e.g. --pci 0000:01:00.0)");
         }
+        let (vdev, name) = self.device(role);
         let mut b = EalBuilder::new()
             .cores(cores)
             .no_huge((!self.huge).then_some(self.mem_mb))
             .file_prefix(self.file_prefix.clone())
             .log_level(self.log_level);
         if let Some(v) = vdev {
-            b = b.vdev(v);
+            b = b.vdev(match ring_size {
+                Some(n) => with_ring_size(&v, n),
+                None => v,
+            });
         }
         if let Some(p) = &self.pci {
             b = b.pci(p.clone());
@@ -161,8 +172,13 @@ impl LinkArgs {
         for a in &self.eal_args {
             b = b.extra_arg(a.clone());
         }
-        let eal = b.init()?;
-        Ok((eal, name))
+        Ok((b, name))
+    }
+
+    /// Initialises EAL on `cores` for this role; returns it with the device name.
+    pub fn init_eal(&self, role: Role, cores: &[u32]) -> anyhow::Result<(Eal, String)> {
+        let (b, name) = self.eal_builder(role, cores, None)?;
+        Ok((b.init()?, name))
     }
 
     /// The same flags as command-line arguments, for launching a child process.
@@ -254,4 +270,18 @@ pub fn af_packet_rx_drops() -> Option<u64> {
         }
     }
     total
+}
+
+/// memif and af_packet size their rings from devargs, not from the queue
+/// setup's descriptor count; the lossless reservation counts on `rx_desc`
+/// entries, so make the driver's ring match (unless the spec sets it).
+fn with_ring_size(spec: &str, rx_desc: u16) -> String {
+    let has = |k: &str| spec.split(',').any(|kv| kv.starts_with(k));
+    if spec.starts_with("net_memif") && !has("rsize=") {
+        format!("{spec},rsize={}", rx_desc.max(2).ilog2())
+    } else if spec.starts_with("net_af_packet") && !has("framecnt=") {
+        format!("{spec},framecnt={rx_desc}")
+    } else {
+        spec.to_string()
+    }
 }

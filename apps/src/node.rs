@@ -32,25 +32,9 @@ pub struct NodeSpec {
 }
 
 fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<A>> {
-    spec.link.enter_netns(spec.role)?;
-    let (vdev, device) = spec.link.device(spec.role);
-    let vdev = vdev.map(|v| with_ring_size(&v, spec.rx_desc));
-    // LinkArgs knows how to build EAL args; reuse its builder but do not init
-    // here: Nexus does.
-    let mut eal = engine::dpdk::EalBuilder::new()
-        .cores(&spec.cores)
-        .no_huge((!spec.link.huge).then_some(spec.link.mem_mb))
-        .file_prefix(spec.link.file_prefix.clone())
-        .log_level(spec.link.log_level);
-    if let Some(v) = vdev {
-        eal = eal.vdev(v);
-    }
-    if let Some(p) = &spec.link.pci {
-        eal = eal.pci(p.clone());
-    }
-    for a in &spec.link.eal_args {
-        eal = eal.extra_arg(a.clone());
-    }
+    let (eal, device) = spec
+        .link
+        .eal_builder(spec.role, &spec.cores, Some(spec.rx_desc))?;
     let cfg = NexusConfig {
         eal,
         device,
@@ -71,20 +55,6 @@ fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<
             .then_some(spec.endpoint.local.port),
     };
     Ok(Nexus::new(cfg, handlers)?)
-}
-
-/// memif and af_packet size their rings from devargs, not from the queue
-/// setup's descriptor count; the lossless reservation counts on `rx_desc`
-/// entries, so make the driver's ring match (unless the user gave it).
-fn with_ring_size(spec: &str, rx_desc: u16) -> String {
-    let has = |k: &str| spec.split(',').any(|kv| kv.starts_with(k));
-    if spec.starts_with("net_memif") && !has("rsize=") {
-        format!("{spec},rsize={}", rx_desc.max(2).ilog2())
-    } else if spec.starts_with("net_af_packet") && !has("framecnt=") {
-        format!("{spec},framecnt={rx_desc}")
-    } else {
-        spec.to_string()
-    }
 }
 
 fn endpoint_cfg(spec: &NodeSpec, worker: u16) -> EndpointConfig {

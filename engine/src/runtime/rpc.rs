@@ -356,12 +356,9 @@ impl<A> Rpc<A> {
                     tag,
                     payload,
                 }) => {
-                    let slot = tag as u32;
-                    let Some(entry) = self.conts.get_mut(slot as usize) else {
+                    let Some((cont, user_tag)) = self.take_continuation(tag) else {
                         continue;
                     };
-                    let (cont, user_tag) = (entry.cont.take(), entry.user_tag);
-                    self.free_conts.push(slot);
                     match cont {
                         Some(c) => {
                             let done = Completion {
@@ -391,6 +388,16 @@ impl<A> Rpc<A> {
         }
         batch.clear();
         self.rx_batch = Some(batch);
+    }
+
+    /// Frees the slab slot of a finished request (`tag` is the slot index
+    /// given to the endpoint) and returns its continuation and user tag.
+    fn take_continuation(&mut self, tag: u64) -> Option<(Option<Continuation<A>>, u64)> {
+        let slot = u32::try_from(tag).ok()?;
+        let entry = self.conts.get_mut(slot as usize)?;
+        let taken = (entry.cont.take(), entry.user_tag);
+        self.free_conts.push(slot);
+        Some(taken)
     }
 
     fn collect_background(&mut self) {
@@ -443,12 +450,9 @@ impl<A> Rpc<A> {
                 error,
             } = ev
             {
-                let slot = tag as u32;
-                let Some(entry) = self.conts.get_mut(slot as usize) else {
+                let Some((cont, user_tag)) = self.take_continuation(tag) else {
                     continue;
                 };
-                let (cont, user_tag) = (entry.cont.take(), entry.user_tag);
-                self.free_conts.push(slot);
                 match cont {
                     Some(c) => c(
                         self,
