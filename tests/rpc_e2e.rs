@@ -35,7 +35,7 @@ impl Server {
 
     /// SIGTERM and the server's JSON summary.
     fn stop(mut self) -> serde_json::Value {
-        // SAFETY-free: libc is not a dev-dependency here; use kill(1).
+        // kill(1): libc is not a dev-dependency of the tests.
         let _ = Command::new("kill")
             .arg("-TERM")
             .arg(self.child.id().to_string())
@@ -256,7 +256,19 @@ fn bad_configs_are_rejected_with_the_key_named() {
 
 #[test]
 fn client_reports_failures_when_the_server_dies() {
-    let link = memif_link();
+    // af_packet, not memif: DPDK 22.11's memif client can segfault when its
+    // server is SIGKILLed mid-burst (its control thread unmaps the shared
+    // regions while the data path reads them; about 1 run in 10 here). That
+    // is a driver limitation documented in the README; this test checks what
+    // the engine does when a peer dies.
+    let name = unique("rpcd");
+    let ns = format!("{name}ns");
+    let _veth = Veth::up(&name, &["--netns", &ns]);
+    let link = vec![
+        "--link=af_packet".to_string(),
+        format!("--iface={name}"),
+        format!("--set=link.client_netns=\"{ns}\""),
+    ];
     let mut server = Server::start(&link);
     let mut args: Vec<String> = link.clone();
     args.extend(
