@@ -67,6 +67,10 @@ fn main() {
         "rte_ethdev",
         "rte_kvargs",
         "rte_ring",
+        // rte_eth_from_rings (the in-process crossover wire). This is the
+        // same file EAL would load from its PMD directory; the loader maps
+        // it once either way, so the driver registers once.
+        "rte_net_ring",
     ] {
         println!("cargo:rustc-link-lib=dylib={lib}");
     }
@@ -76,7 +80,8 @@ fn main() {
     let bindings = bindgen::Builder::default()
         .header("wrapper.h")
         .clang_args(cflags.iter())
-        .allowlist_function("rte_eal_init|rte_eal_cleanup|rte_strerror|rte_log_set_global_level")
+        .allowlist_function("rte_eal_init|rte_eal_cleanup|rte_strerror|rte_log_set_global_level|rte_log_set_level_pattern|rte_log_get_level|rte_log_register")
+        .allowlist_function("rte_ring_create|rte_ring_free|rte_eth_from_rings")
         .allowlist_function("rte_eal_remote_launch|rte_eal_wait_lcore|rte_thread_register|rte_thread_unregister")
         .allowlist_function("rte_lcore_count|rte_get_main_lcore|rte_lcore_is_enabled|rte_lcore_to_cpu_id|rte_socket_id")
         .allowlist_function("rte_pktmbuf_pool_create|rte_mempool_free|rte_mempool_avail_count|rte_mempool_in_use_count|rte_pktmbuf_free_bulk")
@@ -87,8 +92,9 @@ fn main() {
         .allowlist_function("rte_flow_validate|rte_flow_create|rte_flow_destroy|rte_flow_flush")
         .allowlist_function("shim_.*")
         .allowlist_type("rte_mbuf|rte_mempool|rte_eth_conf|rte_eth_dev_info|rte_eth_link|rte_eth_stats|rte_ether_addr|rte_flow_attr|rte_flow_item|rte_flow_action|rte_flow_action_queue|rte_flow_error|rte_flow_item_type|rte_flow_action_type")
-        .allowlist_var("RTE_MAX_LCORE|RTE_MAX_ETHPORTS|RTE_PKTMBUF_HEADROOM|RTE_MBUF_DEFAULT_BUF_SIZE|RTE_ETH_LINK_UP|RTE_LOG_.*|SOCKET_ID_ANY|RTE_ETH_MQ_RX_.*|RTE_ETH_MQ_TX_.*")
+        .allowlist_var("RTE_MAX_LCORE|RTE_MAX_ETHPORTS|RTE_PKTMBUF_HEADROOM|RTE_MBUF_DEFAULT_BUF_SIZE|RTE_ETH_LINK_UP|RTE_LOG_.*|SOCKET_ID_ANY|RTE_ETH_MQ_RX_.*|RTE_ETH_MQ_TX_.*|RING_F_SP_ENQ|RING_F_SC_DEQ")
         .opaque_type("rte_mempool")
+        .opaque_type("rte_ring")
         .default_enum_style(bindgen::EnumVariation::Consts)
         .derive_default(true)
         .derive_debug(false)

@@ -9,4 +9,6 @@
 #include <rte_mbuf.h>
 #include <rte_ethdev.h>
 #include <rte_flow.h>
+#include <rte_ring.h>
+#include <rte_eth_ring.h>
 #include "shim.h"

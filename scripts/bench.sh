@@ -42,10 +42,32 @@ run latency-32B run --seconds "$SECS" | summ p50_us,p99_us,p999_us,floor_p50_us,
 for s in 1 4 16; do
   run "throughput-32B-w8-s$s" run --workload throughput --window 8 --sessions "$s" --seconds "$SECS" --no-floor | summ mrps,p50_us,p99_us,retransmissions
 done
+for size in 1024 4096; do
+  run "latency-$((size / 1024))KiB" run --msg-size "$size" --seconds "$SECS" --no-floor | summ p50_us,p99_us,mrps
+done
+# Multi-packet goodput at the default (derived) credits, bodies not checked:
+# the transport, not the benchmark's byte checks.
+for size in 65536 8388608; do
+  label=$([ "$size" = 65536 ] && echo 64KiB || echo 8MiB)
+  run "large-$label-default" run --workload large --msg-size "$size" --resp-size 32 \
+    --set workload.verify=false --seconds "$SECS" --no-floor | summ gbps,p50_us,p99_us,retransmissions,credits
+done
 for c in 32 128; do
   run "large-8MiB-c$c-noverify" run --workload large --msg-size 8388608 --resp-size 32 --credits "$c" \
     --set workload.verify=false --seconds "$SECS" --no-floor | summ gbps,p50_us,p99_us,retransmissions,credit_stalls
 done
 run "large-8MiB-c128-verify" run --workload large --msg-size 8388608 --resp-size 32 --credits 128 --seconds "$SECS" --no-floor \
   | summ gbps,p50_us,p99_us,retransmissions
+# Reliability: 10 million RPCs, then the pools' mbufs in use on both sides
+# (after the ports started vs after the workers stopped): any difference is
+# a leak (docs/reliability.md).
+run "leak-10M" run --workload throughput --window 8 --sessions 16 --set workload.max_requests=10000000 \
+  --set workload.verify=false --set workload.warmup_seconds=0.0 --seconds 120 --no-floor \
+  | python3 -c 'import json,sys
+v=json.loads(sys.stdin.read()); s=v.get("server") or {}
+print("   completed=%s failed=%s mrps=%.3f mbufs in use: client %s->%s server %s->%s violations=%s" % (
+    v.get("completed"), v.get("failed"), v.get("mrps", 0), v.get("mbufs_in_use_start"),
+    v.get("mbufs_in_use_end"), s.get("mbufs_in_use_start"), s.get("mbufs_in_use_end"), v.get("violations")))'
+echo "== goals (ratios within this run; docs/results.md)" >&2
+python3 scripts/goals.py "$out"
 echo "JSON lines: $out" >&2

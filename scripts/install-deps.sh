@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what building and testing the engine needs: DPDK (>= 22.11) dev
-# package, pkg-config, clang/libclang (bindgen), iproute2 (veth/tbf).
-# Idempotent; a fast no-op when everything is already there.
+# package, pkg-config, clang/libclang (bindgen), iproute2 (veth/tbf), tshark
+# (tests/capture.rs reads --capture files with scripts/wireshark/erpc.lua).
+# Non-interactive (runs as root in CI with no stdin). Idempotent; a fast no-op when everything is already there.
 set -euo pipefail
 
 need=()
@@ -12,6 +13,7 @@ ls /usr/lib/llvm-*/lib/libclang.so* /usr/lib/llvm-*/lib/libclang-*.so* >/dev/nul
 command -v ip >/dev/null 2>&1 || need+=(iproute2)
 command -v tc >/dev/null 2>&1 || need+=(iproute2)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
+command -v tshark >/dev/null 2>&1 || need+=(tshark)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0
@@ -23,10 +25,22 @@ echo "install-deps: installing ${need[*]}" >&2
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
 export DEBIAN_FRONTEND=noninteractive
+if printf '%s\n' "${need[@]}" | grep -qx tshark; then
+  # wireshark-common asks whether non-root users may capture; answer "no"
+  # up front so the install never waits for a terminal.
+  echo 'wireshark-common wireshark-common/install-setuid boolean false' |
+    $SUDO debconf-set-selections
+fi
 $SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends \
+  -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
+  "${need[@]}" </dev/null >/dev/null
 pkg-config --exists 'libdpdk >= 22.11' || {
   echo "install-deps: libdpdk >= 22.11 still not found after install" >&2
+  exit 1
+}
+command -v tshark >/dev/null 2>&1 || {
+  echo "install-deps: tshark still not found after install" >&2
   exit 1
 }
 echo "install-deps: done (DPDK $(pkg-config --modversion libdpdk))" >&2

@@ -6,6 +6,7 @@
 use crate::child::{last_json, ChildProc};
 use crate::config::Config;
 use crate::link::LinkKind;
+use crate::node::ServerSummary;
 use crate::report::Report;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
@@ -99,42 +100,33 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path) -> anyhow::Result<Report> {
     // Client bound: connect + warm-up + run + drain + session timeout + startup.
     let limit =
         Duration::from_secs_f64(run_secs + cfg.transport.session_timeout_ms as f64 / 1e3 + 30.0);
-    let client_out = client.wait(limit);
+    let client_out = client.wait_exit(limit);
     // Stop the server (SIGTERM: it prints its counters and exits 0).
     if let Some(pid) = server.pid() {
-        // SAFETY: signalling our own child by its PID.
-        unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+        crate::sys::terminate(pid);
     }
     let server_out = server.wait(Duration::from_secs(10));
-    let client_text = match client_out {
-        Ok(s) => s,
-        // A failed run still prints its report; keep it if there is one.
-        Err(e) => {
-            let msg = format!("{e:#}");
-            match msg.split_once("its output:\n") {
-                Some((_, out)) if out.contains('{') => out.to_string(),
-                _ => return Err(e),
-            }
-        }
-    };
+    // A failed run (exit 1) still prints its report as the last line.
+    let client = client_out?;
+    let client_text = client.stdout;
+    if !client.status.success() && !client_text.contains('{') {
+        anyhow::bail!("rpc-client exited with {} and no report", client.status);
+    }
     let mut rep = Report::from_json(&last_json(&client_text)?)
         .map_err(|e| anyhow::anyhow!("client report: {e}"))?;
-    match server_out.and_then(|s| last_json(&s)) {
+    let server = server_out.and_then(|s| {
+        serde_json::from_value::<ServerSummary>(last_json(&s)?).context("server summary")
+    });
+    match server {
         Ok(v) => {
-            if let Some(missed) = v["port"]["rx_missed"].as_u64().filter(|&m| m > 0) {
+            if let Some(missed) = v.port["rx_missed"].as_u64().filter(|&m| m > 0) {
                 rep.add_drops("server_rx_ring_overflow", missed);
             }
-            if let Some(inj) = v["injected_drops"].as_u64().filter(|&m| m > 0) {
-                rep.add_drops("server_injected", inj);
+            rep.add_drops("server_injected", v.injected_drops);
+            for (k, n) in crate::report::protocol_drops(&v.stats.counters.drops) {
+                rep.add_drops(&format!("server_proto.{k}"), n);
             }
-            if let Some(d) = v["stats"]["drops"].as_object() {
-                for (k, n) in d {
-                    if let Some(n) = n.as_u64().filter(|&n| n > 0 && k != "not_ours") {
-                        rep.add_drops(&format!("server_proto.{k}"), n);
-                    }
-                }
-            }
-            rep.server = Some(v);
+            rep.server = serde_json::to_value(&v).ok();
         }
         Err(e) => {
             rep.extra

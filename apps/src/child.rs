@@ -4,28 +4,16 @@
 
 use anyhow::{bail, Context};
 use std::io::Read;
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_sig: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
-}
 
 /// Routes SIGINT/SIGTERM to a flag that `wait` checks, so children get stopped.
 pub fn install_signal_handlers() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-    }
+    crate::sys::install_interrupt_flag();
 }
 
 pub fn interrupted() -> bool {
-    INTERRUPTED.load(Ordering::SeqCst)
+    crate::sys::interrupted()
 }
 
 #[derive(Debug)]
@@ -46,13 +34,7 @@ impl ChildProc {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .stdin(Stdio::null());
-        // SAFETY: prctl is async-signal-safe and touches only this new process.
-        unsafe {
-            cmd.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        crate::sys::kill_with_parent(&mut cmd);
         let child = cmd
             .spawn()
             .with_context(|| format!("cannot start {name} ({})", program.display()))?;
@@ -67,12 +49,31 @@ impl ChildProc {
         self.child.as_ref().map(|c| c.id())
     }
 
-    /// Waits for exit up to `timeout`; on timeout or Ctrl-C the child is killed
-    /// and an error returned. Returns the child's stdout.
+    /// Waits for a successful exit up to `timeout`; returns the child's
+    /// stdout. A non-zero exit is an error carrying that output.
     pub fn wait(&mut self, timeout: Duration) -> anyhow::Result<String> {
+        let exited = self.wait_exit(timeout)?;
+        if !exited.status.success() {
+            bail!(
+                "{} exited with {}; its output:\n{}",
+                self.name,
+                exited.status,
+                exited.stdout
+            );
+        }
+        Ok(exited.stdout)
+    }
+
+    /// Waits for exit up to `timeout`, successful or not; on timeout or
+    /// Ctrl-C the child is killed and an error returned.
+    pub fn wait_exit(&mut self, timeout: Duration) -> anyhow::Result<Exited> {
         let start = Instant::now();
         let Some(child) = self.child.as_mut() else {
-            return Ok(std::mem::take(&mut self.stdout));
+            let stdout = std::mem::take(&mut self.stdout);
+            return Ok(Exited {
+                status: std::process::ExitStatus::default(),
+                stdout,
+            });
         };
         let mut out = child.stdout.take();
         // Drain stdout on a thread so a chatty child never blocks on a full pipe.
@@ -99,18 +100,14 @@ impl ChildProc {
         };
         self.child = None;
         let stdout = reader.join().unwrap_or_default();
-        if !status.success() {
-            bail!("{} exited with {status}; its output:\n{stdout}", self.name);
-        }
-        Ok(stdout)
+        Ok(Exited { status, stdout })
     }
 
     /// SIGTERM, then SIGKILL after 1 s; waits for the process to be reaped.
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
             if let Ok(None) = c.try_wait() {
-                // SAFETY: signalling our own child by its PID.
-                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+                crate::sys::terminate(c.id());
                 let t = Instant::now();
                 while t.elapsed() < Duration::from_secs(1) {
                     if let Ok(Some(_)) = c.try_wait() {
@@ -143,4 +140,12 @@ pub fn last_json(stdout: &str) -> anyhow::Result<serde_json::Value> {
                 .flatten()
         })
         .context("no JSON summary line in the child's output")
+}
+
+/// How a child process ended: its exit status and everything it printed
+/// on stdout.
+#[derive(Debug)]
+pub struct Exited {
+    pub status: std::process::ExitStatus,
+    pub stdout: String,
 }

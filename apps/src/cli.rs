@@ -6,7 +6,7 @@ use crate::config::{
     Config, Direction, DropKind, Mode as FlowModeCfg, ValidationEnv, WorkloadKind,
 };
 use crate::link::Role;
-use crate::node::{ClientParams, NodeSpec, ServerParams};
+use crate::node::{CaptureSpec, ClientParams, NodeSpec, ServerParams};
 use crate::report::Report;
 use crate::workload::Mode;
 use clap::Args;
@@ -102,6 +102,36 @@ impl ConfigArgs {
     }
 }
 
+/// Packet capture flags shared by rpc-server and rpc-client.
+#[derive(Args, Clone, Debug, Default)]
+pub struct CaptureArgs {
+    /// Record every frame received and sent, as the run loop sees them, into
+    /// a pcap file (worker N > 0 writes FILE.wN.pcap). Read it with tshark or
+    /// Wireshark and scripts/wireshark/erpc.lua (docs/wire.md).
+    #[arg(long, value_name = "FILE.pcap")]
+    pub capture: Option<PathBuf>,
+    /// Largest capture file in MiB (per worker); past it frames are only counted.
+    #[arg(long, value_name = "MIB", default_value_t = (engine::runtime::DEFAULT_CAPTURE_LIMIT >> 20) as f64)]
+    pub capture_limit: f64,
+}
+
+impl CaptureArgs {
+    /// What `NodeSpec::capture` should be.
+    pub fn spec(&self) -> anyhow::Result<Option<CaptureSpec>> {
+        let Some(path) = &self.capture else {
+            return Ok(None);
+        };
+        let mib = self.capture_limit;
+        if !(mib.is_finite() && mib > 0.0) {
+            anyhow::bail!("--capture-limit must be a positive number of MiB, got {mib}");
+        }
+        Ok(Some(CaptureSpec {
+            path: path.clone(),
+            limit: (mib * (1u64 << 20) as f64) as u64,
+        }))
+    }
+}
+
 /// What one process of `role` runs on.
 pub fn node_spec(cfg: &Config, role: Role) -> NodeSpec {
     let fault = (cfg.faults.drop != DropKind::None).then(|| {
@@ -128,6 +158,7 @@ pub fn node_spec(cfg: &Config, role: Role) -> NodeSpec {
         mtu: port.mtu,
         data_room: cfg.link.mbuf_data_room as u16,
         fault,
+        capture: None,
     }
 }
 
@@ -194,6 +225,16 @@ pub fn client_report(cfg: &Config, r: &crate::node::ClientResult) -> Report {
     rep.extra
         .insert("bdp_credits".into(), cfg.bdp_credits().into());
     rep.extra.insert("client_workers".into(), r.workers.into());
+    rep.extra
+        .insert("mbufs_in_use_start".into(), r.mbufs_in_use_start.into());
+    rep.extra
+        .insert("mbufs_in_use_end".into(), r.mbufs_in_use_end.into());
+    rep.extra
+        .insert("bytes_per_session".into(), r.bytes_per_session.into());
+    rep.extra.insert(
+        "sessions_connected".into(),
+        r.stats.sessions_connected.into(),
+    );
     rep.extra
         .insert("bad_responses".into(), r.bad_responses.into());
     rep.extra

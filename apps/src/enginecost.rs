@@ -80,13 +80,7 @@ pub fn run(cfg: &Config, n: u64) -> anyhow::Result<Value> {
         }
         to_server.pull(&mut client, t);
         while let Some((f, len)) = to_server.frames.pop_front() {
-            if let Some(Delivery::Request {
-                handle, payload, ..
-            }) = server.handle_frame(t, &f[..len])
-            {
-                if let engine::proto::Payload::Owned(m) = payload {
-                    server.free_msg(m);
-                }
+            if let Some(Delivery::Request { handle, .. }) = server.handle_frame(t, &f[..len]) {
                 let m = server.alloc_msg(resp);
                 server.respond(t, handle, m)?;
             }
@@ -94,11 +88,8 @@ pub fn run(cfg: &Config, n: u64) -> anyhow::Result<Value> {
         }
         to_client.pull(&mut server, t);
         while let Some((f, len)) = to_client.frames.pop_front() {
-            if let Some(Delivery::Response { payload, .. }) = client.handle_frame(t, &f[..len]) {
+            if let Some(Delivery::Response { .. }) = client.handle_frame(t, &f[..len]) {
                 done += 1;
-                if let engine::proto::Payload::Owned(m) = payload {
-                    client.free_msg(m);
-                }
             }
             to_client.spare.push(f);
         }

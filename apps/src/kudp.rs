@@ -8,19 +8,7 @@ use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 fn pin(core: u32) -> anyhow::Result<()> {
-    // SAFETY: cpu_set_t is plain data; CPU_SET and sched_setaffinity only
-    // touch it and this thread's affinity.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(core as usize, &mut set);
-        if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            anyhow::bail!(
-                "cannot pin to core {core}: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-    }
-    Ok(())
+    crate::sys::pin_thread(core).with_context(|| format!("cannot pin to core {core}"))
 }
 
 /// RTT percentiles of `pings` 64-byte UDP ping-pongs; client on `cores.0`,

@@ -128,15 +128,8 @@ impl LinkArgs {
         let file = std::fs::File::open(&path)
             .map_err(|e| anyhow::anyhow!("network namespace {ns:?} ({path}): {e}; create it with scripts/veth.sh up IFACE --netns {ns}"))?;
         use std::os::fd::AsRawFd;
-        // SAFETY: setns on a valid namespace fd; it affects only this thread,
-        // and EAL's threads are created later from it, so they inherit it.
-        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        if rc != 0 {
-            anyhow::bail!(
-                "cannot enter network namespace {ns:?}: {}",
-                std::io::Error::last_os_error()
-            );
-        }
+        crate::sys::enter_net_namespace(file.as_raw_fd())
+            .map_err(|e| anyhow::anyhow!("cannot enter network namespace {ns:?}: {e}"))?;
         Ok(())
     }
 
@@ -231,16 +224,13 @@ impl LinkArgs {
 /// invisible. Reading them resets them (the kernel's semantics): call once,
 /// at the end of a run, while the port is still open.
 pub fn af_packet_rx_drops() -> Option<u64> {
-    /// `struct tpacket_stats` (TPACKET_V1/V2, which the PMD uses).
-    #[repr(C)]
-    struct TpacketStats {
-        tp_packets: u32,
-        tp_drops: u32,
-    }
-    const PACKET_STATISTICS: libc::c_int = 6;
     let mut total = None;
     for entry in std::fs::read_dir("/proc/self/fd").ok()?.flatten() {
-        let Ok(fd) = entry.file_name().to_string_lossy().parse::<libc::c_int>() else {
+        let Ok(fd) = entry
+            .file_name()
+            .to_string_lossy()
+            .parse::<std::os::fd::RawFd>()
+        else {
             continue;
         };
         let is_socket = std::fs::read_link(entry.path())
@@ -249,24 +239,8 @@ pub fn af_packet_rx_drops() -> Option<u64> {
         if !is_socket {
             continue;
         }
-        let mut st = TpacketStats {
-            tp_packets: 0,
-            tp_drops: 0,
-        };
-        let mut len = std::mem::size_of::<TpacketStats>() as libc::socklen_t;
-        // SAFETY: getsockopt writes at most `len` bytes into `st`; on a
-        // socket that is not AF_PACKET it fails (ENOPROTOOPT) and we skip it.
-        let rc = unsafe {
-            libc::getsockopt(
-                fd,
-                libc::SOL_PACKET,
-                PACKET_STATISTICS,
-                (&mut st as *mut TpacketStats).cast(),
-                &mut len,
-            )
-        };
-        if rc == 0 {
-            *total.get_or_insert(0) += st.tp_drops as u64;
+        if let Some(n) = crate::sys::packet_socket_drops(fd) {
+            *total.get_or_insert(0) += n;
         }
     }
     total

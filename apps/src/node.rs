@@ -7,12 +7,17 @@ use crate::hist::LatencyHist;
 use crate::link::{LinkArgs, Role};
 pub use crate::workload::ClientParams;
 use crate::workload::{self, ClientApp, ClientSide, LoopApp, Mode, ServerApp, REQ_ECHO};
+use engine::counters::Counters;
 use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
 use engine::proto::{EndpointConfig, PeerAddr, SessionId, Stats};
-use engine::runtime::{FaultSide, Handler, HandlerTable, Nexus, NexusConfig, Rpc, RunCounters};
+use engine::runtime::{
+    Capture, FaultSide, Handler, HandlerTable, Nexus, NexusConfig, Rpc, RunCounters,
+};
 use engine::time::Duration;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
+use std::path::PathBuf;
 use std::sync::Mutex;
 
 /// Everything about one process that is not the workload.
@@ -29,6 +34,16 @@ pub struct NodeSpec {
     pub mtu: Option<u16>,
     pub data_room: u16,
     pub fault: Option<(FaultSide, DropModel, u64)>,
+    /// `--capture`: every worker's frames into a pcap file.
+    pub capture: Option<CaptureSpec>,
+}
+
+/// Where and how much to capture (`Capture::worker_path` names each worker's file).
+#[derive(Clone, Debug)]
+pub struct CaptureSpec {
+    pub path: PathBuf,
+    /// Bytes per file.
+    pub limit: u64,
 }
 
 fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<A>> {
@@ -64,6 +79,36 @@ fn endpoint_cfg(spec: &NodeSpec, worker: u16) -> EndpointConfig {
     c
 }
 
+/// Worker `index`'s endpoint, capturing into its file if `spec.capture` says so.
+fn endpoint<A>(nx: &Nexus<A>, spec: &NodeSpec, index: u16) -> anyhow::Result<Rpc<A>> {
+    let mut rpc = Rpc::new(nx, index, endpoint_cfg(spec, index))?;
+    if let Some(c) = &spec.capture {
+        let path = Capture::worker_path(&c.path, index);
+        rpc.set_capture(Capture::create(&path, c.limit, rpc.clock().now())?);
+    }
+    Ok(rpc)
+}
+
+/// Flushes worker `index`'s capture, if any, and says on stderr what it holds.
+fn finish_capture<A>(rpc: &mut Rpc<A>, who: &str, index: u16) {
+    let Some(c) = rpc.take_capture() else {
+        return;
+    };
+    let (path, limit) = (c.path().display().to_string(), c.limit());
+    match c.finish() {
+        Ok(s) if s.frames_not_written > 0 => eprintln!(
+            "{who}: worker {index} captured {} frames ({} bytes) into {path}; \
+             {} more frames not written (capture limit of {limit} bytes reached)",
+            s.frames_written, s.bytes_written, s.frames_not_written
+        ),
+        Ok(s) => eprintln!(
+            "{who}: worker {index} captured {} frames ({} bytes) into {path}",
+            s.frames_written, s.bytes_written
+        ),
+        Err(e) => eprintln!("{who}: worker {index}: capture stopped early: {e}"),
+    }
+}
+
 /// Per-worker results, merged at the end.
 #[derive(Debug, Default)]
 struct WorkerOut {
@@ -78,90 +123,26 @@ struct WorkerOut {
     injected: u64,
     error: Option<String>,
     seconds: f64,
+    /// `Endpoint::bytes_per_session` of the worker's endpoint.
+    bytes_per_session: usize,
 }
 
 pub fn stats_json(s: &Stats) -> Value {
-    let d = &s.drops;
-    json!({
-        "tx_pkts": s.tx_pkts, "tx_bytes": s.tx_bytes, "rx_pkts": s.rx_pkts, "rx_bytes": s.rx_bytes,
-        "retransmissions": s.retransmissions, "rollbacks": s.rollbacks, "credit_stalls": s.credit_stalls,
-        "lossless_violations": s.lossless_violations, "session_resets": s.session_resets,
-        "requests_completed": s.requests_completed, "requests_failed": s.requests_failed,
-        "handler_invocations": s.handler_invocations, "sessions_connected": s.sessions_connected,
-        "sessions_accepted": s.sessions_accepted, "connects_refused": s.connects_refused,
-        "drops_total": d.total(),
-        "drops": {
-            "malformed": d.malformed, "not_ours": d.not_ours, "unknown_session": d.unknown_session,
-            "bad_token": d.bad_token, "bad_state": d.bad_state, "too_large": d.too_large,
-            "stale": d.stale, "duplicate": d.duplicate, "future": d.future,
-        },
-    })
-}
-
-fn add_stats(a: &mut Stats, b: &Stats) {
-    macro_rules! add { ($($f:ident),*) => { $(a.$f += b.$f;)* } }
-    add!(
-        tx_pkts,
-        tx_bytes,
-        rx_pkts,
-        rx_bytes,
-        retransmissions,
-        rollbacks,
-        credit_stalls,
-        lossless_violations,
-        session_resets,
-        requests_completed,
-        requests_failed,
-        handler_invocations,
-        sessions_connected,
-        sessions_accepted,
-        connects_refused
-    );
-    macro_rules! addd { ($($f:ident),*) => { $(a.drops.$f += b.drops.$f;)* } }
-    addd!(
-        malformed,
-        not_ours,
-        unknown_session,
-        bad_token,
-        bad_state,
-        too_large,
-        stale,
-        duplicate,
-        future,
-        dup_request,
-        dup_response,
-        dup_cr,
-        dup_rfr,
-        dup_sm,
-        future_request,
-        future_response,
-        future_cr,
-        future_rfr,
-        stale_request,
-        stale_response,
-        stale_cr,
-        stale_rfr,
-        dup_request_no_response
-    );
-}
-
-fn add_counters(a: &mut RunCounters, b: &RunCounters) {
-    a.loops += b.loops;
-    a.rx_bursts_nonempty += b.rx_bursts_nonempty;
-    a.injected_drops_rx += b.injected_drops_rx;
-    a.injected_drops_tx += b.injected_drops_tx;
-    a.tx_ring_full += b.tx_ring_full;
-    a.tx_no_mbuf += b.tx_no_mbuf;
-    a.no_handler += b.no_handler;
-    a.background_jobs += b.background_jobs;
+    // Every counter by serde (a new engine counter shows up with no edit
+    // here), plus the drop total over all reasons.
+    let mut v = serde_json::to_value(s).unwrap_or_else(|e| json!({"error": e.to_string()}));
+    if let Some(o) = v.as_object_mut() {
+        o.insert("drops_total".into(), json!(s.drops.total()));
+    }
+    v
 }
 
 fn merge(outs: Vec<WorkerOut>) -> (WorkerOut, Vec<String>) {
     let mut m = WorkerOut::default();
     let mut errors = Vec::new();
     for o in outs {
-        add_stats(&mut m.stats, &o.stats);
-        add_counters(&mut m.counters, &o.counters);
+        m.stats.merge(&o.stats);
+        m.counters.merge(&o.counters);
         m.hist.merge(&o.hist);
         m.completed += o.completed;
         m.completed_measured += o.completed_measured;
@@ -170,6 +151,7 @@ fn merge(outs: Vec<WorkerOut>) -> (WorkerOut, Vec<String>) {
         m.handled += o.handled;
         m.injected += o.injected;
         m.seconds = m.seconds.max(o.seconds);
+        m.bytes_per_session = m.bytes_per_session.max(o.bytes_per_session);
         if let Some(e) = o.error {
             errors.push(e);
         }
@@ -207,7 +189,7 @@ pub struct ServerParams {
 }
 
 /// Runs the server until SIGINT/SIGTERM or `max_secs`; returns its summary.
-pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<Value> {
+pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSummary> {
     crate::child::install_signal_handlers();
     let mut handlers = HandlerTable::<ServerApp>::new();
     if p.background {
@@ -222,6 +204,7 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<Value> {
         handlers.register(REQ_ECHO, Handler::Inline(workload::echo_handler));
     }
     let nx = nexus(spec, handlers)?;
+    let mbufs_in_use_start = nx.pool().in_use() as u64;
     eprintln!(
         "rpc-server: {} on {} (mac {}), {} worker(s) on cores {:?}, udp {}..{}",
         spec.endpoint.local.ip,
@@ -235,8 +218,8 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<Value> {
     let outs = Mutex::new(Vec::new());
     nx.run(&|w| {
         let mut out = WorkerOut::default();
-        match Rpc::<ServerApp>::new(&nx, w.index, endpoint_cfg(spec, w.index)) {
-            Err(e) => out.error = Some(format!("worker {}: {e}", w.index)),
+        match endpoint::<ServerApp>(&nx, spec, w.index) {
+            Err(e) => out.error = Some(format!("worker {}: {e:#}", w.index)),
             Ok(mut rpc) => {
                 if let Some((side, model, seed)) = spec.fault {
                     rpc.set_fault(side, model, seed + w.index as u64);
@@ -253,6 +236,7 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<Value> {
                         break;
                     }
                 }
+                finish_capture(&mut rpc, "rpc-server", w.index);
                 out.seconds = (rpc.now() - start).as_secs_f64();
                 out.stats = *rpc.endpoint().stats();
                 out.counters = *rpc.counters();
@@ -262,23 +246,67 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<Value> {
             }
         }
         outs.lock().map(|mut v| v.push(out)).ok();
+        // Worker errors travel in `out` (merged with the counters).
+        Ok::<(), std::convert::Infallible>(())
     })?;
     let (m, errors) = merge(outs.into_inner().unwrap_or_default());
     if let Some(e) = errors.first() {
         anyhow::bail!("{e}");
     }
-    Ok(json!({
-        "role": "server",
-        "workers": nx.workers(),
-        "seconds": m.seconds,
-        "handled": m.handled,
-        "bad_requests": m.bad,
-        "injected_drops": m.injected,
-        "stats": stats_json(&m.stats),
-        "loop": {"tx_ring_full": m.counters.tx_ring_full, "tx_no_mbuf": m.counters.tx_no_mbuf,
-                 "no_handler": m.counters.no_handler, "background_jobs": m.counters.background_jobs},
-        "port": port_json(&nx),
-    }))
+    Ok(ServerSummary {
+        role: "server".into(),
+        workers: nx.workers() as u64,
+        seconds: m.seconds,
+        handled: m.handled,
+        bad_requests: m.bad,
+        injected_drops: m.injected,
+        stats: StatsSummary::new(&m.stats),
+        run: m.counters,
+        port: port_json(&nx),
+        mbufs_in_use_start,
+        // Every worker's endpoint is gone: its mbufs are back in the pool.
+        mbufs_in_use_end: nx.pool().in_use() as u64,
+    })
+}
+
+/// The protocol counters of one side, every engine counter by its own
+/// name, plus the drop total over all reasons.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct StatsSummary {
+    #[serde(flatten)]
+    pub counters: Stats,
+    pub drops_total: u64,
+}
+
+impl StatsSummary {
+    pub fn new(s: &Stats) -> Self {
+        StatsSummary {
+            counters: *s,
+            drops_total: s.drops.total(),
+        }
+    }
+}
+
+/// What `rpc-server` prints as its last line and `rpc-bench` reads back.
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+pub struct ServerSummary {
+    pub role: String,
+    pub workers: u64,
+    pub seconds: f64,
+    pub handled: u64,
+    pub bad_requests: u64,
+    pub injected_drops: u64,
+    pub stats: StatsSummary,
+    /// The run loop's counters.
+    #[serde(rename = "loop")]
+    pub run: RunCounters,
+    /// The port's counters (`rx_missed`, ...), or `{"error": ...}`.
+    pub port: Value,
+    /// Mbufs allocated from the pool once the port had started (its RX
+    /// rings filled) and after every worker stopped: any difference is a
+    /// leak.
+    pub mbufs_in_use_start: u64,
+    pub mbufs_in_use_end: u64,
 }
 
 /// What the client measured, merged over its workers.
@@ -295,6 +323,12 @@ pub struct ClientResult {
     pub port: Value,
     pub errors: Vec<String>,
     pub workers: usize,
+    /// Pool mbufs in use after the port started and after the workers
+    /// stopped (see `ServerSummary`).
+    pub mbufs_in_use_start: u64,
+    pub mbufs_in_use_end: u64,
+    /// Memory one session costs an endpoint (`Endpoint::bytes_per_session`).
+    pub bytes_per_session: usize,
 }
 
 /// Where client worker `w`'s session `s` connects.
@@ -308,6 +342,7 @@ pub fn run_client(
 ) -> anyhow::Result<ClientResult> {
     crate::child::install_signal_handlers();
     let nx = nexus(spec, HandlerTable::<ClientApp>::new())?;
+    let mbufs_start = nx.pool().in_use() as u64;
     let outs = Mutex::new(Vec::new());
     nx.run(&|w| {
         let mut out = WorkerOut::default();
@@ -318,13 +353,15 @@ pub fn run_client(
             out.error = Some(format!("worker {}: {e:#}", w.index));
         }
         outs.lock().map(|mut v| v.push(out)).ok();
+        // Worker errors travel in `out` (merged with the counters).
+        Ok::<(), std::convert::Infallible>(())
     })?;
     let (m, errors) = merge(outs.into_inner().unwrap_or_default());
-    Ok(ClientResult::from_merged(m, errors, &nx))
+    Ok(ClientResult::from_merged(m, errors, &nx, mbufs_start))
 }
 
 impl ClientResult {
-    fn from_merged<A>(m: WorkerOut, errors: Vec<String>, nx: &Nexus<A>) -> Self {
+    fn from_merged<A>(m: WorkerOut, errors: Vec<String>, nx: &Nexus<A>, mbufs_start: u64) -> Self {
         ClientResult {
             hist: m.hist,
             completed: m.completed,
@@ -337,6 +374,9 @@ impl ClientResult {
             port: port_json(nx),
             errors,
             workers: nx.workers(),
+            mbufs_in_use_start: mbufs_start,
+            mbufs_in_use_end: nx.pool().in_use() as u64,
+            bytes_per_session: m.bytes_per_session,
         }
     }
 }
@@ -350,14 +390,17 @@ fn client_worker<A: ClientSide>(
     out: &mut WorkerOut,
     make_app: &dyn Fn(Vec<SessionId>, engine::time::Instant) -> A,
 ) -> anyhow::Result<()> {
-    let mut rpc = Rpc::<A>::new(nx, index, endpoint_cfg(spec, index))?;
+    let mut rpc = endpoint::<A>(nx, spec, index)?;
+    out.bytes_per_session = rpc.endpoint().bytes_per_session();
     if let Some((side, model, seed)) = spec.fault {
         rpc.set_fault(side, model, seed + index as u64);
     }
     let peers: Vec<PeerAddr> = (0..p.sessions.max(1)).map(|s| targets(index, s)).collect();
     // Connect with an app placeholder: no continuation runs before start.
     let mut app = make_app(Vec::new(), rpc.clock().now());
-    let connect_timeout = spec.endpoint.connect_timeout + Duration::from_secs(2);
+    // Handshakes are paced (`workload::connect_all`): allow for their turns.
+    let paced = Duration::from_micros(50 * peers.len() as u64);
+    let connect_timeout = spec.endpoint.connect_timeout + Duration::from_secs(2) + paced;
     let sessions = workload::connect_all(&mut rpc, &mut app, &peers, connect_timeout)?;
     let mut app = make_app(sessions.clone(), rpc.clock().now());
     let run_start = rpc.clock().now();
@@ -401,6 +444,7 @@ fn client_worker<A: ClientSide>(
     while rpc.now() < bye && rpc.endpoint().sessions_by_state().disconnecting > 0 {
         rpc.run_once(&mut app);
     }
+    finish_capture(&mut rpc, "rpc-client", index);
     out.stats = *rpc.endpoint().stats();
     out.counters = *rpc.counters();
     let c = app.client();
@@ -439,6 +483,7 @@ pub fn run_loopback(
     let mut one = spec.clone();
     one.cores.truncate(1);
     let nx = nexus(&one, handlers)?;
+    let mbufs_start = nx.pool().in_use() as u64;
     let me = PeerAddr {
         mac: Some(nx.mac()),
         ip: spec.endpoint.local.ip,
@@ -461,6 +506,8 @@ pub fn run_loopback(
             std::sync::atomic::Ordering::Relaxed,
         );
         outs.lock().map(|mut v| v.push(out)).ok();
+        // Worker errors travel in `out` (merged with the counters).
+        Ok::<(), std::convert::Infallible>(())
     })?;
     let (m, errors) = merge(outs.into_inner().unwrap_or_default());
     let server = json!({
@@ -470,5 +517,8 @@ pub fn run_loopback(
         "stats": stats_json(&m.stats),
         "port": port_json(&nx),
     });
-    Ok((ClientResult::from_merged(m, errors, &nx), server))
+    Ok((
+        ClientResult::from_merged(m, errors, &nx, mbufs_start),
+        server,
+    ))
 }

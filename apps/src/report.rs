@@ -11,6 +11,7 @@
 use crate::config::Config;
 use crate::hist::LatencyHist;
 use base64::Engine as _;
+use engine::counters::Counters;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -71,6 +72,22 @@ pub struct Report {
 #[derive(Debug, thiserror::Error)]
 #[error("bad report JSON: {0}")]
 pub struct ReportError(String);
+
+/// Every nonzero drop reason the engine counts, by its own name (a new
+/// engine counter shows up with no edit here); the per-kind refinements
+/// (`dup_*`, `future_*`, `stale_*`) are already inside their aggregates, and
+/// frames for another address (`not_ours`) are not drops of this endpoint.
+pub fn protocol_drops(d: &engine::proto::Drops) -> Vec<(String, u64)> {
+    d.to_pairs()
+        .into_iter()
+        .filter(|(reason, n)| {
+            let refinement = ["dup_", "future_", "stale_"]
+                .iter()
+                .any(|p| reason.starts_with(p));
+            *n > 0 && !refinement && reason != "not_ours"
+        })
+        .collect()
+}
 
 impl Report {
     pub fn new(workload: &str, link: &str, mode: &str, msg_size: u64, resp_size: u64) -> Self {
@@ -139,23 +156,14 @@ impl Report {
         self.violations += s.lossless_violations;
         self.resets += s.session_resets;
         self.credit_stalls += s.credit_stalls;
-        let d = &s.drops;
-        for (reason, n) in [
-            ("proto.malformed", d.malformed),
-            ("proto.unknown_session", d.unknown_session),
-            ("proto.bad_token", d.bad_token),
-            ("proto.bad_state", d.bad_state),
-            ("proto.too_large", d.too_large),
-            ("proto.stale", d.stale),
-            ("proto.duplicate", d.duplicate),
-            ("proto.future", d.future),
-        ] {
-            self.add_drops(reason, n);
+        for (reason, n) in protocol_drops(&s.drops) {
+            self.add_drops(&format!("proto.{reason}"), n);
         }
-        if d.not_ours > 0 {
+        let not_ours = s.drops.not_ours;
+        if not_ours > 0 {
             let prev = self.extra.get("rx_not_ours").and_then(Value::as_u64);
-            let total = prev.unwrap_or(0) + d.not_ours;
-            self.extra.insert("rx_not_ours".into(), json!(total));
+            self.extra
+                .insert("rx_not_ours".into(), json!(prev.unwrap_or(0) + not_ours));
         }
     }
 

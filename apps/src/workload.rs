@@ -43,10 +43,19 @@ pub fn write_seq(dst: &mut [u8], seq: u64) {
 }
 
 /// Checks `msg` against the pattern; returns the sequence number it carries.
+/// A message longer than the pattern (a peer configured with a larger
+/// size, or a hostile one) is an error, never a panic.
 #[inline]
 pub fn check_message(msg: &[u8], template: &[u8], expect_len: usize) -> Result<u64, String> {
     if msg.len() != expect_len {
         return Err(format!("length {} != expected {expect_len}", msg.len()));
+    }
+    if msg.len() > template.len() {
+        let max = template.len();
+        return Err(format!(
+            "length {} exceeds the {max} bytes this side checks",
+            msg.len()
+        ));
     }
     let k = msg.len().min(8);
     if msg[k..] != template[k..msg.len()] {
@@ -419,7 +428,14 @@ pub fn open_loop_tick<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A) {
     // intended time and are issued as soon as a slot frees.
 }
 
-/// Connects one session to each of `peers` and waits for all (bounded).
+/// Handshakes one client worker keeps in flight while connecting: a
+/// quarter of the default receive ring (1,024), so a burst of ConnectReqs
+/// (and of their retries) cannot overflow the server's ring, while the
+/// handshakes of thousands of sessions still overlap.
+const CONNECTS_IN_FLIGHT: usize = 256;
+
+/// Connects one session to each of `peers` and waits for all (bounded),
+/// with at most `CONNECTS_IN_FLIGHT` handshakes outstanding at a time.
 pub fn connect_all<A>(
     rpc: &mut Rpc<A>,
     app: &mut A,
@@ -427,12 +443,12 @@ pub fn connect_all<A>(
     timeout: Duration,
 ) -> anyhow::Result<Vec<SessionId>> {
     let mut pending = Vec::with_capacity(peers.len());
-    for p in peers {
-        pending.push(rpc.connect(*p)?);
-    }
     let mut connected = Vec::with_capacity(peers.len());
     let deadline = rpc.clock().now() + timeout;
     while connected.len() < peers.len() {
+        while pending.len() < peers.len() && pending.len() - connected.len() < CONNECTS_IN_FLIGHT {
+            pending.push(rpc.connect(peers[pending.len()])?);
+        }
         rpc.run_once(app);
         while let Some(ev) = rpc.poll_event() {
             match ev {
@@ -457,8 +473,11 @@ pub fn connect_all<A>(
             );
         }
     }
-    // Keep the order of `peers`.
-    connected.sort_by_key(|s| pending.iter().position(|p| p == s));
+    // Keep the order of `peers` (session numbers grow with it, since a
+    // fresh endpoint hands them out in order; the sort is O(n log n)).
+    let order: std::collections::HashMap<SessionId, usize> =
+        pending.iter().enumerate().map(|(i, s)| (*s, i)).collect();
+    connected.sort_by_key(|s| order.get(s).copied().unwrap_or(usize::MAX));
     Ok(connected)
 }
 
@@ -479,5 +498,10 @@ mod tests {
         fill_message(&mut small, &t, 0x0001_0203);
         assert_eq!(check_message(&small, &t, 3), Ok(0x0001_0203));
         assert_eq!(check_message(&[], &t, 0), Ok(0));
+        // Longer than the pattern: an error, not a panic.
+        let long = vec![0u8; t.len() + 1];
+        assert!(check_message(&long, &t, long.len())
+            .unwrap_err()
+            .contains("exceeds"));
     }
 }

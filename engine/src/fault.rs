@@ -16,7 +16,10 @@ pub enum DropModel {
     #[default]
     None,
     /// Drop each packet independently with probability `p`.
-    Uniform { p: f64 },
+    Uniform {
+        /// Loss probability per packet, in [0, 1].
+        p: f64,
+    },
     /// Two-state Markov chain evaluated once per packet: in the Good state a
     /// packet is lost with probability `loss_good`, in the Bad state with
     /// `loss_bad`; after each packet the chain moves Good -> Bad with
@@ -25,9 +28,13 @@ pub enum DropModel {
     /// the long-run loss rate is `pi_good * loss_good + pi_bad * loss_bad` with
     /// `pi_bad = p_good_to_bad / (p_good_to_bad + p_bad_to_good)`.
     GilbertElliott {
+        /// Per-packet probability of moving Good -> Bad.
         p_good_to_bad: f64,
+        /// Per-packet probability of moving Bad -> Good.
         p_bad_to_good: f64,
+        /// Loss probability in the Good state.
         loss_good: f64,
+        /// Loss probability in the Bad state.
         loss_bad: f64,
     },
 }
@@ -78,6 +85,7 @@ pub struct Dropper {
 }
 
 impl Dropper {
+    /// A dropper for `model`, starting in the Good state; `seed` fixes its decisions.
     pub fn new(model: DropModel, seed: u64) -> Self {
         Dropper {
             model,
@@ -117,10 +125,12 @@ impl Dropper {
         drop
     }
 
+    /// The model this dropper follows.
     pub fn model(&self) -> DropModel {
         self.model
     }
 
+    /// Counters so far.
     pub fn stats(&self) -> DropStats {
         self.stats
     }

@@ -10,10 +10,12 @@ pub struct Rng {
 }
 
 impl Rng {
+    /// A generator whose whole sequence is fixed by `seed`.
     pub fn new(seed: u64) -> Self {
         Rng { state: seed }
     }
 
+    /// The next 64 uniformly random bits.
     pub fn next_u64(&mut self) -> u64 {
         self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.state;
@@ -22,6 +24,7 @@ impl Rng {
         z ^ (z >> 31)
     }
 
+    /// The next 32 uniformly random bits (the high half of `next_u64`).
     pub fn next_u32(&mut self) -> u32 {
         (self.next_u64() >> 32) as u32
     }

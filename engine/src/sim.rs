@@ -34,6 +34,7 @@ pub struct LinkConfig {
     /// Probability that a packet is held back by an extra delay drawn
     /// uniformly from `0..=reorder_max` (so later packets may overtake it).
     pub reorder_p: f64,
+    /// Largest extra delay of a reordered packet.
     pub reorder_max: Duration,
     /// Probability that a packet is delivered twice.
     pub dup_p: f64,
@@ -72,7 +73,9 @@ pub struct LinkStats {
     /// Lost because the receiver was disabled (`set_rx_enabled(.., false)`)
     /// or the filter said so.
     pub dropped_blocked: u64,
+    /// Frames delivered a second time (`dup_p`).
     pub duplicated: u64,
+    /// Frames held back by an extra delay (`reorder_p`).
     pub reordered: u64,
 }
 
@@ -186,14 +189,17 @@ impl Sim {
         self.nodes.len() - 1
     }
 
+    /// The current virtual time.
     pub fn now(&self) -> Instant {
         self.now
     }
 
+    /// The endpoint of `node` (as returned by `add_node`). Panics if out of range.
     pub fn ep(&self, node: usize) -> &Endpoint {
         &self.nodes[node].ep
     }
 
+    /// The endpoint of `node`, mutable. Panics if out of range.
     pub fn ep_mut(&mut self, node: usize) -> &mut Endpoint {
         &mut self.nodes[node].ep
     }
@@ -221,6 +227,7 @@ impl Sim {
         self.filter = Some(f);
     }
 
+    /// Removes the drop filter installed by [`Self::set_filter`].
     pub fn clear_filter(&mut self) {
         self.filter = None;
     }
@@ -238,13 +245,28 @@ impl Sim {
         self.in_flight.len()
     }
 
-    /// Runs until nothing is left to do (no frames in flight, no endpoint
-    /// timer armed: returns `true`) or until `deadline` (returns `false`,
-    /// with the clock at `deadline`).
+    /// Runs until nothing is left to do (no frames in flight, every
+    /// endpoint idle: returns `true`; housekeeping timers such as
+    /// keepalives do not count as work) or until `deadline` (returns
+    /// `false`, with the clock at `deadline`).
     pub fn run_until<A: SimApp>(&mut self, app: &mut A, deadline: Instant) -> bool {
+        self.run(app, deadline, true)
+    }
+
+    /// Runs until `deadline` even when idle, firing housekeeping timers
+    /// (keepalives, idle reclamation) on the way.
+    pub fn advance<A: SimApp>(&mut self, app: &mut A, d: Duration) {
+        let deadline = self.now + d;
+        self.run(app, deadline, false);
+    }
+
+    fn run<A: SimApp>(&mut self, app: &mut A, deadline: Instant, stop_when_idle: bool) -> bool {
         loop {
             self.flush(app);
             let next_pkt = self.in_flight.peek().map(|Reverse(p)| p.at);
+            if stop_when_idle && next_pkt.is_none() && self.nodes.iter().all(|n| n.ep.is_idle()) {
+                return true;
+            }
             let next_timer = self.nodes.iter().filter_map(|n| n.ep.poll_timeout()).min();
             let next = match (next_pkt, next_timer) {
                 (Some(a), Some(b)) => a.min(b),

@@ -14,32 +14,42 @@ pub struct Instant(pub u64);
 pub struct Duration(pub u64);
 
 impl Duration {
+    /// No time at all.
     pub const ZERO: Duration = Duration(0);
+    /// `ns` nanoseconds.
     pub const fn from_nanos(ns: u64) -> Self {
         Duration(ns)
     }
+    /// `us` microseconds.
     pub const fn from_micros(us: u64) -> Self {
         Duration(us * 1_000)
     }
+    /// `ms` milliseconds.
     pub const fn from_millis(ms: u64) -> Self {
         Duration(ms * 1_000_000)
     }
+    /// `s` seconds.
     pub const fn from_secs(s: u64) -> Self {
         Duration(s * 1_000_000_000)
     }
+    /// The span in nanoseconds.
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
+    /// The span in (fractional) seconds.
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
     }
 }
 
 impl Instant {
+    /// The origin.
     pub const ZERO: Instant = Instant(0);
+    /// The instant `ns` nanoseconds after the origin.
     pub const fn from_nanos(ns: u64) -> Self {
         Instant(ns)
     }
+    /// Nanoseconds since the origin.
     pub const fn as_nanos(self) -> u64 {
         self.0
     }
@@ -69,6 +79,21 @@ impl Add for Duration {
     }
 }
 
+/// The same span as a `std::time::Duration`: the runtime's setup API (link
+/// timeouts) takes `impl Into<std::time::Duration>`, so either type works.
+impl From<Duration> for std::time::Duration {
+    fn from(d: Duration) -> Self {
+        std::time::Duration::from_nanos(d.0)
+    }
+}
+
+/// A `std::time::Duration` in nanoseconds, saturating at `u64::MAX` (584 years).
+impl From<std::time::Duration> for Duration {
+    fn from(d: std::time::Duration) -> Self {
+        Duration(u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+}
+
 impl Sub<Instant> for Instant {
     type Output = Duration;
     fn sub(self, earlier: Instant) -> Duration {
@@ -87,5 +112,13 @@ mod tests {
         assert_eq!(Instant(3) - Instant(10), Duration::ZERO);
         assert_eq!(Instant(u64::MAX) + Duration(1), Instant(u64::MAX));
         assert_eq!(Duration::from_millis(5).as_nanos(), 5_000_000);
+    }
+
+    #[test]
+    fn converts_to_and_from_std() {
+        let d: std::time::Duration = Duration::from_micros(3).into();
+        assert_eq!(d, std::time::Duration::from_micros(3));
+        assert_eq!(Duration::from(d), Duration::from_micros(3));
+        assert_eq!(Duration::from(std::time::Duration::MAX), Duration(u64::MAX));
     }
 }

@@ -2,10 +2,13 @@
 //! (from four client endpoints) connect and run one RPC each; the ring
 //! reservation then refuses the next connect cleanly, both locally
 //! (`RpcError::NoRingSpace`) and from the server (`SmStatus::NoRingSpace`).
+//! And 3,000 lossy sessions between two endpoints over a lossy link: every
+//! session's own deadlines (handshake retries, RTOs, keepalives) fire.
 
 mod proto_common;
 
-use engine::proto::{Endpoint, EndpointConfig, Event, PeerAddr, RpcError, SessionState};
+use engine::fault::DropModel;
+use engine::proto::{Endpoint, EndpointConfig, Event, FlowMode, PeerAddr, RpcError, SessionState};
 use engine::sim::{LinkConfig, Sim};
 use engine::time::{Duration, Instant};
 use engine::wire::SmStatus;
@@ -14,12 +17,14 @@ use proto_common::*;
 const CLIENTS: usize = 4;
 const PER_CLIENT: usize = 250;
 const CREDITS: u16 = 4;
+/// Ring entries a lossless session reserves: its credits and the probe's.
+const PER_SESSION: usize = CREDITS as usize + 1;
 
 #[test]
 fn thousand_sessions_then_ring_full() {
     let server_cfg = EndpointConfig {
         session_credits: CREDITS,
-        rx_ring_entries: CLIENTS * PER_CLIENT * CREDITS as usize,
+        rx_ring_entries: CLIENTS * PER_CLIENT * PER_SESSION,
         max_sessions: 2048,
         ..cfg(1)
     };
@@ -30,7 +35,7 @@ fn thousand_sessions_then_ring_full() {
             let c = EndpointConfig {
                 session_credits: CREDITS,
                 // Room for PER_CLIENT sessions, plus one more on client 0.
-                rx_ring_entries: (PER_CLIENT + usize::from(i == 0)) * CREDITS as usize,
+                rx_ring_entries: (PER_CLIENT + usize::from(i == 0)) * PER_SESSION,
                 max_sessions: 1024,
                 ..cfg(10 + i as u8)
             };
@@ -48,7 +53,7 @@ fn thousand_sessions_then_ring_full() {
     assert_eq!(
         sim.ep_mut(clients[1]).connect(Instant::ZERO, peer),
         Err(RpcError::NoRingSpace {
-            needed: CREDITS as usize,
+            needed: PER_SESSION,
             available: 0
         })
     );
@@ -62,7 +67,7 @@ fn thousand_sessions_then_ring_full() {
     assert_eq!(connected, CLIENTS * PER_CLIENT);
     let srv = sim.ep(server);
     assert_eq!(srv.sessions_by_state().connected, CLIENTS * PER_CLIENT);
-    assert_eq!(srv.ring_usage(), (4000, 4000));
+    assert_eq!(srv.ring_usage(), (5000, 5000));
 
     // One RPC per session, sizes from 0 B to a few packets.
     let dpp = srv.max_data_per_pkt();
@@ -95,11 +100,60 @@ fn thousand_sessions_then_ring_full() {
     assert_eq!(srv.stats().connects_refused, 1);
     assert_eq!(srv.sessions_by_state().connected, CLIENTS * PER_CLIENT);
     // The refused client released its local reservation.
-    assert_eq!(
-        sim.ep(clients[0]).ring_usage().0,
-        PER_CLIENT * CREDITS as usize
-    );
+    assert_eq!(sim.ep(clients[0]).ring_usage().0, PER_CLIENT * PER_SESSION);
     assert!(sessions
         .iter()
         .all(|&(c, s)| sim.ep(c).session_state(s) == Some(SessionState::Connected)));
+}
+
+/// 3,000 sessions, window 1, lossy mode, 2 % loss each way: handshakes are
+/// retried on their own deadlines, every RPC completes (rollbacks repair
+/// the losses), and once idle every session sends its keepalive on time
+/// and none is reclaimed.
+#[test]
+fn three_thousand_lossy_sessions_each_on_its_own_deadlines() {
+    const N: usize = 3000;
+    let lossy = |i: u8| EndpointConfig {
+        mode: FlowMode::Lossy,
+        req_window: 1,
+        max_sessions: 4096,
+        max_sessions_per_peer: 4096,
+        ..cfg(i)
+    };
+    let link = LinkConfig {
+        drop: DropModel::Uniform { p: 0.02 },
+        ..Default::default()
+    };
+    let mut sim = Sim::new(41, link);
+    let server = sim.add(Endpoint::new(lossy(1)).unwrap());
+    let client = sim.add(Endpoint::new(lossy(2)).unwrap());
+    let peer = PeerAddr::from(addr(1));
+    let sessions: Vec<_> = (0..N)
+        .map(|_| sim.ep_mut(client).connect(Instant::ZERO, peer).unwrap())
+        .collect();
+    let mut app = EchoApp::default();
+    sim.run_for(&mut app, Duration::from_millis(500));
+    assert_eq!(sim.ep(client).sessions_by_state().connected, N);
+    assert_eq!(sim.ep(server).sessions_by_state().connected, N);
+    assert_eq!(sim.ep(client).stats().sessions_connected, N as u64);
+
+    for (tag, &s) in sessions.iter().enumerate() {
+        app.send(&mut sim, client, s, tag as u64, 32);
+    }
+    sim.run_for(&mut app, Duration::from_secs(2));
+    assert!(app.bad.is_empty() && app.failed.is_empty());
+    assert_eq!(app.completed.len(), N);
+    let c = sim.ep(client).stats();
+    assert!(c.rollbacks > 0 && c.retransmissions > 0, "{c:?}");
+    assert_eq!(c.session_resets, 0);
+
+    // Idle: each session's keepalive deadline comes (1 s after its last
+    // send); the server reclaims nothing (its idle limit is 10 s).
+    let before = sim.ep(client).stats().keepalives_sent;
+    sim.advance(&mut app, Duration::from_millis(1500));
+    let sent = sim.ep(client).stats().keepalives_sent - before;
+    assert!(sent >= N as u64, "{sent} keepalives for {N} idle sessions");
+    assert_eq!(sim.ep(server).sessions_by_state().connected, N);
+    assert_eq!(sim.ep(server).stats().sessions_reclaimed, 0);
+    assert!(sim.ep(client).bytes_per_session() > 0);
 }

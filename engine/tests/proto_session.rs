@@ -139,7 +139,7 @@ fn peer_death_fails_all_requests_within_session_timeout() {
     );
     assert_eq!(c.stats().session_resets, 1);
     assert_eq!(c.stats().requests_failed as usize, p.app.failed.len());
-    assert_eq!(c.poll_timeout(), None);
+    assert!(c.is_idle(), "nothing in progress after the reset");
     let tx = c.stats().tx_pkts;
     let now = p.sim.now();
     let m = p.sim.ep_mut(CLIENT).alloc_msg(4);
@@ -194,7 +194,8 @@ fn lossless_reset_policy_resets_on_one_loss() {
     let c = p.sim.ep(CLIENT).stats();
     assert_eq!(c.lossless_violations, 1);
     assert_eq!(c.session_resets, 1);
-    assert_eq!(c.retransmissions, 0);
+    // The timeout sent one probe; no duplicate came back, so it was a loss.
+    assert_eq!((c.probes_sent, c.retransmissions), (1, 1));
     // Packets go round-robin over the slots, so the 4th request packet is
     // request 0's second: requests 1 and 2 complete, request 0 fails.
     assert_eq!(p.app.failed, vec![(p.session, 0, RpcError::SessionReset)]);
@@ -345,7 +346,7 @@ fn disconnect_frees_both_sides() {
     p.app.send(&mut p.sim, CLIENT, p.session, 0, 5000);
     p.run_idle(Duration::from_secs(1));
     p.check_clean();
-    assert_eq!(p.sim.ep(SERVER).ring_usage().0, 32);
+    assert_eq!(p.sim.ep(SERVER).ring_usage().0, 32 + 1);
     let now = p.sim.now();
     p.sim.ep_mut(CLIENT).disconnect(now, p.session).unwrap();
     assert_eq!(
@@ -393,4 +394,76 @@ fn disconnect_from_dead_server_completes_locally() {
     let c = p.sim.ep(CLIENT).config().connect_timeout;
     assert!(t >= now + c);
     assert_eq!(p.sim.ep(CLIENT).sessions_by_state(), Default::default());
+}
+
+#[test]
+fn error_answer_fails_the_request_within_a_round_trip() {
+    use engine::proto::ErrorCode;
+    let mut p = Pair::new(27, LinkConfig::default(), cfg(1), cfg(2));
+    p.app.hold = true;
+    let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
+    // A multi-packet request, so its answer replaces Response(0) after CRs.
+    p.app.send(&mut p.sim, CLIENT, p.session, 1, 3 * dpp);
+    p.sim.run_for(&mut p.app, Duration::from_millis(1));
+    let (node, handle, _) = p.app.held.pop().expect("request not delivered");
+    assert_eq!(node, SERVER);
+    p.sim
+        .ep_mut(SERVER)
+        .respond_error(handle, ErrorCode::NoHandler)
+        .unwrap();
+    let sent = p.sim.now();
+    p.sim.run_for(&mut p.app, Duration::from_millis(1));
+    // Failed with the server's code within one round trip, not a timeout.
+    assert_eq!(
+        p.app.failed,
+        vec![(p.session, 1, RpcError::Remote(ErrorCode::NoHandler))]
+    );
+    let failed_at = p
+        .app
+        .events
+        .iter()
+        .find_map(|(_, t, e)| matches!(e, Event::RequestFailed { .. }).then_some(*t));
+    assert!(failed_at.unwrap() < sent + p.sim.ep(CLIENT).config().rto);
+    let c = p.sim.ep(CLIENT);
+    assert_eq!(c.session_state(p.session), Some(SessionState::Connected));
+    assert_eq!(
+        c.session_credits_available(p.session),
+        Some(c.config().session_credits)
+    );
+    assert_eq!(c.stats().retransmissions, 0);
+    assert_eq!(c.msgs_outstanding(), 0, "the request buffer went home");
+    // The session still works afterwards.
+    p.app.hold = false;
+    p.app.failed.clear();
+    p.app.expected.clear();
+    p.app.send(&mut p.sim, CLIENT, p.session, 2, 10);
+    p.run_idle(Duration::from_secs(1));
+    assert_eq!(p.app.completed.iter().filter(|c| c.0 == 2).count(), 1);
+}
+
+#[test]
+fn request_window_mismatch_is_refused_with_a_named_status() {
+    let mut sim = Sim::new(28, LinkConfig::default());
+    let server = cfg(1);
+    let peer = PeerAddr::from(server.local);
+    sim.add(Endpoint::new(server).unwrap());
+    let client = EndpointConfig {
+        req_window: 4,
+        ..cfg(2)
+    };
+    sim.add(Endpoint::new(client).unwrap());
+    let now = sim.now();
+    let s = sim.ep_mut(CLIENT).connect(now, peer).unwrap();
+    let mut app = EchoApp::default();
+    sim.run_for(&mut app, Duration::from_millis(5));
+    let failed = app.events.iter().find_map(|(_, _, e)| match e {
+        Event::ConnectFailed { session, reason } if *session == s => Some(*reason),
+        _ => None,
+    });
+    let reason = failed.expect("connect did not fail");
+    assert_eq!(reason, RpcError::Refused(SmStatus::BadWindow));
+    assert!(reason.to_string().contains("req_window"), "{reason}");
+    assert_eq!(sim.ep(SERVER).stats().connects_refused, 1);
+    assert_eq!(sim.ep(SERVER).sessions_by_state().connected, 0);
+    assert_eq!(sim.ep(SERVER).ring_usage().0, 0, "refusal reserved nothing");
 }

@@ -40,6 +40,14 @@ fn scenario(seed: u64, link: LinkConfig, extra: &[usize], rounds: usize, limit: 
     }
     p.run_idle(limit);
     p.check_clean();
+    if link.drop != DropModel::None {
+        // A seeded-loss scenario must really lose packets, and repair them.
+        let lost = p.sim.link_stats(CLIENT, SERVER).dropped_loss
+            + p.sim.link_stats(SERVER, CLIENT).dropped_loss;
+        let c = p.sim.ep(CLIENT).stats();
+        assert!(lost > 0, "seed {seed}: the drop model dropped nothing");
+        assert!(c.rollbacks > 0 && c.retransmissions > 0, "no repair: {c:?}");
+    }
     p
 }
 
@@ -275,4 +283,62 @@ fn steady_state_reuses_buffers() {
         p.sim.ep(SERVER).pool_stats().fresh,
     );
     assert_eq!(fresh, after, "message buffers allocated in steady state");
+}
+
+#[test]
+fn late_answers_are_spurious_timeouts_not_violations() {
+    // Lossless, RTT 8 ms > rto 5 ms, nothing lost: every timeout probes,
+    // the duplicate answer to each probe proves the original was late, and
+    // no violation is counted.
+    let link = LinkConfig {
+        delay: Duration::from_millis(4),
+        ..Default::default()
+    };
+    let mut p = Pair::new(13, link, cfg(1), cfg(2));
+    let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
+    for tag in 0..12 {
+        p.app.send(
+            &mut p.sim,
+            CLIENT,
+            p.session,
+            tag,
+            (tag as usize % 3) * dpp + 10,
+        );
+    }
+    p.run_idle(Duration::from_secs(60));
+    p.check_clean();
+    let c = p.sim.ep(CLIENT).stats();
+    assert_eq!(p.sim.link_stats(CLIENT, SERVER).dropped_loss, 0);
+    assert!(c.probes_sent > 0, "{c:?}");
+    assert_eq!(c.lossless_violations, 0, "{c:?}");
+    assert_eq!(c.spurious_timeouts, c.probes_sent, "{c:?}");
+}
+
+#[test]
+fn real_losses_in_lossless_mode_are_violations_and_are_repaired() {
+    // The same link with 2 % loss: some timeouts are real losses.
+    let link = LinkConfig {
+        delay: Duration::from_millis(4),
+        drop: DropModel::Uniform { p: 0.02 },
+        ..Default::default()
+    };
+    let mut p = Pair::new(14, link, cfg(1), cfg(2));
+    for tag in 0..40 {
+        p.app.send(&mut p.sim, CLIENT, p.session, tag, 3000);
+    }
+    p.run_idle(Duration::from_secs(60));
+    p.check_clean();
+    let lost = p.sim.link_stats(CLIENT, SERVER).dropped_loss
+        + p.sim.link_stats(SERVER, CLIENT).dropped_loss;
+    let c = p.sim.ep(CLIENT).stats();
+    assert!(lost > 0);
+    assert!(c.lossless_violations > 0, "{c:?}");
+    // Each loss is judged once at most, and only losses are violations:
+    // a timeout is either proven spurious or judged a loss.
+    assert!(c.lossless_violations <= lost, "{c:?} lost {lost}");
+    assert_eq!(
+        c.lossless_violations + c.spurious_timeouts,
+        c.probes_sent,
+        "{c:?}"
+    );
 }

@@ -13,35 +13,42 @@ use proptest::prelude::*;
 use proto_common::*;
 use std::collections::{HashMap, VecDeque};
 
+/// The declared table: every (state, input) with where it leads and the
+/// effects the endpoint runs, in order. `proto_transitions.rs` checks that
+/// the engine does this for every valid row.
 const TRANSITIONS: &str = "\
-Connecting    + ConnectOk       -> To(Connected)
-Connecting    + ConnectRefused  -> Freed
-Connecting    + ConnectTimeout  -> Freed
+Connecting    + ConnectOk       -> To(Connected) [EndHandshake, Emit(Connected), Schedule]
+Connecting    + ConnectRefused  -> Freed [EndHandshake, FailRequests(Closed), Free, Emit(ConnectFailed)]
+Connecting    + ConnectTimeout  -> Freed [EndHandshake, FailRequests(Closed), Free, Emit(ConnectFailed)]
 Connecting    + Disconnect      -> invalid
 Connecting    + DisconnectDone  -> invalid
 Connecting    + PeerDisconnect  -> invalid
 Connecting    + Reset           -> invalid
+Connecting    + IdleTimeout     -> invalid
 Connected     + ConnectOk       -> invalid
 Connected     + ConnectRefused  -> invalid
 Connected     + ConnectTimeout  -> invalid
-Connected     + Disconnect      -> To(Disconnecting)
+Connected     + Disconnect      -> To(Disconnecting) [StartHandshake, FailRequests(Closed), SendDisconnectReq]
 Connected     + DisconnectDone  -> invalid
-Connected     + PeerDisconnect  -> Freed
-Connected     + Reset           -> To(Reset)
+Connected     + PeerDisconnect  -> Freed [Free, Emit(PeerSessionClosed)]
+Connected     + Reset           -> To(Reset) [ReleaseRing, Emit(SessionReset), FailRequests(Reset)]
+Connected     + IdleTimeout     -> Freed [Free, Emit(PeerSessionReclaimed)]
 Disconnecting + ConnectOk       -> invalid
 Disconnecting + ConnectRefused  -> invalid
 Disconnecting + ConnectTimeout  -> invalid
 Disconnecting + Disconnect      -> invalid
-Disconnecting + DisconnectDone  -> Freed
+Disconnecting + DisconnectDone  -> Freed [EndHandshake, Free, Emit(Disconnected)]
 Disconnecting + PeerDisconnect  -> invalid
 Disconnecting + Reset           -> invalid
+Disconnecting + IdleTimeout     -> invalid
 Reset         + ConnectOk       -> invalid
 Reset         + ConnectRefused  -> invalid
 Reset         + ConnectTimeout  -> invalid
-Reset         + Disconnect      -> Freed
+Reset         + Disconnect      -> Freed [Free, Emit(Disconnected)]
 Reset         + DisconnectDone  -> invalid
 Reset         + PeerDisconnect  -> invalid
 Reset         + Reset           -> invalid
+Reset         + IdleTimeout     -> invalid
 ";
 
 #[test]
@@ -50,7 +57,7 @@ fn session_transition_table_snapshot() {
     for s in SessionState::ALL {
         for i in SessionInput::ALL {
             let to = match transition(s, i) {
-                Ok(n) => format!("{n:?}"),
+                Ok(step) => format!("{:?} {:?}", step.next, step.effects),
                 Err(e) => {
                     assert_eq!((e.state, e.input), (s, i));
                     "invalid".to_string()
@@ -88,7 +95,7 @@ proptest! {
     /// otherwise, and live buffers never alias.
     #[test]
     fn msg_pool_matches_model(ops in proptest::collection::vec(pool_op(), 1..200)) {
-        let mut pool = MsgPool::new(8 << 20);
+        let pool = MsgPool::new(8 << 20);
         let mut model_free: HashMap<usize, usize> = HashMap::new();
         let mut live = Vec::new();
         let mut fresh = 0;
@@ -108,7 +115,7 @@ proptest! {
                     let (m, fill) = live.swap_remove(i % live.len());
                     prop_assert!(m.iter().all(|&b| b == fill), "buffer aliased");
                     *model_free.entry(m.capacity()).or_default() += 1;
-                    pool.free(m);
+                    drop(m);
                 }
                 PoolOp::Free(_) => {}
             }

@@ -135,3 +135,81 @@ impl Drop for Veth {
         let _ = cmd.status();
     }
 }
+
+/// A running rpc-server, stopped by PID (SIGTERM, then SIGKILL) on drop.
+pub struct Server {
+    child: std::process::Child,
+}
+
+impl Server {
+    pub fn start(args: &[String]) -> Server {
+        let child = Command::new(env!("CARGO_BIN_EXE_rpc-server"))
+            .args(args)
+            .arg("--max-seconds=120")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start rpc-server");
+        // memif: the server creates the socket; the client also retries.
+        std::thread::sleep(Duration::from_millis(300));
+        Server { child }
+    }
+
+    /// SIGTERM and the server's JSON summary.
+    pub fn stop(mut self) -> serde_json::Value {
+        // kill(1): libc is not a dev-dependency of the tests.
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let out = wait_output(&mut self.child, Duration::from_secs(15));
+        assert!(
+            out.0.map(|s| s.success()).unwrap_or(false),
+            "rpc-server did not exit cleanly: {}",
+            out.1
+        );
+        out.1
+            .lines()
+            .rev()
+            .find_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .unwrap_or_else(|| panic!("no JSON from rpc-server: {}", out.1))
+    }
+
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn wait_output(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> (Option<std::process::ExitStatus>, String) {
+    use std::io::Read;
+    let start = Instant::now();
+    loop {
+        if let Ok(Some(st)) = child.try_wait() {
+            let mut s = String::new();
+            if let Some(mut o) = child.stdout.take() {
+                let _ = o.read_to_string(&mut s);
+            }
+            return (Some(st), s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            return (None, "killed after timeout".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}

@@ -17,9 +17,13 @@ use std::time::Duration;
     about = "Benchmarks for the RPC engine over DPDK virtual devices or real NICs",
     after_help = "Examples:\n  rpc-bench                            32 B latency over memif (server core 1, client core 0) + raw floor\n  rpc-bench run --workload throughput --window 8 --sessions 4 --json\n  rpc-bench run -c configs/af_packet.toml   af_packet on a veth pair (scripts/veth.sh up rpcveth0)\n  rpc-bench floor                      raw-frame floor over memif, cores 0 and 1\n  rpc-bench floor --json --pings 20000  same, JSON summary as the last line\n  rpc-bench port-check --link null      bring one port up in one process"
 )]
+#[command(args_conflicts_with_subcommands = true)]
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
+    /// With no subcommand, `run`'s flags (`rpc-bench --json` = `rpc-bench run --json`).
+    #[command(flatten)]
+    run: RunArgs,
 }
 
 #[derive(Subcommand, Debug)]
@@ -149,11 +153,9 @@ fn main() {
         Some(Cmd::Compare(a)) => apps::compare::compare_cmd(&a),
         Some(Cmd::Sweep(a)) => apps::compare::sweep_cmd(&a),
         Some(Cmd::Incast(a)) => apps::compare::incast_cmd(&a),
-        // No subcommand: the default benchmark (32 B latency over memif + floor).
-        None => match Cli::parse_from(["rpc-bench", "run"]).cmd {
-            Some(Cmd::Run(a)) => run_cmd(a),
-            _ => unreachable!("`run` parses as the run subcommand"),
-        },
+        // No subcommand: `run` with the flags given (none: the default
+        // benchmark, 32 B latency over memif + floor).
+        None => run_cmd(cli.run),
     };
     if let Err(e) = result {
         eprintln!("rpc-bench: error: {e:#}");

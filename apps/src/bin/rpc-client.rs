@@ -2,7 +2,7 @@
 //! against rpc-server and prints a latency report (and JSON with --json).
 //! Exits 1 if any request failed or any response had a wrong byte.
 
-use apps::cli::{client_params, client_report, node_spec, ConfigArgs, ReportArgs};
+use apps::cli::{client_params, client_report, node_spec, CaptureArgs, ConfigArgs, ReportArgs};
 use apps::link::Role;
 use clap::Parser;
 
@@ -18,6 +18,8 @@ struct Cli {
     cfg: ConfigArgs,
     #[command(flatten)]
     out: ReportArgs,
+    #[command(flatten)]
+    capture: CaptureArgs,
     /// Include the encoded histogram in the JSON (rpc-bench merges it).
     #[arg(long, hide = true)]
     json_hist: bool,
@@ -37,7 +39,8 @@ fn main() {
 
 fn run(cli: &Cli) -> anyhow::Result<bool> {
     let cfg = cli.cfg.load(Some(Role::Client))?;
-    let spec = node_spec(&cfg, Role::Client);
+    let mut spec = node_spec(&cfg, Role::Client);
+    spec.capture = cli.capture.spec()?;
     let params = client_params(&cfg, true);
     let (result, server) = if cfg.link.kind == apps::link::LinkKind::Ring {
         // net_ring loops frames back into this process: one endpoint serves

@@ -1,7 +1,7 @@
 //! rpc-server: one RPC endpoint per pinned core, serving the benchmark's echo
 //! RPC until SIGINT/SIGTERM or --max-seconds; prints its counters on exit.
 
-use apps::cli::{node_spec, server_params, ConfigArgs};
+use apps::cli::{node_spec, server_params, CaptureArgs, ConfigArgs};
 use apps::link::Role;
 use clap::Parser;
 
@@ -15,6 +15,8 @@ use clap::Parser;
 struct Cli {
     #[command(flatten)]
     cfg: ConfigArgs,
+    #[command(flatten)]
+    capture: CaptureArgs,
     /// Exit after this many seconds even without a signal.
     #[arg(long, default_value_t = 3600.0)]
     max_seconds: f64,
@@ -24,9 +26,10 @@ fn main() {
     let cli = Cli::parse();
     let result = (|| -> anyhow::Result<()> {
         let cfg = cli.cfg.load(Some(Role::Server))?;
-        let spec = node_spec(&cfg, Role::Server);
+        let mut spec = node_spec(&cfg, Role::Server);
+        spec.capture = cli.capture.spec()?;
         let summary = apps::node::run_server(&spec, &server_params(&cfg, cli.max_seconds))?;
-        println!("{summary}");
+        println!("{}", serde_json::to_string(&summary)?);
         Ok(())
     })();
     if let Err(e) = result {

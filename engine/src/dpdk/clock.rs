@@ -3,6 +3,8 @@
 
 use crate::time::Instant;
 
+/// The TSC-based clock of a run loop: cycles since creation converted to
+/// nanoseconds ([`Instant`]). `Copy`; every copy shares the same origin.
 #[derive(Clone, Copy, Debug)]
 pub struct TscClock {
     start: u64,
@@ -26,22 +28,26 @@ impl TscClock {
         }
     }
 
+    /// Reads the raw TSC (cycles since reset, not since this clock was made).
     #[inline]
     pub fn cycles(&self) -> u64 {
         rdtsc()
     }
 
+    /// The current time: nanoseconds since this clock was made.
     #[inline]
     pub fn now(&self) -> Instant {
         self.instant_of(self.cycles())
     }
 
+    /// Converts a TSC reading taken with [`Self::cycles`] to an [`Instant`].
     #[inline]
     pub fn instant_of(&self, cycles: u64) -> Instant {
         let delta = cycles.wrapping_sub(self.start) as u128;
         Instant(((delta * self.ns_per_cycle_q32) >> 32) as u64)
     }
 
+    /// The calibrated TSC frequency in cycles per second (at least 1).
     pub fn hz(&self) -> u64 {
         self.hz
     }

@@ -38,6 +38,7 @@ impl Default for EalBuilder {
 }
 
 impl EalBuilder {
+    /// The defaults (core 0, no hugepages, no PCI scan, `--no-shconf`).
     pub fn new() -> Self {
         Self::default()
     }
@@ -121,6 +122,7 @@ impl EalBuilder {
         Ok(a)
     }
 
+    /// Runs `rte_eal_init` with [`args`](Self::args); once per process.
     pub fn init(self) -> Result<Eal, DpdkError> {
         let args = self.args()?;
         let c_args: Vec<CString> = args
@@ -172,9 +174,11 @@ pub struct Eal {
 }
 
 impl Eal {
+    /// The lcores EAL owns, sorted (one worker each).
     pub fn lcores(&self) -> &[u32] {
         &self.lcores
     }
+    /// The main lcore (the thread that called `init`).
     pub fn main_lcore(&self) -> u32 {
         self.main
     }

@@ -4,6 +4,7 @@
 
 use super::{DpdkError, Eal};
 
+/// An EAL lcore id.
 pub type LcoreId = u32;
 
 /// The calling thread's lcore id, or `None` for a thread EAL does not know.

@@ -21,6 +21,7 @@ pub struct Mbuf {
 unsafe impl Send for Mbuf {}
 
 impl Mbuf {
+    /// Allocates one mbuf from `pool`; `PoolExhausted` if it is empty.
     pub fn alloc(pool: &Mempool) -> Result<Mbuf, DpdkError> {
         // SAFETY: the pool is alive for the call.
         let raw = unsafe { dpdk_sys::shim_pktmbuf_alloc(pool.as_ptr()) };
@@ -46,23 +47,27 @@ impl Mbuf {
         raw
     }
 
+    /// Length of the frame in bytes (`data_len`).
     #[inline]
     pub fn len(&self) -> usize {
         // SAFETY: raw is a valid mbuf we own.
         unsafe { self.raw.as_ref().data_len as usize }
     }
 
+    /// True if the frame is zero bytes long.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
+    /// The frame bytes (`len()` of them).
     #[inline]
     pub fn data(&self) -> &[u8] {
         // SAFETY: see `frame_of`.
         unsafe { frame_of(self.raw.as_ptr()) }
     }
 
+    /// The frame bytes, writable.
     #[inline]
     pub fn data_mut(&mut self) -> &mut [u8] {
         // SAFETY: see `frame_of_mut`; &mut self gives exclusive access.
@@ -184,6 +189,7 @@ impl Default for MbufBatch {
 }
 
 impl MbufBatch {
+    /// An empty batch.
     pub const fn new() -> Self {
         MbufBatch {
             ptrs: [std::ptr::null_mut(); BURST],
@@ -191,14 +197,17 @@ impl MbufBatch {
         }
     }
 
+    /// Number of mbufs in the batch (at most [`BURST`]).
     #[inline]
     pub fn len(&self) -> usize {
         self.len
     }
+    /// True if the batch holds no mbuf.
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+    /// True if the batch holds [`BURST`] mbufs.
     #[inline]
     pub fn is_full(&self) -> bool {
         self.len == BURST
@@ -258,6 +267,7 @@ impl MbufBatch {
         unsafe { frame_of(self.ptrs[i]) }
     }
 
+    /// Frame bytes of mbuf `i`, writable. Panics if `i >= len()`.
     #[inline]
     pub fn data_mut(&mut self, i: usize) -> &mut [u8] {
         assert!(i < self.len);
@@ -273,6 +283,8 @@ impl MbufBatch {
         unsafe { room_of_mut(self.ptrs[i]) }
     }
 
+    /// Sets the frame length of mbuf `i` in bytes (after building it in
+    /// [`Self::room_mut`]). Panics if `i >= len()`.
     #[inline]
     pub fn set_len(&mut self, i: usize, len: usize) {
         assert!(i < self.len);

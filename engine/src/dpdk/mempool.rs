@@ -5,6 +5,7 @@ use super::DpdkError;
 use std::ffi::CString;
 use std::ptr::NonNull;
 
+/// A DPDK packet-mbuf pool, freed when dropped.
 #[derive(Debug)]
 pub struct Mempool {
     raw: NonNull<dpdk_sys::rte_mempool>,
@@ -57,10 +58,12 @@ impl Mempool {
         })
     }
 
+    /// The raw pool, for DPDK calls.
     pub fn as_ptr(&self) -> *mut dpdk_sys::rte_mempool {
         self.raw.as_ptr()
     }
 
+    /// The pool's name.
     pub fn name(&self) -> &str {
         &self.name
     }

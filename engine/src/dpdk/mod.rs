@@ -12,8 +12,10 @@ mod eal;
 mod error;
 mod lcore;
 mod mbuf;
+mod memif;
 mod mempool;
 mod port;
+mod ring_wire;
 
 pub use clock::TscClock;
 pub use eal::{Eal, EalBuilder};
@@ -21,4 +23,5 @@ pub use error::DpdkError;
 pub use lcore::{current_lcore, LcoreId};
 pub use mbuf::{Mbuf, MbufBatch, BURST};
 pub use mempool::Mempool;
-pub use port::{LinkStatus, Port, PortConfig, PortStats, RxQueue, TxQueue};
+pub use port::{port_names, LinkStatus, Port, PortConfig, PortStats, RxQueue, TxQueue};
+pub use ring_wire::create_crossover_ring;

@@ -4,6 +4,7 @@
 //! owned by one worker; the port is stopped and closed when the last handle
 //! (the `Port` or a queue) is dropped.
 
+use super::memif::{memif_socket, MemifQuiet};
 use super::{DpdkError, Mbuf, MbufBatch, Mempool, BURST};
 use crate::wire::MacAddr;
 use std::ffi::{CStr, CString};
@@ -11,11 +12,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+/// How to configure a port before starting it.
 #[derive(Clone, Debug)]
 pub struct PortConfig {
     /// Queue pairs (one per worker core).
     pub queues: u16,
+    /// RX ring size in descriptors, per queue.
     pub rx_desc: u16,
+    /// TX ring size in descriptors, per queue.
     pub tx_desc: u16,
     /// IP MTU to set on the device; `None` keeps the driver's default.
     pub mtu: Option<u16>,
@@ -40,22 +44,33 @@ impl Default for PortConfig {
     }
 }
 
+/// The port's basic counters (`rte_eth_stats`), cumulative since start.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PortStats {
+    /// Frames received.
     pub rx_packets: u64,
+    /// Frames transmitted.
     pub tx_packets: u64,
+    /// Bytes received.
     pub rx_bytes: u64,
+    /// Bytes transmitted.
     pub tx_bytes: u64,
     /// Frames the NIC/driver dropped because the RX ring was full.
     pub rx_missed: u64,
+    /// Erroneous frames received.
     pub rx_errors: u64,
+    /// Frames that failed to transmit.
     pub tx_errors: u64,
+    /// RX failures because the mempool had no free mbuf.
     pub rx_no_mbuf: u64,
 }
 
+/// The link state of a port.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LinkStatus {
+    /// True if the link is up.
     pub up: bool,
+    /// Link speed in Mbit/s (0 if unknown).
     pub speed_mbps: u32,
 }
 
@@ -176,13 +191,27 @@ impl Port {
             }
         }
         let started = Instant::now();
+        // A memif client retries until its server listens: it says so once,
+        // instead of one PMD error line per attempt (the first included).
+        let memif_retry = name.starts_with("net_memif") && !cfg.start_retry.is_zero();
+        let mut quiet = memif_retry.then(MemifQuiet::new);
+        let mut announced = false;
         loop {
             // SAFETY: all queues are set up.
             let rc = unsafe { dpdk_sys::rte_eth_dev_start(id) };
             if rc == 0 {
                 break;
             }
+            if memif_retry && !announced {
+                eprintln!(
+                    "waiting for memif server at {} (up to {} s)",
+                    memif_socket(_eal, &name),
+                    cfg.start_retry.as_secs_f64().ceil() as u64
+                );
+                announced = true;
+            }
             if started.elapsed() >= cfg.start_retry {
+                drop(quiet.take()); // restore the memif log level
                 let err = DpdkError::from_rc("rte_eth_dev_start", rc);
                 if name.starts_with("net_memif") {
                     return Err(perr(format!(
@@ -193,6 +222,7 @@ impl Port {
             }
             std::thread::sleep(Duration::from_millis(50));
         }
+        drop(quiet); // restore the memif log level
         if cfg.promiscuous {
             // SAFETY: started port. Some vdevs do not support it; that is fine
             // because they deliver every frame anyway.
@@ -209,16 +239,20 @@ impl Port {
         })
     }
 
+    /// The DPDK port id.
     pub fn id(&self) -> u16 {
         self.inner.id
     }
+    /// The device name the port was opened by.
     pub fn name(&self) -> &str {
         &self.inner.name
     }
+    /// RX ring size in descriptors, per queue.
     pub fn rx_desc(&self) -> u16 {
         self.inner.rx_desc
     }
 
+    /// The port's MAC address.
     pub fn mac(&self) -> Result<MacAddr, DpdkError> {
         let mut addr = dpdk_sys::rte_ether_addr::default();
         // SAFETY: valid port, valid out-pointer.
@@ -229,6 +263,7 @@ impl Port {
         Ok(MacAddr(addr.addr_bytes))
     }
 
+    /// The current link state, without waiting.
     pub fn link(&self) -> Result<LinkStatus, DpdkError> {
         let mut link = dpdk_sys::rte_eth_link::default();
         // SAFETY: valid port, valid out-pointer.
@@ -261,6 +296,7 @@ impl Port {
         }
     }
 
+    /// The port's counters now.
     pub fn stats(&self) -> Result<PortStats, DpdkError> {
         let mut s = dpdk_sys::rte_eth_stats::default();
         // SAFETY: valid port, valid out-pointer.
@@ -428,6 +464,7 @@ pub struct TxQueue {
 }
 
 impl RxQueue {
+    /// The queue index within the port.
     pub fn queue(&self) -> u16 {
         self.queue
     }
@@ -452,6 +489,7 @@ impl RxQueue {
 }
 
 impl TxQueue {
+    /// The queue index within the port.
     pub fn queue(&self) -> u16 {
         self.queue
     }

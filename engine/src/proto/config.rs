@@ -32,8 +32,11 @@ pub const DEFAULT_MAX_MSG_SIZE: usize = 8 << 20;
 /// frame and what it accepts as destination.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EndpointAddr {
+    /// Ethernet address (the port's, in the DPDK runtime).
     pub mac: MacAddr,
+    /// IPv4 address.
     pub ip: Ipv4Addr,
+    /// UDP port.
     pub port: u16,
 }
 
@@ -41,8 +44,11 @@ pub struct EndpointAddr {
 /// the Ethernet broadcast address and the MAC is learned from the ConnectResp.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PeerAddr {
+    /// The peer's Ethernet address, if known.
     pub mac: Option<MacAddr>,
+    /// The peer's IPv4 address.
     pub ip: Ipv4Addr,
+    /// The peer endpoint's UDP port.
     pub port: u16,
 }
 
@@ -71,7 +77,10 @@ pub enum FlowMode {
     /// Every session reserves `credits` entries of `rx_ring_entries`, on both
     /// ends; connects that do not fit are refused. A retransmission timeout
     /// is a fault, counted in `lossless_violations` and handled per policy.
-    Lossless { on_loss: LossPolicy },
+    Lossless {
+        /// What a retransmission timeout does.
+        on_loss: LossPolicy,
+    },
     /// Nothing reserved; credits may exceed the BDP; go-back-N repairs loss.
     Lossy,
 }
@@ -80,6 +89,7 @@ pub enum FlowMode {
 /// units; [`Default`] gives eRPC's values on a 1500-byte MTU.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EndpointConfig {
+    /// This endpoint's MAC, IPv4 address and UDP port.
     pub local: EndpointAddr,
     /// Max IP packet size (IP + UDP + RPC headers + data). Both ends of a
     /// session must use the same value (a mismatch is refused with BadMtu).
@@ -100,7 +110,9 @@ pub struct EndpointConfig {
     /// Retransmission timeout: a request with packets in flight and no
     /// progress for this long is rolled back (go-back-N).
     pub rto: Duration,
-    /// Period of the loss and handshake-timer scan.
+    /// Grain of the per-session timers: deadlines are rounded up to a
+    /// multiple of it (a timer fires less than this late), so sessions due
+    /// close together are handled in one `handle_timeout`.
     pub scan_interval: Duration,
     /// A request with no progress for this long resets its session, failing
     /// all its requests. `session_timeout / rto` bounds the retries.
@@ -109,8 +121,29 @@ pub struct EndpointConfig {
     pub connect_retry: Duration,
     /// Give up a connect (ConnectFailed) or disconnect after this long.
     pub connect_timeout: Duration,
+    /// Server: a session whose client has sent nothing for this long is
+    /// reclaimed (freed, its ring reservation returned,
+    /// `Event::PeerSessionReclaimed`). Bounds how long a dead client holds
+    /// resources; live idle clients keep theirs with keepalives.
+    pub idle_timeout: Duration,
+    /// Server: a session that has heard nothing since its ConnectReq (a
+    /// half-open handshake, e.g. one of a spoofed connect flood) is
+    /// reclaimed after this long. At least twice `keepalive_interval`.
+    pub half_open_timeout: Duration,
+    /// Client: a connected session that has sent nothing for this long
+    /// sends a keepalive (one small SM packet; the server does not answer).
+    pub keepalive_interval: Duration,
+    /// Client: requests one session holds waiting for a free slot; one more
+    /// is refused with `RpcError::BacklogFull` (counted in `backlog_full`).
+    pub max_backlog: usize,
+    /// Server: sessions one client IP address may hold at once; more
+    /// ConnectReqs from it are refused with `PeerLimit`.
+    pub max_sessions_per_peer: usize,
+    /// Lossless (credits backed by ring reservations) or lossy.
     pub mode: FlowMode,
-    /// Seed of the endpoint's RNG (session tokens).
+    /// Seed of the endpoint's RNG (session tokens). [`Default`] draws it
+    /// from the operating system ([`os_seed`]) so that tokens differ between
+    /// processes and restarts; set it explicitly for a reproducible run.
     pub seed: u64,
 }
 
@@ -133,10 +166,33 @@ impl Default for EndpointConfig {
             session_timeout: Duration::from_secs(1),
             connect_retry: Duration::from_millis(20),
             connect_timeout: Duration::from_secs(1),
+            idle_timeout: Duration::from_secs(10),
+            half_open_timeout: Duration::from_secs(3),
+            keepalive_interval: Duration::from_secs(1),
+            max_sessions_per_peer: 256,
+            max_backlog: 4096,
             mode: FlowMode::Lossless {
                 on_loss: LossPolicy::Retransmit,
             },
-            seed: 0x5EED,
+            seed: os_seed(),
+        }
+    }
+}
+
+/// A seed from the operating system's random source: what
+/// [`EndpointConfig::default`] uses, so session tokens are unpredictable to
+/// other hosts and a restarted client is not taken for its dead
+/// predecessor. Falls back to the clock and process id, mixed, if the OS
+/// source fails (it does not on Linux).
+pub fn os_seed() -> u64 {
+    let mut b = [0u8; 8];
+    match getrandom::fill(&mut b) {
+        Ok(()) => u64::from_le_bytes(b),
+        Err(_) => {
+            let t = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64);
+            crate::rng::Rng::new(t ^ ((std::process::id() as u64) << 32)).next_u64()
         }
     }
 }
@@ -150,7 +206,7 @@ impl EndpointConfig {
     /// Receive-ring entries one session of this endpoint reserves.
     pub(crate) fn ring_reservation(&self, credits: u16) -> usize {
         match self.mode {
-            FlowMode::Lossless { .. } => credits as usize,
+            FlowMode::Lossless { .. } => lossless_ring_entries(credits),
             FlowMode::Lossy => 0,
         }
     }
@@ -219,6 +275,41 @@ impl EndpointConfig {
         if ns(self.connect_retry) == 0 {
             return Err(ConfigError::new("connect_retry", 0, "must be > 0"));
         }
+        if ns(self.keepalive_interval) == 0 {
+            return Err(ConfigError::new("keepalive_interval", 0, "must be > 0"));
+        }
+        if self.half_open_timeout.as_nanos() < 2 * self.keepalive_interval.as_nanos() {
+            let limit = format!(
+                "must be >= 2 * keepalive_interval ({} ns): a live client that lost one keepalive must keep its session",
+                ns(self.keepalive_interval)
+            );
+            return Err(ConfigError::new(
+                "half_open_timeout",
+                ns(self.half_open_timeout),
+                limit,
+            ));
+        }
+        if self.idle_timeout < self.half_open_timeout {
+            let limit = format!(
+                "must be >= half_open_timeout ({} ns)",
+                ns(self.half_open_timeout)
+            );
+            return Err(ConfigError::new(
+                "idle_timeout",
+                ns(self.idle_timeout),
+                limit,
+            ));
+        }
+        if self.max_backlog == 0 {
+            return Err(ConfigError::new("max_backlog", 0, "must be at least 1"));
+        }
+        if self.max_sessions_per_peer == 0 {
+            return Err(ConfigError::new(
+                "max_sessions_per_peer",
+                0,
+                "must be at least 1",
+            ));
+        }
         if self.connect_timeout < self.connect_retry {
             let limit = format!("must be >= connect_retry ({} ns)", ns(self.connect_retry));
             return Err(ConfigError::new(
@@ -229,6 +320,13 @@ impl EndpointConfig {
         }
         Ok(())
     }
+}
+
+/// Receive-ring entries a lossless session with `credits` credits reserves
+/// on each end: one per credit, plus one for the probe a retransmission
+/// timeout sends without a credit (see `loss.rs`).
+pub fn lossless_ring_entries(credits: u16) -> usize {
+    credits as usize + 1
 }
 
 /// Session credits that fill a link: the bandwidth-delay product in packets,
@@ -267,6 +365,17 @@ mod tests {
         c.validate().unwrap();
         c.req_window = 0;
         assert_eq!(c.validate().unwrap_err().field, "req_window");
+    }
+
+    #[test]
+    fn default_seeds_differ() {
+        let seeds: std::collections::HashSet<u64> =
+            (0..8).map(|_| EndpointConfig::default().seed).collect();
+        assert_eq!(
+            seeds.len(),
+            8,
+            "default seeds repeat: tokens would be predictable"
+        );
     }
 
     #[test]

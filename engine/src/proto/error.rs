@@ -5,8 +5,8 @@
 //! never surface here as panics: such packets are dropped and counted in
 //! [`Stats::drops`](super::Stats).
 
-use super::session::SessionState;
-use crate::wire::SmStatus;
+use super::state::SessionState;
+use crate::wire::{ErrorCode, SmStatus};
 
 /// Why a command failed, a connect was refused, a session was reset or a
 /// request did not complete.
@@ -18,7 +18,10 @@ pub enum RpcError {
     UnknownSession,
     /// The command is not allowed in the session's current state.
     #[error("operation not allowed in session state {state:?}")]
-    InvalidState { state: SessionState },
+    InvalidState {
+        /// The session's state.
+        state: SessionState,
+    },
     /// The command needs a client session (one opened with `connect`) but the
     /// session was accepted from a peer, or the reverse.
     #[error("wrong session role for this operation")]
@@ -28,15 +31,31 @@ pub enum RpcError {
     TooManySessions,
     /// Lossless mode: the receive ring cannot reserve `needed` more entries.
     #[error("receive ring has {available} free entries, session needs {needed}")]
-    NoRingSpace { needed: usize, available: usize },
+    NoRingSpace {
+        /// Entries the session needs (its credits).
+        needed: usize,
+        /// Entries not reserved yet.
+        available: usize,
+    },
+    /// The session's backlog already holds `max_backlog` requests.
+    #[error("session backlog full ({limit} requests waiting for a slot); wait for completions or raise max_backlog")]
+    BacklogFull {
+        /// `max_backlog`.
+        limit: usize,
+    },
     /// A message is longer than `max_msg_size`.
     #[error("message of {len} bytes exceeds max_msg_size {max}")]
-    MsgTooLarge { len: usize, max: usize },
+    MsgTooLarge {
+        /// The message's length.
+        len: usize,
+        /// `max_msg_size`.
+        max: usize,
+    },
     /// No ConnectResp arrived within `connect_timeout`.
     #[error("connect timed out")]
     ConnectTimeout,
     /// The server answered the ConnectReq with a non-Ok status.
-    #[error("connect refused by peer: {0:?}")]
+    #[error("connect refused by peer ({0:?}): {}", refusal_reason(*.0))]
     Refused(SmStatus),
     /// A request failed because its session was reset.
     #[error("session was reset")]
@@ -58,7 +77,36 @@ pub enum RpcError {
     StaleHandle,
     /// The peer announced a response larger than `max_msg_size`.
     #[error("response of {len} bytes exceeds max_msg_size {max}")]
-    ResponseTooLarge { len: usize, max: usize },
+    ResponseTooLarge {
+        /// The announced response length.
+        len: usize,
+        /// `max_msg_size`.
+        max: usize,
+    },
+    /// The server answered with an error instead of a response.
+    #[error("server answered with an error: {0:?}")]
+    Remote(ErrorCode),
+}
+
+/// What a ConnectResp status means, in words a user can act on.
+pub fn refusal_reason(status: SmStatus) -> &'static str {
+    match status {
+        SmStatus::Ok => "accepted",
+        SmStatus::NoRingSpace => {
+            "the server's receive ring has no room left for this session's credits (lossless mode)"
+        }
+        SmStatus::TooManySessions => "the server's session table is full",
+        SmStatus::BadCredits => "the session asked for 0 credits",
+        SmStatus::UnknownSession => "the server has no such session",
+        SmStatus::BadMtu => "client and server MTUs differ; both ends must use the same mtu",
+        SmStatus::BadWindow => {
+            "client and server request windows differ; both ends must use the same req_window"
+        }
+        SmStatus::PeerLimit => {
+            "this client address already holds the server's per-peer session limit"
+        }
+        SmStatus::Unknown(_) => "a status this build does not know",
+    }
 }
 
 /// A configuration value outside what the engine supports.

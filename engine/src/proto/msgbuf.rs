@@ -5,11 +5,20 @@
 //! allocates nothing: multi-packet messages are assembled into pooled buffers
 //! by memcpy on receive, and sent by memcpy of chunks out of them.
 //!
+//! Buffers go home by ownership: a `MsgBuf` from a pool returns to it when
+//! dropped, wherever that happens (the endpoint after a response, the
+//! application after a handler), so no path has to remember a `free` call.
+//! The pool is shared with its buffers through an `Rc` (an endpoint and its
+//! buffers belong to one thread, so no atomics); a buffer that outlives its
+//! pool is simply released to the allocator.
+//!
 //! Contents of a buffer fresh from the pool are unspecified (old bytes are not
 //! cleared: that would cost a second pass over every large message).
 
+use core::cell::RefCell;
 use core::fmt;
 use core::ops::{Deref, DerefMut};
+use std::rc::Rc;
 
 /// Smallest size class, log2: 64 bytes, one cache line; smaller messages
 /// share this class so tiny buffers do not fragment the pool.
@@ -23,13 +32,22 @@ const MAX_KEEP_BYTES_PER_CLASS: usize = 64 << 20;
 const MIN_KEEP_PER_CLASS: usize = 4;
 
 /// A contiguous message buffer. Dereferences to the message bytes
-/// (`&buf[..len]`). Obtain from [`Endpoint::alloc_msg`](super::Endpoint::alloc_msg)
-/// and give back with [`Endpoint::free_msg`](super::Endpoint::free_msg) (dropping
-/// it is safe but returns the memory to the allocator instead of the pool).
+/// (`&buf[..len]`). Obtain from [`Endpoint::alloc_msg`](super::Endpoint::alloc_msg);
+/// dropping it returns it to its pool.
 pub struct MsgBuf {
     /// Backing storage; `data.len()` is the size-class capacity.
     data: Vec<u8>,
     len: usize,
+    /// The pool it returns to on drop.
+    home: Option<Rc<RefCell<Classes>>>,
+}
+
+impl Drop for MsgBuf {
+    fn drop(&mut self) {
+        if let Some(home) = self.home.take() {
+            home.borrow_mut().put(core::mem::take(&mut self.data));
+        }
+    }
 }
 
 impl MsgBuf {
@@ -38,6 +56,7 @@ impl MsgBuf {
         self.len
     }
 
+    /// Whether the message is empty.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -56,10 +75,12 @@ impl MsgBuf {
         self.len = len;
     }
 
+    /// The message bytes.
     pub fn as_slice(&self) -> &[u8] {
         &self.data[..self.len]
     }
 
+    /// The message bytes, writable.
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         &mut self.data[..self.len]
     }
@@ -87,8 +108,8 @@ impl fmt::Debug for MsgBuf {
     }
 }
 
+crate::counters! {
 /// Counters of a [`MsgPool`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PoolStats {
     /// Buffers handed out.
     pub allocs: u64,
@@ -99,16 +120,45 @@ pub struct PoolStats {
     /// Buffers given back but released to the allocator (class full).
     pub released: u64,
 }
+}
 
-/// Per-endpoint pool of [`MsgBuf`]s in power-of-two size classes.
-#[derive(Debug)]
+/// Per-endpoint pool of [`MsgBuf`]s in power-of-two size classes. Cloning
+/// the handle shares the pool.
+#[derive(Clone)]
 pub struct MsgPool {
-    /// `classes[i]` holds free buffers of exactly `64 << i` bytes.
-    classes: Vec<Vec<Vec<u8>>>,
-    /// How many free buffers class `i` keeps (precomputed: `free` is on the
+    inner: Rc<RefCell<Classes>>,
+}
+
+impl fmt::Debug for MsgPool {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let c = self.inner.borrow();
+        f.debug_struct("MsgPool").field("stats", &c.stats).finish()
+    }
+}
+
+/// The free lists behind a pool.
+struct Classes {
+    /// `lists[i]` holds free buffers of exactly `64 << i` bytes.
+    lists: Vec<Vec<Vec<u8>>>,
+    /// How many free buffers class `i` keeps (precomputed: `put` is on the
     /// per-message path and a division there showed up in profiles).
     keep: Vec<usize>,
     stats: PoolStats,
+}
+
+impl Classes {
+    /// Takes a buffer's storage back for reuse.
+    fn put(&mut self, data: Vec<u8>) {
+        self.stats.frees += 1;
+        let cap = data.len();
+        let c = class_of(cap);
+        // Only exact class sizes are pooled (buffers from this pool always are).
+        if class_size(c) != cap || c >= self.lists.len() || self.lists[c].len() >= self.keep[c] {
+            self.stats.released += 1;
+            return;
+        }
+        self.lists[c].push(data);
+    }
 }
 
 impl MsgPool {
@@ -116,55 +166,51 @@ impl MsgPool {
     /// they just get their own class).
     pub fn new(max_len: usize) -> Self {
         let n = class_of(max_len) + 1;
-        MsgPool {
-            classes: (0..n).map(|_| Vec::new()).collect(),
+        let classes = Classes {
+            lists: (0..n).map(|_| Vec::new()).collect(),
             keep: (0..n)
                 .map(|c| (MAX_KEEP_BYTES_PER_CLASS / class_size(c)).max(MIN_KEEP_PER_CLASS))
                 .collect(),
             stats: PoolStats::default(),
+        };
+        MsgPool {
+            inner: Rc::new(RefCell::new(classes)),
         }
     }
 
     /// A buffer holding `len` bytes (contents unspecified).
-    pub fn alloc(&mut self, len: usize) -> MsgBuf {
+    pub fn alloc(&self, len: usize) -> MsgBuf {
         let c = class_of(len);
-        self.stats.allocs += 1;
-        let data = match self.classes.get_mut(c).and_then(Vec::pop) {
+        let mut classes = self.inner.borrow_mut();
+        classes.stats.allocs += 1;
+        let data = match classes.lists.get_mut(c).and_then(Vec::pop) {
             Some(d) => d,
             None => {
-                self.stats.fresh += 1;
+                classes.stats.fresh += 1;
                 vec![0u8; class_size(c)]
             }
         };
-        MsgBuf { data, len }
-    }
-
-    /// Takes a buffer back for reuse.
-    pub fn free(&mut self, m: MsgBuf) {
-        self.stats.frees += 1;
-        let cap = m.data.len();
-        let c = class_of(cap);
-        // Only exact class sizes are pooled (buffers from this pool always are).
-        if class_size(c) != cap || c >= self.classes.len() {
-            self.stats.released += 1;
-            return;
-        }
-        let keep = self.keep[c];
-        let list = &mut self.classes[c];
-        if list.len() < keep {
-            list.push(m.data);
-        } else {
-            self.stats.released += 1;
+        MsgBuf {
+            data,
+            len,
+            home: Some(self.inner.clone()),
         }
     }
 
+    /// Counters: allocations, pool misses, returns.
     pub fn stats(&self) -> PoolStats {
-        self.stats
+        self.inner.borrow().stats
+    }
+
+    /// Buffers handed out and not yet returned.
+    pub fn outstanding(&self) -> u64 {
+        let s = self.inner.borrow().stats;
+        s.allocs - s.frees
     }
 
     /// Free buffers currently held, over all classes.
     pub fn free_count(&self) -> usize {
-        self.classes.iter().map(Vec::len).sum()
+        self.inner.borrow().lists.iter().map(Vec::len).sum()
     }
 }
 
@@ -198,15 +244,18 @@ mod tests {
 
     #[test]
     fn reuse_without_allocation() {
-        let mut p = MsgPool::new(8 << 20);
+        let p = MsgPool::new(8 << 20);
         let a = p.alloc(1000);
         assert_eq!(a.len(), 1000);
         assert_eq!(a.capacity(), 1024);
-        p.free(a);
+        assert_eq!(p.outstanding(), 1);
+        drop(a);
+        assert_eq!(p.outstanding(), 0);
         let b = p.alloc(600);
         assert_eq!(b.capacity(), 1024);
         assert_eq!(p.stats().fresh, 1);
-        p.free(b);
+        drop(b);
         assert_eq!(p.free_count(), 1);
+        assert_eq!(p.outstanding(), 0);
     }
 }

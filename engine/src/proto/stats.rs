@@ -9,24 +9,39 @@
 //! the aggregates (`drops.duplicate == dup_request + dup_response + dup_cr +
 //! dup_rfr + dup_sm`, and likewise for `future_*` and `stale_*`).
 
+crate::counters! {
 /// Counters, see the module docs. Packet and byte counts are whole frames.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stats {
+    /// Frames written by `poll_transmit`.
     pub tx_pkts: u64,
+    /// Bytes of those frames.
     pub tx_bytes: u64,
+    /// Frames given to `handle_frame`.
     pub rx_pkts: u64,
+    /// Bytes of those frames.
     pub rx_bytes: u64,
+    /// Received frames that advanced the protocol (accepted in order, or a
+    /// handshake packet processed). Every received frame is either this or
+    /// one drop: `rx_pkts == rx_accepted + drops.total()`.
+    pub rx_accepted: u64,
     /// Client packets sent again after a rollback.
     pub retransmissions: u64,
-    /// Retransmission timeouts that fired: go-back-N rollbacks (under
-    /// `LossPolicy::ResetSession` the session is reset instead).
+    /// Go-back-N rollbacks: on every retransmission timeout in lossy mode;
+    /// in lossless mode only once a probed loss is confirmed.
     pub rollbacks: u64,
+    /// Retransmission timeouts later proved spurious: the answer to the
+    /// resent packet arrived twice, so the original was late, not lost.
+    pub spurious_timeouts: u64,
+    /// Lossless mode: single packets resent as probes on a timeout.
+    pub probes_sent: u64,
     /// Stall episodes: a session had packets to send but no credits. Counted
     /// once when the session parks, not once per blocked attempt.
     pub credit_stalls: u64,
-    /// Rollbacks in lossless mode (each is a loss the design says cannot
-    /// happen).
+    /// Lossless mode: timeouts judged to be real losses (no duplicate
+    /// answer arrived within an RTO of the probe), each a loss the design
+    /// says cannot happen.
     pub lossless_violations: u64,
+    /// Client sessions reset (peer timeout or lossless violation).
     pub session_resets: u64,
     /// Client requests whose response was delivered.
     pub requests_completed: u64,
@@ -38,13 +53,24 @@ pub struct Stats {
     pub sessions_connected: u64,
     /// Sessions accepted from peers.
     pub sessions_accepted: u64,
+    /// Server sessions reclaimed after their client went silent.
+    pub sessions_reclaimed: u64,
+    /// Keepalives sent by client sessions that had nothing else to send.
+    pub keepalives_sent: u64,
+    /// Requests refused because their session's backlog was full.
+    pub backlog_full: u64,
     /// ConnectReqs refused (any non-Ok status sent).
     pub connects_refused: u64,
+    /// State changes the engine attempted that the transition table
+    /// refused: always 0 unless the engine has a bug.
+    pub invalid_transitions: u64,
+    /// Received frames dropped, by reason.
     pub drops: Drops,
 }
+}
 
+crate::counters! {
 /// Dropped received frames by reason.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Drops {
     /// Frame failed `wire::parse_frame`, or header fields are inconsistent
     /// (packet number beyond the message, wrong payload length, unknown
@@ -67,25 +93,46 @@ pub struct Drops {
     pub duplicate: u64,
     /// Packet beyond the next expected one (all kinds; go-back-N drops it).
     pub future: u64,
+    /// Duplicate request packets.
     pub dup_request: u64,
+    /// Duplicate response packets.
     pub dup_response: u64,
+    /// Duplicate credit returns.
     pub dup_cr: u64,
+    /// Duplicate requests-for-response.
     pub dup_rfr: u64,
     /// Duplicate session-management packets (re-answered where the protocol
     /// says so).
     pub dup_sm: u64,
+    /// Request packets beyond the next expected one.
     pub future_request: u64,
+    /// Response packets beyond the next expected one.
     pub future_response: u64,
+    /// Credit returns beyond the next expected one.
     pub future_cr: u64,
+    /// RFRs for responses that do not exist yet.
     pub future_rfr: u64,
+    /// Request packets of an older request than the slot holds.
     pub stale_request: u64,
+    /// Response packets of an older request.
     pub stale_response: u64,
+    /// Credit returns of an older request.
     pub stale_cr: u64,
+    /// RFRs of an older request.
     pub stale_rfr: u64,
     /// Duplicate of a request's last packet while the handler has not
     /// responded yet (nothing to re-send; the client will retry). A subset
     /// of `dup_request`.
     pub dup_request_no_response: u64,
+}
+}
+
+impl Stats {
+    /// Whether every received frame is accounted for: accepted, or dropped
+    /// under exactly one reason.
+    pub fn rx_accounted(&self) -> bool {
+        self.rx_pkts == self.rx_accepted + self.drops.total()
+    }
 }
 
 impl Drops {
@@ -107,8 +154,25 @@ impl Drops {
 /// [`Endpoint::sessions_by_state`](super::Endpoint::sessions_by_state)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SessionCounts {
+    /// Client sessions waiting for their ConnectResp.
     pub connecting: usize,
+    /// Sessions of either role ready for requests.
     pub connected: usize,
+    /// Client sessions waiting for their DisconnectResp.
     pub disconnecting: usize,
+    /// Client sessions reset and not yet disconnected.
     pub reset: usize,
+}
+
+impl SessionCounts {
+    /// The counter of state `s`.
+    pub(crate) fn of(&mut self, s: super::state::SessionState) -> &mut usize {
+        use super::state::SessionState as S;
+        match s {
+            S::Connecting => &mut self.connecting,
+            S::Connected => &mut self.connected,
+            S::Disconnecting => &mut self.disconnecting,
+            S::Reset => &mut self.reset,
+        }
+    }
 }

@@ -14,6 +14,7 @@ pub type ReqHandler<A> = fn(rpc: &mut Rpc<A>, app: &mut A, handle: ReqHandle, re
 
 /// How a request type is handled.
 pub enum Handler<A> {
+    /// Runs on the worker's loop ([`ReqHandler`]).
     Inline(ReqHandler<A>),
     /// Runs on a background worker thread (for long work): gets the request
     /// bytes, returns the response bytes; the dispatch thread sends it.
@@ -39,7 +40,7 @@ impl<A> std::fmt::Debug for Handler<A> {
 }
 
 /// Handlers by request type (0..=255).
-pub struct HandlerTable<A> {
+pub struct HandlerTable<A = ()> {
     slots: Vec<Option<Handler<A>>>,
 }
 
@@ -69,20 +70,24 @@ impl<A> Default for HandlerTable<A> {
 }
 
 impl<A> HandlerTable<A> {
+    /// A table with no handlers.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Sets the handler of `req_type` (replacing any); chainable.
     pub fn register(&mut self, req_type: u8, h: Handler<A>) -> &mut Self {
         self.slots[req_type as usize] = Some(h);
         self
     }
 
+    /// The handler of `req_type`, if one is registered.
     #[inline]
     pub fn get(&self, req_type: u8) -> Option<&Handler<A>> {
         self.slots[req_type as usize].as_ref()
     }
 
+    /// Whether any handler runs in the background (workers then start a pool).
     pub fn any_background(&self) -> bool {
         self.slots
             .iter()
@@ -93,9 +98,11 @@ impl<A> HandlerTable<A> {
 /// What a continuation receives: the response bytes or why there are none.
 #[derive(Debug)]
 pub struct Completion<'a> {
+    /// The session the request was sent on.
     pub session: SessionId,
     /// The application's tag given to `enqueue_request`.
     pub tag: u64,
+    /// The response bytes, or why the request failed.
     pub result: Result<&'a [u8], RpcError>,
 }
 

@@ -7,28 +7,45 @@
 //! and sent as a TX burst.
 
 mod background;
+mod builder;
+mod capture;
 mod handlers;
 mod nexus;
 mod rpc;
+mod stop;
 
 pub use background::BackgroundFn;
+pub use builder::{Device, NexusBuilder};
+pub use capture::{Capture, CaptureError, CaptureStats, DEFAULT_CAPTURE_LIMIT};
 pub use handlers::{Completion, Continuation, Handler, HandlerTable, ReqHandler};
-pub use nexus::{Nexus, NexusConfig, WorkerInfo};
-pub use rpc::{FaultSide, Rpc, RunCounters};
+pub use nexus::{Nexus, NexusConfig, RunError, WorkerError, WorkerInfo};
+pub use rpc::{EventHandler, FaultSide, Rpc, RunCounters, EVENT_QUEUE_CAP};
+pub use stop::StopHandle;
 
 use crate::dpdk::DpdkError;
 use crate::proto::{ConfigError, RpcError};
 
+/// Why setting up or running a worker failed.
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
+    /// A DPDK call failed (EAL, mempool, port).
     #[error(transparent)]
     Dpdk(#[from] DpdkError),
+    /// The endpoint configuration did not validate.
     #[error("endpoint configuration: {0}")]
     Config(#[from] ConfigError),
+    /// A protocol command failed.
     #[error(transparent)]
     Rpc(#[from] RpcError),
+    /// The mbuf data room cannot hold a full frame.
     #[error("mbufs hold {room} bytes but the endpoint needs {needed}-byte frames (raise the mbuf data room or lower the MTU)")]
-    MbufTooSmall { room: usize, needed: usize },
+    MbufTooSmall {
+        /// Bytes an mbuf holds.
+        room: usize,
+        /// Bytes the largest frame needs.
+        needed: usize,
+    },
+    /// A setup step that has no DPDK error code (e.g. flow steering refused).
     #[error("{0}")]
     Setup(String),
 }

@@ -2,14 +2,20 @@
 //! per worker core, and the handler table every worker copies. Workers run as
 //! EAL lcores (pinned, with lcore ids and mempool caches).
 
-use super::{HandlerTable, RuntimeError};
+use super::builder::{Device, NexusBuilder};
+use super::{HandlerTable, Rpc, RuntimeError};
 use crate::dpdk::{Eal, EalBuilder, LcoreId, Mempool, Port, PortConfig};
+use crate::proto::EndpointConfig;
 use crate::wire::MacAddr;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+/// Everything [`Nexus::new`] needs, spelled out (the apps' way). Libraries
+/// should prefer [`Nexus::builder`], which derives the EAL arguments, the
+/// port name and the ring sizes from one [`Device`].
 #[derive(Clone, Debug)]
 pub struct NexusConfig {
+    /// EAL arguments (cores, vdevs, memory).
     pub eal: EalBuilder,
     /// DPDK device name (a vdev's name, e.g. `net_memif0`, or a PCI address).
     pub device: String,
@@ -19,6 +25,7 @@ pub struct NexusConfig {
     pub pool_mbufs: u32,
     /// Frame bytes one mbuf holds (must fit the MTU plus the Ethernet header).
     pub data_room: u16,
+    /// How long to wait for link-up (and for a memif client's server).
     pub link_timeout: Duration,
     /// With several workers on one port, steer UDP port `base + i` to queue
     /// `i` with rte_flow (real NICs). `None`: the device pairs queues itself
@@ -31,15 +38,69 @@ pub struct NexusConfig {
 pub struct WorkerInfo {
     /// 0-based; equals the worker's queue pair and UDP port offset.
     pub index: u16,
+    /// The EAL lcore (CPU core) it runs on.
     pub lcore: LcoreId,
 }
 
-pub struct Nexus<A> {
+/// A worker's failure, as [`Nexus::run`] reports it.
+#[derive(Debug)]
+pub struct WorkerError<E> {
+    /// The worker's index ([`WorkerInfo::index`]).
+    pub index: u16,
+    /// What its closure returned.
+    pub error: E,
+}
+
+/// Why [`Nexus::run`] failed.
+#[derive(Debug)]
+pub enum RunError<E> {
+    /// The workers could not be launched, or one panicked.
+    Launch(RuntimeError),
+    /// These workers returned an error (by index; the others succeeded).
+    Workers(Vec<WorkerError<E>>),
+}
+
+impl<E: std::fmt::Display> std::fmt::Display for RunError<E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            RunError::Launch(e) => write!(f, "launching the workers: {e}"),
+            RunError::Workers(errs) => {
+                for (i, w) in errs.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "worker {}: {}", w.index, w.error)?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+impl<E: std::fmt::Debug + std::fmt::Display> std::error::Error for RunError<E> {}
+
+/// The process-wide object of the DPDK runtime: EAL, the mbuf pool, the
+/// port with one queue pair per worker core, and the request handlers of
+/// application state `A` (`()` for a process without handlers).
+pub struct Nexus<A = ()> {
     eal: Eal,
     pool: Arc<Mempool>,
     port: Port,
     mac: MacAddr,
     handlers: HandlerTable<A>,
+    /// Frames the port's RX ring really holds (for lossless reservations).
+    rx_ring_entries: usize,
+    /// UDP port of worker 0's endpoint; worker i listens on base + i.
+    base_udp_port: u16,
+}
+
+impl Nexus<()> {
+    /// A builder with safe defaults (no hugepages, no PCI scan, 1024
+    /// descriptors, derived pool size); name the device with
+    /// [`NexusBuilder::device`], then [`NexusBuilder::build`].
+    pub fn builder() -> NexusBuilder {
+        NexusBuilder::new()
+    }
 }
 
 impl<A> std::fmt::Debug for Nexus<A> {
@@ -55,7 +116,17 @@ impl<A> std::fmt::Debug for Nexus<A> {
 impl<A> Nexus<A> {
     /// Initialises EAL, creates the pool, opens and starts the port with one
     /// queue pair per EAL core, and waits for link-up.
-    pub fn new(mut cfg: NexusConfig, handlers: HandlerTable<A>) -> Result<Self, RuntimeError> {
+    pub fn new(cfg: NexusConfig, handlers: HandlerTable<A>) -> Result<Self, RuntimeError> {
+        Self::open(cfg, None, handlers)
+    }
+
+    /// `new`, creating the device after EAL init when it is not a vdev
+    /// (the in-process ring wire).
+    pub(super) fn open(
+        mut cfg: NexusConfig,
+        device: Option<&Device>,
+        handlers: HandlerTable<A>,
+    ) -> Result<Self, RuntimeError> {
         let eal = cfg.eal.clone().init()?;
         let workers = eal.lcores().len() as u16;
         cfg.port.queues = workers;
@@ -68,6 +139,13 @@ impl<A> Nexus<A> {
             cfg.pool_mbufs
         };
         let pool = Arc::new(Mempool::new(&eal, "rpc_pool", n, 256, cfg.data_room)?);
+        if let Some(d) = device {
+            d.create_after_eal(workers, cfg.port.rx_desc)?;
+        }
+        let rx_ring_entries = match device {
+            Some(d) => d.rx_ring_entries(cfg.port.rx_desc),
+            None => cfg.port.rx_desc as usize,
+        };
         let port = Port::open(&eal, &cfg.device, &cfg.port, pool.clone())?;
         port.wait_link_up(cfg.link_timeout)?;
         if let (Some(base), true) = (cfg.steer_udp_base, workers > 1) {
@@ -86,31 +164,105 @@ impl<A> Nexus<A> {
             port,
             mac,
             handlers,
+            rx_ring_entries,
+            base_udp_port: EndpointConfig::default().local.port,
         })
     }
 
+    pub(super) fn set_base_udp_port(&mut self, port: u16) {
+        self.base_udp_port = port;
+    }
+
+    /// The initialised EAL.
     pub fn eal(&self) -> &Eal {
         &self.eal
     }
+    /// The mbuf pool every worker allocates frames from.
     pub fn pool(&self) -> &Arc<Mempool> {
         &self.pool
     }
+    /// The started port.
     pub fn port(&self) -> &Port {
         &self.port
     }
+    /// The port's MAC address.
     pub fn mac(&self) -> MacAddr {
         self.mac
     }
+    /// The request handlers every worker's [`Rpc`] copies.
     pub fn handlers(&self) -> &HandlerTable<A> {
         &self.handlers
     }
+    /// Number of workers (EAL lcores, queue pairs).
     pub fn workers(&self) -> usize {
         self.eal.lcores().len()
     }
+    /// Frames the port's RX ring really holds per queue (memif and
+    /// af_packet size it from devargs, not from the RX descriptor count).
+    pub fn rx_ring_entries(&self) -> usize {
+        self.rx_ring_entries
+    }
+    /// The UDP port of worker `index`'s endpoint (base + index).
+    pub fn udp_port(&self, index: u16) -> u16 {
+        self.base_udp_port + index
+    }
+
+    /// The endpoint configuration of worker `index`: `EndpointConfig::default()`
+    /// (a fresh random seed) with `local.port` = [`udp_port`](Self::udp_port)
+    /// and `rx_ring_entries` from the port's real RX ring. `local.mac` is
+    /// filled in by [`Rpc::new`]; change `local.ip` or anything else freely.
+    pub fn endpoint_config(&self, index: u16) -> EndpointConfig {
+        let mut c = EndpointConfig::default();
+        c.local.port = self.udp_port(index);
+        c.local.mac = self.mac;
+        c.rx_ring_entries = self.rx_ring_entries;
+        c
+    }
+
+    /// The endpoint of worker `index` with [`endpoint_config`](Self::endpoint_config).
+    pub fn rpc(&self, index: u16) -> Result<Rpc<A>, RuntimeError> {
+        Rpc::new(self, index, self.endpoint_config(index))
+    }
+
+    /// Runs `f` once per worker core, each on its own pinned lcore (worker
+    /// 0 on the calling thread), and returns when all have returned: `Ok`
+    /// if every worker did, else every failing worker's index and error.
+    ///
+    /// ```no_run
+    /// # use engine::runtime::{Nexus, Device, RuntimeError};
+    /// let nexus = Nexus::builder().device(Device::ring("demo")).cores(&[0, 1]).build_client()?;
+    /// nexus.run(&|w| -> Result<(), RuntimeError> {
+    ///     let _rpc = nexus.rpc(w.index)?;
+    ///     Ok(())
+    /// }).map_err(|e| RuntimeError::Setup(e.to_string()))?;
+    /// # Ok::<(), RuntimeError>(())
+    /// ```
+    pub fn run<E: Send>(
+        &self,
+        f: &(dyn Fn(WorkerInfo) -> Result<(), E> + Sync),
+    ) -> Result<(), RunError<E>> {
+        let failed = Mutex::new(Vec::new());
+        let launched = self.launch(&|w| {
+            if let Err(error) = f(w) {
+                let mut v = failed.lock().unwrap_or_else(|p| p.into_inner());
+                v.push(WorkerError {
+                    index: w.index,
+                    error,
+                });
+            }
+        });
+        let mut failed = failed.into_inner().unwrap_or_else(|p| p.into_inner());
+        launched.map_err(RunError::Launch)?;
+        if failed.is_empty() {
+            return Ok(());
+        }
+        failed.sort_by_key(|w| w.index);
+        Err(RunError::Workers(failed))
+    }
 
     /// Runs `f` once per worker core, each on its own pinned lcore, and
-    /// returns when all have returned.
-    pub fn run(&self, f: &(dyn Fn(WorkerInfo) + Sync)) -> Result<(), RuntimeError> {
+    /// returns when all have returned (the launch behind [`run`](Self::run)).
+    fn launch(&self, f: &(dyn Fn(WorkerInfo) + Sync)) -> Result<(), RuntimeError> {
         let lcores = self.eal.lcores().to_vec();
         self.eal.run_on_lcores(&|lcore| {
             let index = lcores.iter().position(|&l| l == lcore).unwrap_or(0) as u16;

@@ -7,21 +7,25 @@
 //! preallocated slab.
 
 use super::background::{BackgroundPool, Job};
+use super::capture::Capture;
 use super::handlers::{Completion, Continuation, Handler, HandlerTable};
-use super::{Nexus, RuntimeError};
+use super::{Nexus, RuntimeError, StopHandle};
 use crate::dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TscClock, TxQueue, BURST};
 use crate::fault::{DropModel, Dropper};
 use crate::proto::{
-    Delivery, Endpoint, EndpointConfig, Event, MsgBuf, PeerAddr, ReqHandle, RpcError, SessionId,
+    Delivery, Endpoint, EndpointConfig, ErrorCode, Event, MsgBuf, Payload, PeerAddr, ReqHandle,
+    RpcError, SessionId,
 };
 use crate::time::Instant;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+crate::counters! {
 /// Counters of the run loop itself (the protocol's are in `Endpoint::stats`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct RunCounters {
+    /// Event-loop iterations.
     pub loops: u64,
+    /// RX bursts that returned at least one frame.
     pub rx_bursts_nonempty: u64,
     /// Frames dropped on purpose by the RX fault injector.
     pub injected_drops_rx: u64,
@@ -31,16 +35,23 @@ pub struct RunCounters {
     pub tx_ring_full: u64,
     /// Times the mbuf pool was empty when the endpoint had frames to send.
     pub tx_no_mbuf: u64,
-    /// Requests for a type with no handler (answered with an empty response
-    /// would be wrong; they are counted and left unanswered, the client times out).
+    /// Requests for a type with no handler: answered with an
+    /// `ErrorResponse(NoHandler)`, so the client fails them at once.
     pub no_handler: u64,
+    /// Session events dropped because the application neither set an event
+    /// handler nor drained `poll_event` (the queue holds `EVENT_QUEUE_CAP`).
+    pub events_dropped: u64,
+    /// Requests handed to background handler threads.
     pub background_jobs: u64,
+}
 }
 
 /// Which side of the wire the fault injector sits on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultSide {
+    /// Drop frames after rx_burst, before the endpoint sees them.
     Rx,
+    /// Drop frames the endpoint wrote, before tx_burst.
     Tx,
 }
 
@@ -49,7 +60,10 @@ struct ContSlot<A> {
     user_tag: u64,
 }
 
-pub struct Rpc<A> {
+/// One RPC endpoint of a worker thread, generic over the application state
+/// `A` its handlers and continuations get: the sans-IO [`Endpoint`], the
+/// worker's queue pair, and the event loop ([`run_once`](Self::run_once)).
+pub struct Rpc<A = ()> {
     ep: Endpoint,
     rx: RxQueue,
     tx: TxQueue,
@@ -62,8 +76,9 @@ pub struct Rpc<A> {
     free_conts: Vec<u32>,
     /// Completions of requests enqueued without a continuation, for polling.
     completions: VecDeque<(SessionId, u64, Result<MsgBuf, RpcError>)>,
-    /// Session events for the application (Connected, SessionReset, ...).
+    /// Session events for `poll_event`, when no event handler is set.
     events: VecDeque<Event>,
+    on_event: Option<EventHandler<A>>,
     /// The RX burst, boxed so it can be taken out of `self` (a pointer move)
     /// while handlers get `&mut self`; reused, never re-zeroed per loop.
     rx_batch: Option<Box<MbufBatch>>,
@@ -75,6 +90,8 @@ pub struct Rpc<A> {
     background: Option<BackgroundPool>,
     counters: RunCounters,
     queue: u16,
+    /// Every frame received and transmitted, into a pcap file (`set_capture`).
+    capture: Option<Capture>,
 }
 
 impl<A> std::fmt::Debug for Rpc<A> {
@@ -85,6 +102,14 @@ impl<A> std::fmt::Debug for Rpc<A> {
             .finish()
     }
 }
+
+/// Session events kept for `poll_event` at most: an application that
+/// neither drains them nor sets an event handler (a server loop) must not
+/// grow memory with every peer that connects.
+pub const EVENT_QUEUE_CAP: usize = 1024;
+
+/// Receives session events from the run loop (see `Rpc::set_event_handler`).
+pub type EventHandler<A> = fn(rpc: &mut Rpc<A>, app: &mut A, ev: Event);
 
 /// Continuations outstanding at once per endpoint before the slab grows:
 /// sessions x window for the workloads here, sized so steady state never grows.
@@ -128,6 +153,7 @@ impl<A> Rpc<A> {
             free_conts: (0..CONT_SLAB_PRESIZE as u32).rev().collect(),
             completions: VecDeque::with_capacity(256),
             events: VecDeque::with_capacity(64),
+            on_event: None,
             rx_batch: Some(Box::new(MbufBatch::new())),
             spare: MbufBatch::new(),
             pending_tx: MbufBatch::new(),
@@ -135,14 +161,17 @@ impl<A> Rpc<A> {
             background,
             counters: RunCounters::default(),
             queue,
+            capture: None,
         })
     }
 
     // ---- getters ----
 
+    /// The protocol endpoint (stats, session states, ...).
     pub fn endpoint(&self) -> &Endpoint {
         &self.ep
     }
+    /// Counters of the run loop itself.
     pub fn counters(&self) -> &RunCounters {
         &self.counters
     }
@@ -150,12 +179,15 @@ impl<A> Rpc<A> {
     pub fn now(&self) -> Instant {
         self.now
     }
+    /// The worker's TSC clock.
     pub fn clock(&self) -> &TscClock {
         &self.clock
     }
+    /// The worker's queue pair index.
     pub fn queue(&self) -> u16 {
         self.queue
     }
+    /// Counters of the fault injector, if one is set.
     pub fn fault_stats(&self) -> Option<crate::fault::DropStats> {
         self.fault.as_ref().map(|(_, d)| d.stats())
     }
@@ -167,20 +199,19 @@ impl<A> Rpc<A> {
 
     // ---- commands ----
 
+    /// Opens a client session to `peer` (see [`Endpoint::connect`]).
     pub fn connect(&mut self, peer: PeerAddr) -> Result<SessionId, RpcError> {
         self.ep.connect(self.now, peer)
     }
 
+    /// Closes client session `s` (see [`Endpoint::disconnect`]).
     pub fn disconnect(&mut self, s: SessionId) -> Result<(), RpcError> {
         self.ep.disconnect(self.now, s)
     }
 
+    /// A pooled message buffer of `len` bytes; it returns to the pool when dropped.
     pub fn alloc_msg(&mut self, len: usize) -> MsgBuf {
         self.ep.alloc_msg(len)
-    }
-
-    pub fn free_msg(&mut self, m: MsgBuf) {
-        self.ep.free_msg(m)
     }
 
     /// Sends `msg` as a request of `req_type`; `cont` runs on completion or
@@ -213,8 +244,7 @@ impl<A> Rpc<A> {
             .enqueue_request(self.now, s, req_type, msg, slot as u64)
         {
             Ok(()) => Ok(()),
-            Err((e, msg)) => {
-                self.ep.free_msg(msg);
+            Err((e, _msg)) => {
                 self.free_conts.push(slot);
                 Err(e)
             }
@@ -235,25 +265,36 @@ impl<A> Rpc<A> {
         self.enqueue_request(s, req_type, m, cont, tag)
     }
 
+    /// Answers the request behind `h` with `msg` (see [`Endpoint::respond`]).
     pub fn respond(&mut self, h: ReqHandle, msg: MsgBuf) -> Result<(), RpcError> {
         self.ep.respond(self.now, h, msg)
     }
 
+    /// Copies `data` into a message buffer and answers with it.
     pub fn respond_bytes(&mut self, h: ReqHandle, data: &[u8]) -> Result<(), RpcError> {
         let mut m = self.ep.alloc_msg(data.len());
         m.as_mut_slice().copy_from_slice(data);
         self.respond(h, m)
     }
 
-    /// A completion of a request enqueued without a continuation. The
-    /// response buffer must be given back with `free_msg`.
+    /// A completion of a request enqueued without a continuation (the
+    /// response buffer returns to the pool when dropped).
     pub fn poll_completion(&mut self) -> Option<(SessionId, u64, Result<MsgBuf, RpcError>)> {
         self.completions.pop_front()
     }
 
-    /// Session events (Connected, ConnectFailed, SessionReset, ...).
+    /// Session events (Connected, ConnectFailed, SessionReset, ...) when no
+    /// event handler is set; at most `EVENT_QUEUE_CAP` are kept.
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
+    }
+
+    /// Runs `f` on every session event (Connected, ConnectFailed,
+    /// SessionReset, PeerSessionAccepted, ...) from the run loop, instead
+    /// of queueing it for `poll_event`. Request failures go to their
+    /// continuations either way.
+    pub fn set_event_handler(&mut self, f: EventHandler<A>) {
+        self.on_event = Some(f);
     }
 
     // ---- the event loop ----
@@ -294,100 +335,122 @@ impl<A> Rpc<A> {
         }
     }
 
+    /// Runs the loop until `stop` is set (by any thread, or by a handler or
+    /// continuation holding a clone).
+    pub fn run_until_stopped(&mut self, app: &mut A, stop: &StopHandle) {
+        while !stop.is_stopped() {
+            self.run_once(app);
+        }
+    }
+
     fn rx_and_dispatch(&mut self, app: &mut A) {
         let Some(mut batch) = self.rx_batch.take() else {
             return;
         };
-        if self.rx.rx_burst(&mut batch) == 0 {
-            self.rx_batch = Some(batch);
-            return;
-        }
-        self.counters.rx_bursts_nonempty += 1;
-        let now = self.now;
-        for i in 0..batch.len() {
-            if let Some((FaultSide::Rx, d)) = self.fault.as_mut() {
-                if d.should_drop() {
-                    self.counters.injected_drops_rx += 1;
+        if self.rx.rx_burst(&mut batch) > 0 {
+            self.counters.rx_bursts_nonempty += 1;
+            self.capture_rx(&batch);
+            for i in 0..batch.len() {
+                if self.rx_fault_drops() {
                     continue;
                 }
-            }
-            let frame = batch.data(i);
-            match self.ep.handle_frame(now, frame) {
-                None => {}
-                Some(Delivery::Request {
-                    handle,
-                    req_type,
-                    payload,
-                }) => match self.handlers.get(req_type) {
-                    Some(Handler::Inline(f)) => {
-                        let f = *f;
-                        match payload {
-                            crate::proto::Payload::Borrowed(b) => f(self, app, handle, b),
-                            crate::proto::Payload::Owned(m) => {
-                                f(self, app, handle, m.as_slice());
-                                self.ep.free_msg(m);
-                            }
-                        }
-                    }
-                    Some(Handler::Background(f)) => {
-                        let job = Job {
-                            handle,
-                            req_type,
-                            req: payload.as_slice().to_vec(),
-                            f: f.clone(),
-                        };
-                        if let crate::proto::Payload::Owned(m) = payload {
-                            self.ep.free_msg(m);
-                        }
-                        self.counters.background_jobs += 1;
-                        if let Some(bg) = self.background.as_mut() {
-                            bg.submit(job);
-                        }
-                    }
-                    None => {
-                        self.counters.no_handler += 1;
-                        if let crate::proto::Payload::Owned(m) = payload {
-                            self.ep.free_msg(m);
-                        }
-                    }
-                },
-                Some(Delivery::Response {
-                    session,
-                    tag,
-                    payload,
-                }) => {
-                    let Some((cont, user_tag)) = self.take_continuation(tag) else {
-                        continue;
-                    };
-                    match cont {
-                        Some(c) => {
-                            let done = Completion {
-                                session,
-                                tag: user_tag,
-                                result: Ok(payload.as_slice()),
-                            };
-                            c(self, app, done);
-                            if let crate::proto::Payload::Owned(m) = payload {
-                                self.ep.free_msg(m);
-                            }
-                        }
-                        None => {
-                            let m = match payload {
-                                crate::proto::Payload::Owned(m) => m,
-                                crate::proto::Payload::Borrowed(b) => {
-                                    let mut m = self.ep.alloc_msg(b.len());
-                                    m.as_mut_slice().copy_from_slice(b);
-                                    m
-                                }
-                            };
-                            self.completions.push_back((session, user_tag, Ok(m)));
-                        }
-                    }
+                match self.ep.handle_frame(self.now, batch.data(i)) {
+                    None => {}
+                    Some(Delivery::Request {
+                        handle,
+                        req_type,
+                        payload,
+                    }) => self.dispatch_request(app, handle, req_type, payload),
+                    Some(Delivery::Response {
+                        session,
+                        tag,
+                        payload,
+                    }) => self.dispatch_response(app, session, tag, payload),
                 }
             }
+            batch.clear();
         }
-        batch.clear();
         self.rx_batch = Some(batch);
+    }
+
+    /// Whether the RX fault injector takes the next frame.
+    fn rx_fault_drops(&mut self) -> bool {
+        let Some((FaultSide::Rx, d)) = self.fault.as_mut() else {
+            return false;
+        };
+        let drop = d.should_drop();
+        self.counters.injected_drops_rx += drop as u64;
+        drop
+    }
+
+    /// A complete request: to its handler, or an error answer on the wire
+    /// when its type has none. A multi-packet payload's buffer goes back to
+    /// the pool when `payload` drops at the end of this function.
+    fn dispatch_request(
+        &mut self,
+        app: &mut A,
+        handle: ReqHandle,
+        req_type: u8,
+        payload: Payload<'_>,
+    ) {
+        match self.handlers.get(req_type) {
+            Some(Handler::Inline(f)) => {
+                let f = *f;
+                f(self, app, handle, payload.as_slice());
+            }
+            Some(Handler::Background(f)) => {
+                let job = Job {
+                    handle,
+                    req_type,
+                    req: payload.as_slice().to_vec(),
+                    f: f.clone(),
+                };
+                self.counters.background_jobs += 1;
+                if let Some(bg) = self.background.as_mut() {
+                    bg.submit(job);
+                }
+            }
+            None => {
+                self.counters.no_handler += 1;
+                // The session may be gone already; then no one waits.
+                let _ = self.ep.respond_error(handle, ErrorCode::NoHandler);
+            }
+        }
+    }
+
+    /// A complete response: to the request's continuation, or to the
+    /// completion queue when it was enqueued without one.
+    fn dispatch_response(
+        &mut self,
+        app: &mut A,
+        session: SessionId,
+        tag: u64,
+        payload: Payload<'_>,
+    ) {
+        let Some((cont, user_tag)) = self.take_continuation(tag) else {
+            return;
+        };
+        match cont {
+            Some(c) => {
+                let done = Completion {
+                    session,
+                    tag: user_tag,
+                    result: Ok(payload.as_slice()),
+                };
+                c(self, app, done);
+            }
+            None => {
+                let m = match payload {
+                    Payload::Owned(m) => m,
+                    Payload::Borrowed(b) => {
+                        let mut m = self.ep.alloc_msg(b.len());
+                        m.as_mut_slice().copy_from_slice(b);
+                        m
+                    }
+                };
+                self.completions.push_back((session, user_tag, Ok(m)));
+            }
+        }
     }
 
     /// Frees the slab slot of a finished request (`tag` is the slot index
@@ -424,6 +487,7 @@ impl<A> Rpc<A> {
                         }
                     }
                     m.set_len(len);
+                    self.capture_frame(m.data());
                     if let Err(m) = self.pending_tx.push(m) {
                         drop::<Mbuf>(m);
                     }
@@ -442,32 +506,71 @@ impl<A> Rpc<A> {
         }
     }
 
+    /// Endpoint events: request failures to their continuations, session
+    /// events to the application's event handler, or to the bounded queue
+    /// read by `poll_event` (overflow counted in `events_dropped`).
     fn drain_events(&mut self, app: &mut A) {
         while let Some(ev) = self.ep.poll_event() {
-            if let Event::RequestFailed {
-                session,
-                tag,
-                error,
-            } = ev
-            {
-                let Some((cont, user_tag)) = self.take_continuation(tag) else {
-                    continue;
-                };
-                match cont {
-                    Some(c) => c(
-                        self,
-                        app,
-                        Completion {
-                            session,
-                            tag: user_tag,
-                            result: Err(error),
-                        },
-                    ),
-                    None => self.completions.push_back((session, user_tag, Err(error))),
-                }
-            } else {
-                self.events.push_back(ev);
+            match ev {
+                Event::RequestFailed {
+                    session,
+                    tag,
+                    error,
+                } => self.fail_continuation(app, session, tag, error),
+                ev => match self.on_event {
+                    Some(f) => f(self, app, ev),
+                    None if self.events.len() < EVENT_QUEUE_CAP => self.events.push_back(ev),
+                    None => self.counters.events_dropped += 1,
+                },
             }
+        }
+    }
+
+    fn fail_continuation(&mut self, app: &mut A, session: SessionId, tag: u64, error: RpcError) {
+        let Some((cont, user_tag)) = self.take_continuation(tag) else {
+            return;
+        };
+        match cont {
+            Some(c) => c(
+                self,
+                app,
+                Completion {
+                    session,
+                    tag: user_tag,
+                    result: Err(error),
+                },
+            ),
+            None => self.completions.push_back((session, user_tag, Err(error))),
+        }
+    }
+
+    // ---- capture ----
+
+    /// Records every frame this endpoint receives (as rx_burst returns it,
+    /// before the RX fault injector) and transmits (as it is queued for
+    /// tx_burst, after the TX fault injector), stamped with the loop's clock.
+    pub fn set_capture(&mut self, capture: Capture) {
+        self.capture = Some(capture);
+    }
+
+    /// Stops capturing; the capture, for `Capture::finish`.
+    pub fn take_capture(&mut self) -> Option<Capture> {
+        self.capture.take()
+    }
+
+    #[inline]
+    fn capture_rx(&mut self, batch: &MbufBatch) {
+        if let Some(c) = self.capture.as_mut() {
+            for i in 0..batch.len() {
+                c.record(self.now, batch.data(i));
+            }
+        }
+    }
+
+    #[inline]
+    fn capture_frame(&mut self, frame: &[u8]) {
+        if let Some(c) = self.capture.as_mut() {
+            c.record(self.now, frame);
         }
     }
 }

@@ -23,6 +23,7 @@ impl MacAddr {
         self.0
     }
 
+    /// True for ff:ff:ff:ff:ff:ff.
     #[inline]
     pub fn is_broadcast(&self) -> bool {
         *self == Self::BROADCAST
@@ -34,6 +35,7 @@ impl MacAddr {
         self.0[0] & 0x01 != 0
     }
 
+    /// Group bit clear: an address of one station.
     #[inline]
     pub fn is_unicast(&self) -> bool {
         !self.is_multicast()
@@ -87,8 +89,11 @@ impl FromStr for MacAddr {
 wire_enum! {
     /// The EtherType field.
     pub enum EtherType(u16) {
+        /// IPv4 (0x0800), the only one the engine accepts.
         Ipv4 = 0x0800,
+        /// ARP (0x0806).
         Arp = 0x0806,
+        /// IPv6 (0x86dd).
         Ipv6 = 0x86dd,
     }
 }
@@ -133,11 +138,13 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         Ok(())
     }
 
+    /// Gives back the buffer.
     #[inline]
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// Destination MAC, bytes 0..6.
     #[inline]
     pub fn dst_addr(&self) -> MacAddr {
         let mut b = [0; 6];
@@ -145,6 +152,7 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         MacAddr(b)
     }
 
+    /// Source MAC, bytes 6..12.
     #[inline]
     pub fn src_addr(&self) -> MacAddr {
         let mut b = [0; 6];
@@ -152,6 +160,7 @@ impl<T: AsRef<[u8]>> EthernetFrame<T> {
         MacAddr(b)
     }
 
+    /// EtherType, bytes 12..14.
     #[inline]
     pub fn ethertype(&self) -> EtherType {
         EtherType::from(get_u16(self.buffer.as_ref(), field::ETHERTYPE))
@@ -167,21 +176,25 @@ impl<'a, T: AsRef<[u8]> + ?Sized> EthernetFrame<&'a T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
+    /// Sets the destination MAC, bytes 0..6.
     #[inline]
     pub fn set_dst_addr(&mut self, addr: MacAddr) {
         self.buffer.as_mut()[field::DST].copy_from_slice(&addr.0);
     }
 
+    /// Sets the source MAC, bytes 6..12.
     #[inline]
     pub fn set_src_addr(&mut self, addr: MacAddr) {
         self.buffer.as_mut()[field::SRC].copy_from_slice(&addr.0);
     }
 
+    /// Sets the EtherType, bytes 12..14.
     #[inline]
     pub fn set_ethertype(&mut self, ethertype: EtherType) {
         set_u16(self.buffer.as_mut(), field::ETHERTYPE, ethertype.into());
     }
 
+    /// Everything after the header (including any Ethernet padding).
     #[inline]
     pub fn payload_mut(&mut self) -> &mut [u8] {
         &mut self.buffer.as_mut()[field::PAYLOAD..]
@@ -191,8 +204,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> EthernetFrame<T> {
 /// The decoded Ethernet header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct EthernetRepr {
+    /// Source MAC.
     pub src_addr: MacAddr,
+    /// Destination MAC.
     pub dst_addr: MacAddr,
+    /// EtherType of the payload.
     pub ethertype: EtherType,
 }
 

@@ -24,8 +24,11 @@ const FRAG_OFFSET_MASK: u16 = 0x1fff;
 wire_enum! {
     /// The IPv4 protocol field (the next header).
     pub enum IpProtocol(u8) {
+        /// ICMP (1).
         Icmp = 1,
+        /// TCP (6).
         Tcp = 6,
+        /// UDP (17), the only one the engine accepts.
         Udp = 17,
     }
 }
@@ -119,11 +122,13 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         Ok(())
     }
 
+    /// Gives back the buffer.
     #[inline]
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// IP version, high nibble of byte 0 (4 for IPv4).
     #[inline]
     pub fn version(&self) -> u8 {
         self.buffer.as_ref()[field::VER_IHL] >> 4
@@ -147,16 +152,19 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         get_u16(self.buffer.as_ref(), field::LENGTH)
     }
 
+    /// Identification, bytes 4..6.
     #[inline]
     pub fn ident(&self) -> u16 {
         get_u16(self.buffer.as_ref(), field::IDENT)
     }
 
+    /// Don't Fragment flag, bit 0x40 of byte 6.
     #[inline]
     pub fn dont_frag(&self) -> bool {
         get_u16(self.buffer.as_ref(), field::FLG_OFF) & FLAG_DF != 0
     }
 
+    /// More Fragments flag, bit 0x20 of byte 6.
     #[inline]
     pub fn more_frags(&self) -> bool {
         get_u16(self.buffer.as_ref(), field::FLG_OFF) & FLAG_MF != 0
@@ -168,26 +176,31 @@ impl<T: AsRef<[u8]>> Ipv4Packet<T> {
         (get_u16(self.buffer.as_ref(), field::FLG_OFF) & FRAG_OFFSET_MASK) << 3
     }
 
+    /// Time to live, byte 8.
     #[inline]
     pub fn ttl(&self) -> u8 {
         self.buffer.as_ref()[field::TTL]
     }
 
+    /// Protocol (next header), byte 9.
     #[inline]
     pub fn protocol(&self) -> IpProtocol {
         IpProtocol::from(self.buffer.as_ref()[field::PROTOCOL])
     }
 
+    /// Header checksum, bytes 10..12.
     #[inline]
     pub fn checksum(&self) -> u16 {
         get_u16(self.buffer.as_ref(), field::CHECKSUM)
     }
 
+    /// Source address, bytes 12..16.
     #[inline]
     pub fn src_addr(&self) -> Ipv4Addr {
         Ipv4Addr::from(get_u32(self.buffer.as_ref(), field::SRC_ADDR))
     }
 
+    /// Destination address, bytes 16..20.
     #[inline]
     pub fn dst_addr(&self) -> Ipv4Addr {
         Ipv4Addr::from(get_u32(self.buffer.as_ref(), field::DST_ADDR))
@@ -212,6 +225,7 @@ impl<'a, T: AsRef<[u8]> + ?Sized> Ipv4Packet<&'a T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
+    /// Sets the IP version, high nibble of byte 0.
     #[inline]
     pub fn set_version(&mut self, version: u8) {
         let b = &mut self.buffer.as_mut()[field::VER_IHL];
@@ -225,16 +239,19 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         *b = (*b & 0xf0) | ((len / 4) & 0x0f);
     }
 
+    /// Sets DSCP and ECN, byte 1.
     #[inline]
     pub fn set_dscp_ecn(&mut self, value: u8) {
         self.buffer.as_mut()[field::DSCP_ECN] = value;
     }
 
+    /// Sets the total length (header plus payload, in bytes), bytes 2..4.
     #[inline]
     pub fn set_total_len(&mut self, len: u16) {
         set_u16(self.buffer.as_mut(), field::LENGTH, len);
     }
 
+    /// Sets the identification, bytes 4..6.
     #[inline]
     pub fn set_ident(&mut self, ident: u16) {
         set_u16(self.buffer.as_mut(), field::IDENT, ident);
@@ -246,11 +263,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         set_u16(self.buffer.as_mut(), field::FLG_OFF, 0);
     }
 
+    /// Sets or clears Don't Fragment, bit 0x40 of byte 6.
     #[inline]
     pub fn set_dont_frag(&mut self, value: bool) {
         self.set_flag(FLAG_DF, value);
     }
 
+    /// Sets or clears More Fragments, bit 0x20 of byte 6.
     #[inline]
     pub fn set_more_frags(&mut self, value: bool) {
         self.set_flag(FLAG_MF, value);
@@ -264,26 +283,31 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
         set_u16(data, field::FLG_OFF, word | (offset >> 3));
     }
 
+    /// Sets the time to live, byte 8.
     #[inline]
     pub fn set_ttl(&mut self, ttl: u8) {
         self.buffer.as_mut()[field::TTL] = ttl;
     }
 
+    /// Sets the protocol, byte 9.
     #[inline]
     pub fn set_protocol(&mut self, protocol: IpProtocol) {
         self.buffer.as_mut()[field::PROTOCOL] = protocol.into();
     }
 
+    /// Sets the header checksum, bytes 10..12 (see [`Self::fill_checksum`]).
     #[inline]
     pub fn set_checksum(&mut self, value: u16) {
         set_u16(self.buffer.as_mut(), field::CHECKSUM, value);
     }
 
+    /// Sets the source address, bytes 12..16.
     #[inline]
     pub fn set_src_addr(&mut self, addr: Ipv4Addr) {
         set_u32(self.buffer.as_mut(), field::SRC_ADDR, addr.into());
     }
 
+    /// Sets the destination address, bytes 16..20.
     #[inline]
     pub fn set_dst_addr(&mut self, addr: Ipv4Addr) {
         set_u32(self.buffer.as_mut(), field::DST_ADDR, addr.into());
@@ -317,8 +341,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4Packet<T> {
 /// identification are not kept; `emit` writes fixed values for them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Ipv4Repr {
+    /// Source address.
     pub src_addr: Ipv4Addr,
+    /// Destination address.
     pub dst_addr: Ipv4Addr,
+    /// Protocol of the payload.
     pub protocol: IpProtocol,
     /// Bytes after the header, up to the total length.
     pub payload_len: usize,

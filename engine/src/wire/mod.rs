@@ -65,8 +65,8 @@ mod udp;
 pub use ethernet::{EtherType, EthernetFrame, EthernetRepr, MacAddr, ParseMacAddrError};
 pub use ipv4::{checksum, IpProtocol, Ipv4Packet, Ipv4Repr};
 pub use rpc::{
-    PktType, RpcHeader, RpcRepr, SmBody, SmRepr, SmStatus, SmType, RPC_MAGIC, RPC_VERSION,
-    SESSION_NONE,
+    ErrorCode, PktType, RpcHeader, RpcRepr, SmBody, SmRepr, SmStatus, SmType, RPC_MAGIC,
+    RPC_VERSION, SESSION_NONE,
 };
 pub use template::HeaderTemplate;
 pub use udp::{UdpPacket, UdpRepr};
@@ -98,20 +98,28 @@ pub const MAX_PAYLOAD_LEN: usize =
 /// is impossible or disagrees with the length of its enclosing header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, thiserror::Error)]
 pub enum Error {
+    /// The buffer ends before a header, or before the length it declares.
     #[error("buffer too short for the header or length it carries")]
     Truncated,
+    /// A length field is impossible or disagrees with its container.
     #[error("length field inconsistent with the header or its container")]
     BadLength,
+    /// The EtherType is not IPv4, or the IP version is not 4.
     #[error("not an IPv4 packet (EtherType or IP version)")]
     NotIpv4,
+    /// The IPv4 header checksum is wrong.
     #[error("IPv4 header checksum mismatch")]
     BadChecksum,
+    /// The IPv4 packet is a fragment (MF set or nonzero offset).
     #[error("IPv4 fragment (MF set or nonzero offset)")]
     Fragmented,
+    /// The IPv4 protocol is not UDP.
     #[error("IP protocol is not UDP")]
     NotUdp,
+    /// The RPC header does not start with [`RPC_MAGIC`].
     #[error("RPC header magic is not 0xE7")]
     BadMagic,
+    /// The RPC header version is not [`RPC_VERSION`].
     #[error("unsupported RPC header version")]
     BadVersion,
 }
@@ -121,12 +129,19 @@ pub enum Error {
 /// Ethernet padding is excluded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Parsed<'a> {
+    /// Ethernet source MAC.
     pub src_mac: MacAddr,
+    /// Ethernet destination MAC.
     pub dst_mac: MacAddr,
+    /// IPv4 source address.
     pub src_ip: Ipv4Addr,
+    /// IPv4 destination address.
     pub dst_ip: Ipv4Addr,
+    /// UDP source port.
     pub src_port: u16,
+    /// UDP destination port.
     pub dst_port: u16,
+    /// The decoded RPC header.
     pub rpc: RpcRepr,
     /// Bytes after the RPC header (for `SessionMgmt`, the SM body).
     pub payload: &'a [u8],
@@ -362,6 +377,7 @@ mod tests {
             msg_size: SM_BODY_LEN as u32,
             dest_session: SESSION_NONE,
             pkt_num: 0,
+            grant: 0,
             req_num: 0,
             token: 7,
         };
@@ -372,6 +388,7 @@ mod tests {
             server_session: SESSION_NONE,
             credits: 8,
             mtu: 1500,
+            req_window: 8,
         };
         let mut buf = [0u8; HEADERS_LEN + SM_BODY_LEN];
         let n = template.write(&mut buf, &rpc, SM_BODY_LEN);

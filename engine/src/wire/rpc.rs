@@ -14,6 +14,9 @@ pub const RPC_MAGIC: u8 = 0xE7;
 pub const RPC_VERSION: u8 = 1;
 /// `dest_session` / session-number value meaning "no session yet" (ConnectReq).
 pub const SESSION_NONE: u16 = 0xFFFF;
+/// Largest request number the header carries (48 bits: at 10 M requests/s
+/// a session needs almost a year to reach it). `emit` keeps the low 48 bits.
+pub const REQ_NUM_MAX: u64 = (1 << 48) - 1;
 
 wire_enum! {
     /// What an RPC packet carries.
@@ -28,28 +31,56 @@ wire_enum! {
         ReqForResp = 3,
         /// Either direction: session management; an SM body follows.
         SessionMgmt = 4,
+        /// Server -> client: the request failed at the server (in place of
+        /// Response(0)); the payload is one [`ErrorCode`] byte.
+        ErrorResponse = 5,
+    }
+}
+
+wire_enum! {
+    /// Why a server answered a request with an `ErrorResponse`.
+    pub enum ErrorCode(u8) {
+        /// No handler is registered for the request's type.
+        NoHandler = 1,
     }
 }
 
 wire_enum! {
     /// The session-management message type.
     pub enum SmType(u8) {
+        /// Client -> server: open a session.
         ConnectReq = 1,
+        /// Server -> client: answer to a ConnectReq.
         ConnectResp = 2,
+        /// Client -> server: close a session.
         DisconnectReq = 3,
+        /// Server -> client: answer to a DisconnectReq.
         DisconnectResp = 4,
+        /// Client -> server: "still here" from an idle session, so the
+        /// server does not reclaim it. Not answered.
+        KeepAlive = 5,
     }
 }
 
 wire_enum! {
     /// Outcome carried in SM responses (0 in requests).
     pub enum SmStatus(u8) {
+        /// Success (and the value in every request).
         Ok = 0,
+        /// The server's receive ring has no room left for the session's credits.
         NoRingSpace = 1,
+        /// The server's session table is full.
         TooManySessions = 2,
+        /// The client asked for zero credits.
         BadCredits = 3,
+        /// The server has no such session (or the token does not match).
         UnknownSession = 4,
+        /// The client's MTU differs from the server's.
         BadMtu = 5,
+        /// The client's request window differs from the server's.
+        BadWindow = 6,
+        /// The client's address has `max_sessions_per_peer` sessions already.
+        PeerLimit = 7,
     }
 }
 
@@ -63,7 +94,10 @@ mod field {
     pub const MSG_SIZE: Range<usize> = 4..8;
     pub const DEST_SESSION: Range<usize> = 8..10;
     pub const PKT_NUM: Range<usize> = 10..12;
-    pub const REQ_NUM: Range<usize> = 12..20;
+    pub const GRANT: Range<usize> = 12..14;
+    /// The 64-bit word holding the grant (high 16 bits) and the 48-bit
+    /// req_num (low 48 bits).
+    pub const GRANT_REQ_NUM: Range<usize> = 12..20;
     pub const TOKEN: Range<usize> = 20..24;
 }
 
@@ -76,7 +110,8 @@ mod sm_field {
     pub const SERVER_SESSION: Range<usize> = 4..6;
     pub const CREDITS: Range<usize> = 6..8;
     pub const MTU: Range<usize> = 8..10;
-    pub const RESERVED: Range<usize> = 10..16;
+    pub const REQ_WINDOW: Range<usize> = 10..12;
+    pub const RESERVED: Range<usize> = 12..16;
 }
 
 /// A view of an RPC header followed by its payload.
@@ -109,51 +144,68 @@ impl<T: AsRef<[u8]>> RpcHeader<T> {
         Ok(())
     }
 
+    /// Gives back the buffer.
     #[inline]
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// Magic, byte 0 ([`RPC_MAGIC`] in valid packets).
     #[inline]
     pub fn magic(&self) -> u8 {
         self.buffer.as_ref()[field::MAGIC]
     }
 
+    /// Header version, byte 1.
     #[inline]
     pub fn version(&self) -> u8 {
         self.buffer.as_ref()[field::VERSION]
     }
 
+    /// Packet type, byte 2.
     #[inline]
     pub fn pkt_type(&self) -> PktType {
         PktType::from(self.buffer.as_ref()[field::PKT_TYPE])
     }
 
+    /// Request type (selects the handler), byte 3.
     #[inline]
     pub fn req_type(&self) -> u8 {
         self.buffer.as_ref()[field::REQ_TYPE]
     }
 
+    /// Message size in bytes, bytes 4..8.
     #[inline]
     pub fn msg_size(&self) -> u32 {
         get_u32(self.buffer.as_ref(), field::MSG_SIZE)
     }
 
+    /// Receiver's session number, bytes 8..10.
     #[inline]
     pub fn dest_session(&self) -> u16 {
         get_u16(self.buffer.as_ref(), field::DEST_SESSION)
     }
 
+    /// Packet number within the exchange, bytes 10..12.
     #[inline]
     pub fn pkt_num(&self) -> u16 {
         get_u16(self.buffer.as_ref(), field::PKT_NUM)
     }
 
+    /// Credit grant, bytes 12..14: in the last packet of a request, how
+    /// many response packets after Response(0) the server may send unasked.
     #[inline]
-    pub fn req_num(&self) -> u64 {
-        get_u64(self.buffer.as_ref(), field::REQ_NUM)
+    pub fn grant(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), field::GRANT)
     }
 
+    /// Request number (48 bits), bytes 14..20.
+    #[inline]
+    pub fn req_num(&self) -> u64 {
+        get_u64(self.buffer.as_ref(), field::GRANT_REQ_NUM) & REQ_NUM_MAX
+    }
+
+    /// Session token, bytes 20..24.
     #[inline]
     pub fn token(&self) -> u32 {
         get_u32(self.buffer.as_ref(), field::TOKEN)
@@ -169,46 +221,63 @@ impl<'a, T: AsRef<[u8]> + ?Sized> RpcHeader<&'a T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> RpcHeader<T> {
+    /// Sets the magic, byte 0.
     #[inline]
     pub fn set_magic(&mut self, value: u8) {
         self.buffer.as_mut()[field::MAGIC] = value;
     }
 
+    /// Sets the header version, byte 1.
     #[inline]
     pub fn set_version(&mut self, value: u8) {
         self.buffer.as_mut()[field::VERSION] = value;
     }
 
+    /// Sets the packet type, byte 2.
     #[inline]
     pub fn set_pkt_type(&mut self, value: PktType) {
         self.buffer.as_mut()[field::PKT_TYPE] = value.into();
     }
 
+    /// Sets the request type, byte 3.
     #[inline]
     pub fn set_req_type(&mut self, value: u8) {
         self.buffer.as_mut()[field::REQ_TYPE] = value;
     }
 
+    /// Sets the message size in bytes, bytes 4..8.
     #[inline]
     pub fn set_msg_size(&mut self, value: u32) {
         set_u32(self.buffer.as_mut(), field::MSG_SIZE, value);
     }
 
+    /// Sets the receiver's session number, bytes 8..10.
     #[inline]
     pub fn set_dest_session(&mut self, value: u16) {
         set_u16(self.buffer.as_mut(), field::DEST_SESSION, value);
     }
 
+    /// Sets the packet number, bytes 10..12.
     #[inline]
     pub fn set_pkt_num(&mut self, value: u16) {
         set_u16(self.buffer.as_mut(), field::PKT_NUM, value);
     }
 
+    /// Sets the credit grant, bytes 12..14.
     #[inline]
-    pub fn set_req_num(&mut self, value: u64) {
-        set_u64(self.buffer.as_mut(), field::REQ_NUM, value);
+    pub fn set_grant(&mut self, value: u16) {
+        set_u16(self.buffer.as_mut(), field::GRANT, value);
     }
 
+    /// Sets the request number, bytes 14..20 (its low 48 bits).
+    #[inline]
+    pub fn set_req_num(&mut self, value: u64) {
+        let grant = u64::from(self.grant()) << 48;
+        let word = grant | (value & REQ_NUM_MAX);
+        set_u64(self.buffer.as_mut(), field::GRANT_REQ_NUM, word);
+    }
+
+    /// Sets the session token, bytes 20..24.
     #[inline]
     pub fn set_token(&mut self, value: u32) {
         set_u32(self.buffer.as_mut(), field::TOKEN, value);
@@ -224,6 +293,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> RpcHeader<T> {
 /// The decoded RPC header (magic and version are implied).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct RpcRepr {
+    /// What this packet carries.
     pub pkt_type: PktType,
     /// Selects the request handler.
     pub req_type: u8,
@@ -233,7 +303,11 @@ pub struct RpcRepr {
     pub dest_session: u16,
     /// Index of this packet within its request/response exchange.
     pub pkt_num: u16,
-    /// The request this packet belongs to.
+    /// Request: response packets after Response(0) the client granted
+    /// credits for (the server sends them unasked); 0 in other packets.
+    pub grant: u16,
+    /// The request this packet belongs to (48 bits on the wire: `emit`
+    /// keeps the low 48).
     pub req_num: u64,
     /// The session's random token; guards against stray and stale packets.
     pub token: u32,
@@ -256,6 +330,7 @@ impl RpcRepr {
             msg_size: header.msg_size(),
             dest_session: header.dest_session(),
             pkt_num: header.pkt_num(),
+            grant: header.grant(),
             req_num: header.req_num(),
             token: header.token(),
         })
@@ -280,6 +355,7 @@ impl RpcRepr {
         header.set_msg_size(self.msg_size);
         header.set_dest_session(self.dest_session);
         header.set_pkt_num(self.pkt_num);
+        header.set_grant(self.grant);
         header.set_req_num(self.req_num);
         header.set_token(self.token);
     }
@@ -316,74 +392,99 @@ impl<T: AsRef<[u8]>> SmBody<T> {
         Ok(())
     }
 
+    /// Gives back the buffer.
     #[inline]
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// SM message type, byte 0.
     #[inline]
     pub fn sm_type(&self) -> SmType {
         SmType::from(self.buffer.as_ref()[sm_field::SM_TYPE])
     }
 
+    /// Status, byte 1.
     #[inline]
     pub fn status(&self) -> SmStatus {
         SmStatus::from(self.buffer.as_ref()[sm_field::STATUS])
     }
 
+    /// Client's session number, bytes 2..4.
     #[inline]
     pub fn client_session(&self) -> u16 {
         get_u16(self.buffer.as_ref(), sm_field::CLIENT_SESSION)
     }
 
+    /// Server's session number, bytes 4..6.
     #[inline]
     pub fn server_session(&self) -> u16 {
         get_u16(self.buffer.as_ref(), sm_field::SERVER_SESSION)
     }
 
+    /// Client session's credits, bytes 6..8.
     #[inline]
     pub fn credits(&self) -> u16 {
         get_u16(self.buffer.as_ref(), sm_field::CREDITS)
     }
 
+    /// Sender's data MTU, bytes 8..10.
     #[inline]
     pub fn mtu(&self) -> u16 {
         get_u16(self.buffer.as_ref(), sm_field::MTU)
     }
+
+    /// The sender's request window (outstanding requests per session).
+    #[inline]
+    pub fn req_window(&self) -> u16 {
+        get_u16(self.buffer.as_ref(), sm_field::REQ_WINDOW)
+    }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> SmBody<T> {
+    /// Sets the SM message type, byte 0.
     #[inline]
     pub fn set_sm_type(&mut self, value: SmType) {
         self.buffer.as_mut()[sm_field::SM_TYPE] = value.into();
     }
 
+    /// Sets the status, byte 1.
     #[inline]
     pub fn set_status(&mut self, value: SmStatus) {
         self.buffer.as_mut()[sm_field::STATUS] = value.into();
     }
 
+    /// Sets the client's session number, bytes 2..4.
     #[inline]
     pub fn set_client_session(&mut self, value: u16) {
         set_u16(self.buffer.as_mut(), sm_field::CLIENT_SESSION, value);
     }
 
+    /// Sets the server's session number, bytes 4..6.
     #[inline]
     pub fn set_server_session(&mut self, value: u16) {
         set_u16(self.buffer.as_mut(), sm_field::SERVER_SESSION, value);
     }
 
+    /// Sets the credits, bytes 6..8.
     #[inline]
     pub fn set_credits(&mut self, value: u16) {
         set_u16(self.buffer.as_mut(), sm_field::CREDITS, value);
     }
 
+    /// Sets the sender's data MTU, bytes 8..10.
     #[inline]
     pub fn set_mtu(&mut self, value: u16) {
         set_u16(self.buffer.as_mut(), sm_field::MTU, value);
     }
 
-    /// Zeroes the reserved bytes 10..16.
+    /// Sets the request window, bytes 10..12.
+    #[inline]
+    pub fn set_req_window(&mut self, value: u16) {
+        set_u16(self.buffer.as_mut(), sm_field::REQ_WINDOW, value);
+    }
+
+    /// Zeroes the reserved bytes 12..16.
     #[inline]
     pub fn clear_reserved(&mut self) {
         self.buffer.as_mut()[sm_field::RESERVED].fill(0);
@@ -393,9 +494,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> SmBody<T> {
 /// The decoded session-management body (reserved bytes dropped).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SmRepr {
+    /// The SM message type.
     pub sm_type: SmType,
     /// `Ok` in requests; the outcome in responses.
     pub status: SmStatus,
+    /// The client's session number.
     pub client_session: u16,
     /// [`SESSION_NONE`] until the server has assigned one.
     pub server_session: u16,
@@ -403,6 +506,8 @@ pub struct SmRepr {
     pub credits: u16,
     /// The sender's data MTU: its largest IP packet.
     pub mtu: u16,
+    /// The sender's request window; both ends of a session must agree.
+    pub req_window: u16,
 }
 
 impl SmRepr {
@@ -417,6 +522,7 @@ impl SmRepr {
             server_session: body.server_session(),
             credits: body.credits(),
             mtu: body.mtu(),
+            req_window: body.req_window(),
         })
     }
 
@@ -438,6 +544,7 @@ impl SmRepr {
         body.set_server_session(self.server_session);
         body.set_credits(self.credits);
         body.set_mtu(self.mtu);
+        body.set_req_window(self.req_window);
         body.clear_reserved();
     }
 }
@@ -447,14 +554,16 @@ pub(super) mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    // Request, req_type 7, msg_size 4096, dest_session 5, pkt_num 2,
-    // req_num 0x0102, token 0xdeadbeef, then payload "hi".
+    // Request (its last packet), req_type 7, msg_size 4096, dest_session 5,
+    // pkt_num 2, grant 0x0103 (259 response packets), req_num
+    // 0x0000_8001_0102, token 0xdeadbeef, then payload "hi".
     static RPC_BYTES: [u8; 26] = [
         0xe7, 0x01, 0x00, 0x07, // magic, version, pkt_type, req_type
         0x00, 0x00, 0x10, 0x00, // msg_size
         0x00, 0x05, // dest_session
         0x00, 0x02, // pkt_num
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02, // req_num
+        0x01, 0x03, // grant
+        0x00, 0x00, 0x80, 0x01, 0x01, 0x02, // req_num (48 bits)
         0xde, 0xad, 0xbe, 0xef, // token
         b'h', b'i',
     ];
@@ -466,19 +575,74 @@ pub(super) mod tests {
             msg_size: 4096,
             dest_session: 5,
             pkt_num: 2,
-            req_num: 0x0102,
+            grant: 0x0103,
+            req_num: 0x8001_0102,
             token: 0xdead_beef,
         }
     }
 
-    // ConnectReq, Ok, client_session 3, server_session none, credits 32, mtu 1500.
+    // CreditReturn, cumulative: request packets 0..=6 of req_num 9 arrived
+    // (pkt_num 6), msg_size 20000 (the request's), dest_session 5, no grant.
+    static CR_BYTES: [u8; 24] = [
+        0xe7, 0x01, 0x02, 0x07, // magic, version, pkt_type, req_type
+        0x00, 0x00, 0x4e, 0x20, // msg_size
+        0x00, 0x05, // dest_session
+        0x00, 0x06, // pkt_num: highest in-order request packet
+        0x00, 0x00, // grant (unused in a CR)
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x09, // req_num
+        0x01, 0x02, 0x03, 0x04, // token
+    ];
+
+    #[test]
+    fn test_cumulative_cr_golden() {
+        let repr = RpcRepr {
+            pkt_type: PktType::CreditReturn,
+            req_type: 7,
+            msg_size: 20000,
+            dest_session: 5,
+            pkt_num: 6,
+            grant: 0,
+            req_num: 9,
+            token: 0x0102_0304,
+        };
+        let header = RpcHeader::new_checked(&CR_BYTES[..]).unwrap();
+        assert_eq!(RpcRepr::parse(&header).unwrap(), repr);
+        let mut bytes = [0xa5u8; 24];
+        repr.emit(&mut RpcHeader::new_unchecked(&mut bytes[..]));
+        assert_eq!(bytes, CR_BYTES);
+    }
+
+    #[test]
+    fn test_req_num_is_48_bits() {
+        // Bits above 48 never leak into the grant: emit keeps the low 48.
+        let repr = RpcRepr {
+            req_num: REQ_NUM_MAX + 1 + 5,
+            grant: 2,
+            ..rpc_repr()
+        };
+        let mut bytes = [0u8; 24];
+        let mut header = RpcHeader::new_unchecked(&mut bytes[..]);
+        repr.emit(&mut header);
+        assert_eq!(header.grant(), 2);
+        assert_eq!(header.req_num(), 5);
+        // Setting either half leaves the other alone.
+        header.set_req_num(REQ_NUM_MAX);
+        assert_eq!(header.grant(), 2);
+        header.set_grant(0xffff);
+        assert_eq!(header.req_num(), REQ_NUM_MAX);
+        assert_eq!(&bytes[12..20], &[0xff; 8]);
+    }
+
+    // ConnectReq, Ok, client_session 3, server_session none, credits 32,
+    // mtu 1500, req_window 8.
     static SM_BYTES: [u8; 16] = [
         0x01, 0x00, // sm_type, status
         0x00, 0x03, // client_session
         0xff, 0xff, // server_session
         0x00, 0x20, // credits
         0x05, 0xdc, // mtu
-        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // reserved
+        0x00, 0x08, // req_window
+        0x00, 0x00, 0x00, 0x00, // reserved
     ];
 
     fn sm_repr() -> SmRepr {
@@ -489,6 +653,7 @@ pub(super) mod tests {
             server_session: SESSION_NONE,
             credits: 32,
             mtu: 1500,
+            req_window: 8,
         }
     }
 
@@ -502,7 +667,8 @@ pub(super) mod tests {
         assert_eq!(header.msg_size(), 4096);
         assert_eq!(header.dest_session(), 5);
         assert_eq!(header.pkt_num(), 2);
-        assert_eq!(header.req_num(), 0x0102);
+        assert_eq!(header.grant(), 0x0103);
+        assert_eq!(header.req_num(), 0x8001_0102);
         assert_eq!(header.token(), 0xdead_beef);
         assert_eq!(header.payload(), b"hi");
         assert_eq!(RpcRepr::parse(&header).unwrap(), rpc_repr());
@@ -515,6 +681,41 @@ pub(super) mod tests {
         rpc_repr().emit(&mut header);
         header.payload_mut().copy_from_slice(b"hi");
         assert_eq!(bytes, RPC_BYTES);
+    }
+
+    // ErrorResponse, req_type 7, msg_size 1, dest_session 5, pkt_num 0,
+    // req_num 9, token 0x01020304, then the code byte NoHandler.
+    static ERROR_RESP_BYTES: [u8; 25] = [
+        0xe7, 0x01, 0x05, 0x07, // magic, version, pkt_type, req_type
+        0x00, 0x00, 0x00, 0x01, // msg_size
+        0x00, 0x05, // dest_session
+        0x00, 0x00, // pkt_num
+        0x00, 0x00, // grant
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x09, // req_num
+        0x01, 0x02, 0x03, 0x04, // token
+        0x01, // ErrorCode::NoHandler
+    ];
+
+    #[test]
+    fn test_error_response_golden() {
+        let repr = RpcRepr {
+            pkt_type: PktType::ErrorResponse,
+            req_type: 7,
+            msg_size: 1,
+            dest_session: 5,
+            pkt_num: 0,
+            grant: 0,
+            req_num: 9,
+            token: 0x0102_0304,
+        };
+        let header = RpcHeader::new_checked(&ERROR_RESP_BYTES[..]).unwrap();
+        assert_eq!(RpcRepr::parse(&header).unwrap(), repr);
+        assert_eq!(ErrorCode::from(header.payload()[0]), ErrorCode::NoHandler);
+        let mut bytes = [0xa5u8; 25];
+        let mut header = RpcHeader::new_unchecked(&mut bytes[..]);
+        repr.emit(&mut header);
+        header.payload_mut()[0] = ErrorCode::NoHandler.into();
+        assert_eq!(bytes, ERROR_RESP_BYTES);
     }
 
     #[test]
@@ -552,10 +753,11 @@ pub(super) mod tests {
         assert_eq!(body.server_session(), 0xffff);
         assert_eq!(body.credits(), 32);
         assert_eq!(body.mtu(), 1500);
+        assert_eq!(body.req_window(), 8);
         assert_eq!(SmRepr::parse(&body).unwrap(), sm_repr());
         // Reserved bytes are ignored on parse.
         let mut bytes = SM_BYTES;
-        bytes[10..].fill(0x5a);
+        bytes[12..].fill(0x5a);
         let body = SmBody::new_checked(&bytes[..]).unwrap();
         assert_eq!(SmRepr::parse(&body).unwrap(), sm_repr());
     }
@@ -591,7 +793,8 @@ pub(super) mod tests {
             (2, PktType::CreditReturn),
             (3, PktType::ReqForResp),
             (4, PktType::SessionMgmt),
-            (5, PktType::Unknown(5)),
+            (5, PktType::ErrorResponse),
+            (6, PktType::Unknown(6)),
         ];
         for (v, t) in pkt {
             assert_eq!(PktType::from(v), t);
@@ -602,6 +805,7 @@ pub(super) mod tests {
             (2, SmType::ConnectResp),
             (3, SmType::DisconnectReq),
             (4, SmType::DisconnectResp),
+            (5, SmType::KeepAlive),
         ];
         for (v, t) in sm {
             assert_eq!(SmType::from(v), t);
@@ -614,10 +818,16 @@ pub(super) mod tests {
             (3, SmStatus::BadCredits),
             (4, SmStatus::UnknownSession),
             (5, SmStatus::BadMtu),
-            (6, SmStatus::Unknown(6)),
+            (6, SmStatus::BadWindow),
+            (7, SmStatus::PeerLimit),
+            (8, SmStatus::Unknown(8)),
         ];
         for (v, t) in status {
             assert_eq!(SmStatus::from(v), t);
+            assert_eq!(u8::from(t), v);
+        }
+        for (v, t) in [(1, ErrorCode::NoHandler), (0, ErrorCode::Unknown(0))] {
+            assert_eq!(ErrorCode::from(v), t);
             assert_eq!(u8::from(t), v);
         }
     }
@@ -630,18 +840,22 @@ pub(super) mod tests {
             any::<u32>(),
             any::<u16>(),
             any::<u16>(),
-            any::<u64>(),
+            any::<u16>(),
+            0..=REQ_NUM_MAX,
             any::<u32>(),
         )
             .prop_map(
-                |(pkt_type, req_type, msg_size, dest_session, pkt_num, req_num, token)| RpcRepr {
-                    pkt_type: PktType::from(pkt_type),
-                    req_type,
-                    msg_size,
-                    dest_session,
-                    pkt_num,
-                    req_num,
-                    token,
+                |(pkt_type, req_type, msg_size, dest_session, pkt_num, grant, req_num, token)| {
+                    RpcRepr {
+                        pkt_type: PktType::from(pkt_type),
+                        req_type,
+                        msg_size,
+                        dest_session,
+                        pkt_num,
+                        grant,
+                        req_num,
+                        token,
+                    }
                 },
             )
     }
@@ -656,10 +870,32 @@ pub(super) mod tests {
             prop_assert_eq!(header.payload().len(), payload_len);
         }
 
+        /// Any 24 bytes with our magic and version parse, and every byte
+        /// is a field: emitting the parsed header gives the same bytes back.
+        #[test]
+        fn fuzz_rpc_header_bytes(tail in proptest::collection::vec(any::<u8>(), 22..64)) {
+            let mut bytes = vec![RPC_MAGIC, RPC_VERSION];
+            bytes.extend_from_slice(&tail);
+            let header = RpcHeader::new_checked(&bytes[..]).unwrap();
+            let repr = RpcRepr::parse(&header).unwrap();
+            prop_assert!(repr.req_num <= REQ_NUM_MAX);
+            let mut out = [0u8; RPC_HEADER_LEN];
+            repr.emit(&mut RpcHeader::new_unchecked(&mut out[..]));
+            prop_assert_eq!(&out[..], &bytes[..RPC_HEADER_LEN]);
+        }
+
+        /// Arbitrary bytes of any length never panic the parser.
+        #[test]
+        fn fuzz_rpc_arbitrary(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            if let Ok(header) = RpcHeader::new_checked(&bytes[..]) {
+                let _ = RpcRepr::parse(&header);
+            }
+        }
+
         #[test]
         fn prop_sm_roundtrip(
             sm_type: u8, status: u8, client_session: u16, server_session: u16,
-            credits: u16, mtu: u16,
+            credits: u16, mtu: u16, req_window: u16,
         ) {
             let repr = SmRepr {
                 sm_type: SmType::from(sm_type),
@@ -668,10 +904,11 @@ pub(super) mod tests {
                 server_session,
                 credits,
                 mtu,
+                req_window,
             };
             let mut bytes = [0xffu8; SM_BODY_LEN];
             repr.emit(&mut SmBody::new_unchecked(&mut bytes[..]));
-            prop_assert_eq!(&bytes[10..], &[0u8; 6]);
+            prop_assert_eq!(&bytes[12..], &[0u8; 4]);
             let body = SmBody::new_checked(&bytes[..]).unwrap();
             prop_assert_eq!(SmRepr::parse(&body), Ok(repr));
         }

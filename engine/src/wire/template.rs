@@ -12,7 +12,7 @@ use std::net::Ipv4Addr;
 use super::ipv4::fold;
 use super::{
     set_u16, EtherType, EthernetFrame, EthernetRepr, IpProtocol, Ipv4Packet, Ipv4Repr, MacAddr,
-    RpcHeader, RpcRepr, UdpPacket, UdpRepr,
+    PktType, RpcHeader, RpcRepr, SmBody, SmRepr, UdpPacket, UdpRepr, SM_BODY_LEN,
 };
 use super::{
     ETHERNET_HEADER_LEN, HEADERS_LEN, IPV4_HEADER_LEN, MAX_PAYLOAD_LEN, RPC_HEADER_LEN,
@@ -120,6 +120,27 @@ impl HeaderTemplate {
         rpc.emit(&mut RpcHeader::new_unchecked(&mut hdr[TEMPLATE_LEN..]));
         HEADERS_LEN
     }
+
+    /// Writes a whole session-management frame (headers, then the 16-byte
+    /// `body`) for session `dest_session` with `token`; returns its length.
+    ///
+    /// # Panics
+    /// If `buf` is shorter than 82 bytes.
+    pub fn write_sm(&self, buf: &mut [u8], dest_session: u16, token: u32, body: &SmRepr) -> usize {
+        let rpc = RpcRepr {
+            pkt_type: PktType::SessionMgmt,
+            req_type: 0,
+            msg_size: SM_BODY_LEN as u32,
+            dest_session,
+            pkt_num: 0,
+            grant: 0,
+            req_num: 0,
+            token,
+        };
+        let n = self.write(buf, &rpc, SM_BODY_LEN);
+        body.emit(&mut SmBody::new_unchecked(&mut buf[n..n + SM_BODY_LEN]));
+        n + SM_BODY_LEN
+    }
 }
 
 #[cfg(test)]
@@ -152,6 +173,7 @@ pub(super) mod tests {
             msg_size: 4,
             dest_session: 0,
             pkt_num: 0,
+            grant: 0,
             req_num: 8,
             token: 0x0102_0304,
         }

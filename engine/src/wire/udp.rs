@@ -57,16 +57,19 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         Ok(())
     }
 
+    /// Gives back the buffer.
     #[inline]
     pub fn into_inner(self) -> T {
         self.buffer
     }
 
+    /// Source port, bytes 0..2.
     #[inline]
     pub fn src_port(&self) -> u16 {
         get_u16(self.buffer.as_ref(), field::SRC_PORT)
     }
 
+    /// Destination port, bytes 2..4.
     #[inline]
     pub fn dst_port(&self) -> u16 {
         get_u16(self.buffer.as_ref(), field::DST_PORT)
@@ -79,6 +82,7 @@ impl<T: AsRef<[u8]>> UdpPacket<T> {
         get_u16(self.buffer.as_ref(), field::LENGTH)
     }
 
+    /// Checksum, bytes 6..8 (0: none; never verified).
     #[inline]
     pub fn checksum(&self) -> u16 {
         get_u16(self.buffer.as_ref(), field::CHECKSUM)
@@ -94,21 +98,25 @@ impl<'a, T: AsRef<[u8]> + ?Sized> UdpPacket<&'a T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
+    /// Sets the source port, bytes 0..2.
     #[inline]
     pub fn set_src_port(&mut self, port: u16) {
         set_u16(self.buffer.as_mut(), field::SRC_PORT, port);
     }
 
+    /// Sets the destination port, bytes 2..4.
     #[inline]
     pub fn set_dst_port(&mut self, port: u16) {
         set_u16(self.buffer.as_mut(), field::DST_PORT, port);
     }
 
+    /// Sets the length (header plus payload, in bytes), bytes 4..6.
     #[inline]
     pub fn set_len(&mut self, len: u16) {
         set_u16(self.buffer.as_mut(), field::LENGTH, len);
     }
 
+    /// Sets the checksum, bytes 6..8.
     #[inline]
     pub fn set_checksum(&mut self, value: u16) {
         set_u16(self.buffer.as_mut(), field::CHECKSUM, value);
@@ -125,7 +133,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> UdpPacket<T> {
 /// The decoded UDP header.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct UdpRepr {
+    /// Source port.
     pub src_port: u16,
+    /// Destination port.
     pub dst_port: u16,
     /// Bytes after the header, up to the UDP length.
     pub payload_len: usize,

@@ -7,8 +7,8 @@
 #![allow(dead_code)]
 
 use engine::proto::{
-    Delivery, Endpoint, EndpointAddr, EndpointConfig, Event, MsgBuf, Payload, PeerAddr, ReqHandle,
-    RpcError, SessionId, SessionState,
+    Delivery, Endpoint, EndpointAddr, EndpointConfig, Event, MsgBuf, PeerAddr, ReqHandle, RpcError,
+    SessionId, SessionState,
 };
 use engine::sim::{LinkConfig, Sim, SimApp};
 use engine::time::{Duration, Instant};
@@ -143,9 +143,6 @@ impl SimApp for EchoApp {
                 } else {
                     Self::answer(ep, now, handle, bytes, self.resp_len);
                 }
-                if let Payload::Owned(m) = payload {
-                    ep.free_msg(m);
-                }
             }
             Delivery::Response { tag, payload, .. } => {
                 let ok = match self.expected.get(&tag) {
@@ -165,9 +162,6 @@ impl SimApp for EchoApp {
                     self.bad.push(tag);
                 }
                 self.completed.push((tag, now));
-                if let Payload::Owned(m) = payload {
-                    ep.free_msg(m);
-                }
             }
         }
     }
@@ -263,7 +257,13 @@ impl Pair {
             app.handled.len() as u64
         );
         for n in [CLIENT, SERVER] {
-            check_drop_identities(&self.sim.ep(n).stats().drops);
+            let st = self.sim.ep(n).stats();
+            check_drop_identities(&st.drops);
+            assert!(
+                st.rx_accounted(),
+                "node {n}: a frame unaccounted for: {st:?}"
+            );
+            assert_eq!(st.invalid_transitions, 0);
         }
     }
 }

@@ -1,0 +1,61 @@
+//! rpc-hostile: sends hostile frames (random bytes, truncated, bad
+//! checksums, wrong magic, spoofed sessions and guessed tokens, a
+//! ConnectReq flood from made-up addresses) toward rpc-server from the
+//! client side of the link, at a bounded rate, for robustness and soak
+//! tests. Prints one JSON line: what it sent, by kind.
+
+use apps::cli::ConfigArgs;
+use apps::hostile::{inject, InjectParams, Target};
+use apps::link::Role;
+use clap::Parser;
+use engine::wire::MacAddr;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "rpc-hostile",
+    version,
+    about = "Sends hostile frames toward rpc-server (robustness tests only; never at a network you do not own)",
+    after_help = "Example:\n  rpc-hostile -c configs/af_packet.toml --set link.file_prefix=hostile --duration 10 --fps 2000"
+)]
+struct Cli {
+    #[command(flatten)]
+    cfg: ConfigArgs,
+    /// How long to send, in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    duration: f64,
+    /// Frames per second, at most (it sleeps between bursts of 32).
+    #[arg(long, default_value_t = 2000)]
+    fps: u64,
+    /// Seed of the frame generator (same seed, same frames).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// The EAL core (the process sleeps between bursts; it does not poll).
+    #[arg(long, default_value_t = 0)]
+    core: u32,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let result = (|| -> anyhow::Result<()> {
+        let cfg = cli.cfg.load(Some(Role::Client))?;
+        let target = Target {
+            mac: cfg.mac(Role::Server).unwrap_or(MacAddr::BROADCAST),
+            ip: cfg.link.server_ip,
+            port: cfg.worker_port(0),
+        };
+        let p = InjectParams {
+            target,
+            seed: cli.seed,
+            rate: cli.fps,
+            seconds: cli.duration,
+            core: cli.core,
+        };
+        let report = inject(&cfg.link_args(), &p)?;
+        println!("{}", serde_json::to_string(&report)?);
+        Ok(())
+    })();
+    if let Err(e) = result {
+        eprintln!("rpc-hostile: error: {e:#}");
+        std::process::exit(1);
+    }
+}

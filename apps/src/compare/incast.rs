@@ -1,0 +1,196 @@
+//! `rpc-bench incast`: N sessions of one client thread converging on one
+//! server thread, both flow modes.
+
+use super::probes::*;
+use super::report::*;
+use super::run::*;
+use super::sweep::*;
+use crate::cli::ConfigArgs;
+use crate::config::{Config, Mode};
+use anyhow::bail;
+use clap::Args;
+use serde_json::Value;
+use std::path::PathBuf;
+
+// ------------------------------------------------------------ incast
+
+#[derive(Args, Clone, Debug)]
+pub struct IncastArgs {
+    #[command(flatten)]
+    pub cfg: ConfigArgs,
+    /// Fan-in values: sessions converging on server worker 0, all
+    /// multiplexed by one client thread (comma-separated).
+    #[arg(long, value_delimiter = ',', default_values_t = [1u32, 2, 4, 8, 16])]
+    pub fan_in: Vec<u32>,
+    /// Flow modes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "lossless,lossy")]
+    pub modes: Vec<String>,
+    #[command(flatten)]
+    pub mode_sets: ModeOverrides,
+    /// Lossy credits as a multiple of the BDP, or "unbounded".
+    #[arg(long, value_name = "X")]
+    pub multiple: Option<String>,
+    /// Read drops of this device's qdisc, DEV or DEV@NETNS (repeatable).
+    #[arg(long = "qdisc", value_name = "DEV[@NETNS]")]
+    pub qdisc: Vec<String>,
+    /// Print a JSON array (one object per run) as the last line.
+    #[arg(long)]
+    pub json: bool,
+    /// Goodput against fan-in as SVG (and FILE-p99.svg, FILE-loss.svg).
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Per-session credits of an incast run: lossless shares the server's
+/// receive ring, min(BDP, rx_desc / sessions) (None: not even one credit
+/// each); lossy takes `lossy_credit_multiple` x BDP per session.
+pub fn incast_credits(base: &Config, mode: Mode, sessions: u32) -> Option<u16> {
+    let probe = for_mode(base, mode, None);
+    let c = probe.effective_credits();
+    match mode {
+        Mode::Lossy => Some(c),
+        Mode::Lossless => {
+            // Each session's share of the ring backs its credits plus the
+            // one entry its timeout probe may use.
+            let share = (base.link.rx_desc / sessions.max(1)).min(u16::MAX as u32 + 1) as usize;
+            let per_probe = engine::proto::lossless_ring_entries(0);
+            (share > per_probe).then(|| c.min((share - per_probe) as u16))
+        }
+    }
+}
+
+/// `rpc-bench incast`: fan-in sessions to one server worker, both modes.
+pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
+    crate::child::install_signal_handlers();
+    let modes = parse_modes(&a.modes)?;
+    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets)?;
+    bases.each(|c| c.workload.kind = crate::config::WorkloadKind::Incast);
+    if bases.clear_credits() {
+        eprintln!("rpc-bench incast: ignoring transport.credits (lossless shares rx_desc among the sessions, lossy uses lossy_credit_multiple x BDP)");
+    }
+    let base = bases.common.clone();
+    let probes = probes_for(&base, &a.qdisc);
+    warn_bypassed(&base, &probes);
+    eprintln!(
+        "rpc-bench incast: {} ; {} -> server worker 0 on core {}",
+        describe(&base),
+        a.fan_in
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join(","),
+        base.cores.server[0]
+    );
+    eprintln!("  {}", bdp_line(&base));
+    let total = a.fan_in.len() * modes.len();
+    let mut points = Vec::new();
+    for &n in &a.fan_in {
+        for mode in &modes {
+            if crate::child::interrupted() {
+                bail!("interrupted");
+            }
+            let label = format!("[{}/{total}] {} x {n}", points.len() + 1, mode.as_str());
+            let mut cfg = bases.get(*mode).clone();
+            cfg.workload.sessions_per_thread = n.max(1);
+            let Some(credits) = incast_credits(&cfg, *mode, n) else {
+                let why = format!(
+                    "skipped: link.rx_desc = {} cannot back one credit for each of {n} sessions",
+                    cfg.link.rx_desc
+                );
+                eprintln!("rpc-bench: {label}: {why}");
+                points.push(Point {
+                    mode: *mode,
+                    credits: 0,
+                    bdp: cfg.bdp_credits(),
+                    sessions: n,
+                    rx_desc: cfg.link.rx_desc,
+                    note: None,
+                    result: Err(why),
+                });
+                continue;
+            };
+            points.push(run_point(
+                for_mode(&cfg, *mode, Some(credits)),
+                &probes,
+                &label,
+            ));
+        }
+    }
+    println!();
+    println!(
+        "incast: {} session(s) of one client thread -> one server thread; {}",
+        a.fan_in
+            .iter()
+            .map(u32::to_string)
+            .collect::<Vec<_>>()
+            .join("/"),
+        describe(&base)
+    );
+    println!(
+        "{}; lossless credits per session = min(BDP, rx_desc / sessions)",
+        bdp_line(&base)
+    );
+    print!("{}", render_points(&points, true));
+    if let Some(p) = &a.plot {
+        let context = format!("incast over {}, one client thread", link_name(&base));
+        plot_points(
+            p,
+            &points,
+            &context,
+            "sessions (fan-in)",
+            |pt| pt.sessions as f64,
+            true,
+        )?;
+    }
+    if a.json {
+        println!(
+            "{}",
+            Value::Array(points.iter().map(Point::to_json).collect())
+        );
+    }
+    finish(&points)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::ValidationEnv;
+
+    #[test]
+    fn incast_shares_the_ring_in_lossless_mode() {
+        let mut c = Config::default();
+        c.link.rx_desc = 64;
+        assert_eq!(c.bdp_credits(), 9);
+        assert_eq!(incast_credits(&c, Mode::Lossless, 1), Some(9));
+        // 64 entries / 16 sessions = 4 each: 3 credits + the probe's entry.
+        assert_eq!(incast_credits(&c, Mode::Lossless, 16), Some(3));
+        assert_eq!(incast_credits(&c, Mode::Lossless, 128), None);
+        assert_eq!(incast_credits(&c, Mode::Lossy, 16), Some(36));
+        // The lossless choice passes validation for the incast workload.
+        c.workload.kind = crate::config::WorkloadKind::Incast;
+        c.workload.sessions_per_thread = 16;
+        let l = for_mode(&c, Mode::Lossless, incast_credits(&c, Mode::Lossless, 16));
+        assert!(l.validate(&ValidationEnv { online_cores: 2 }).is_ok());
+    }
+
+    #[test]
+    fn subcommand_flags_do_not_clash() {
+        use clap::{Args as _, Command};
+        // `sweep --credits LIST` renames the shared `--credits N` shortcut.
+        for cmd in [
+            CompareArgs::augment_args(Command::new("compare")),
+            SweepArgs::augment_args(Command::new("sweep")),
+            IncastArgs::augment_args(Command::new("incast")),
+        ] {
+            cmd.debug_assert();
+        }
+        let m = SweepArgs::augment_args(Command::new("sweep"))
+            .try_get_matches_from(["sweep", "--credits", "1x,4x", "--modes", "lossy,lossless"])
+            .unwrap();
+        use clap::FromArgMatches as _;
+        let a = SweepArgs::from_arg_matches(&m).unwrap();
+        assert_eq!(a.credit_list, "1x,4x");
+        assert_eq!(a.cfg.credits, None);
+        assert_eq!(a.modes, vec!["lossy", "lossless"]);
+    }
+}

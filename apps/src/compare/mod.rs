@@ -1,0 +1,46 @@
+//! The lossless-vs-lossy comparison mode of `rpc-bench`: one workload run in
+//! both flow modes on the same link (`compare`), one run per credit value
+//! (`sweep`), and N sessions of one client thread converging on one server
+//! thread (`incast`).
+//!
+//! Every run is an ordinary `rpc-bench run` pair ([`bench::run_pair`]); this
+//! module only derives the per-mode configurations, reads the kernel qdisc
+//! counters around each run, and sorts the drops by source:
+//!
+//! - injected: the seeded fault injectors of the client and the server;
+//! - rx ring overflow: the driver's `rx_missed` of either side (af_packet:
+//!   the kernel's count of frames its receive ring had no room for);
+//! - qdisc: drops of a `tbf` (or any root qdisc) on the path, read with
+//!   `tc -s qdisc` before and after the run. On a *switch port* (the middle
+//!   hop of `scripts/veth.sh up NAME --switch`) a dropped frame is lost. On
+//!   the *sender's own egress* (a qdisc on the interface af_packet sends on,
+//!   `scripts/veth.sh --rate` without `--switch`) the kernel refuses the
+//!   frame and af_packet leaves it in its TX ring to be sent again: the
+//!   sender stalls, nothing is lost. Both are counted, separately;
+//! - protocol discards: frames that arrived and were dropped by the
+//!   protocol (duplicates of retransmissions, stale answers, ...).
+//!
+//! "Lost" is injected + rx ring overflow + switch-port qdisc drops: frames
+//! that left a sender and never arrived. Loss rate = lost / frames sent by
+//! both endpoints.
+//!
+//! Layout: [`run`] (one measured run, `compare`), [`sweep`], [`incast`],
+//! [`tc`] (qdisc parsing), [`probes`] (host probes), [`report`] (drop
+//! sources, tables, plots).
+
+mod incast;
+mod probes;
+mod report;
+mod run;
+mod sweep;
+mod tc;
+
+pub use incast::{incast_cmd, incast_credits, IncastArgs};
+pub use probes::{cpu_steal, default_probes, parse_cpu_steal, QdiscProbe};
+pub use report::{
+    packets_sent, render_drop_sources, render_points, DropSources, Point, QDISC_SENDER,
+    QDISC_SWITCH,
+};
+pub use run::{compare_cmd, fit_ring, for_mode, measure, Bases, CompareArgs, ModeOverrides};
+pub use sweep::{parse_credit_list, sweep_cmd, CreditSpec, SweepArgs};
+pub use tc::{parse_tc_qdisc, QdiscStats};

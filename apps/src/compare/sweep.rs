@@ -1,0 +1,251 @@
+//! `rpc-bench sweep`: one run per credit value (and flow mode).
+
+use super::probes::*;
+use super::report::*;
+use super::run::*;
+use crate::cli::ConfigArgs;
+use crate::config::{Config, Mode};
+use anyhow::bail;
+use clap::Args;
+use serde_json::Value;
+use std::path::PathBuf;
+
+// ------------------------------------------------------------ sweep
+
+/// One entry of `--credits`: a multiple of the BDP ("4x") or a count ("16").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CreditSpec {
+    Multiple(f64),
+    Absolute(u16),
+}
+
+impl CreditSpec {
+    /// Credits for a BDP of `bdp` packets (multiples round up, at least 1).
+    pub fn resolve(self, bdp: u16) -> u16 {
+        match self {
+            CreditSpec::Absolute(n) => n,
+            CreditSpec::Multiple(f) => (bdp as f64 * f).ceil().clamp(1.0, u16::MAX as f64) as u16,
+        }
+    }
+}
+
+/// "0.5x,1x,2x,16,64" -> specs; errors name the bad entry.
+pub fn parse_credit_list(s: &str) -> anyhow::Result<Vec<CreditSpec>> {
+    let mut v = Vec::new();
+    for item in s.split(',').map(str::trim).filter(|t| !t.is_empty()) {
+        let spec = if let Some(m) = item.strip_suffix(['x', 'X']) {
+            match m.trim().parse::<f64>() {
+                Ok(f) if f.is_finite() && f > 0.0 => CreditSpec::Multiple(f),
+                _ => bail!(
+                    "--credits: {item:?} is not a positive multiple of the BDP (e.g. 0.5x, 4x)"
+                ),
+            }
+        } else {
+            match item.parse::<u16>() {
+                Ok(n) if n > 0 => CreditSpec::Absolute(n),
+                _ => bail!("--credits: {item:?} is neither a multiple of the BDP (4x) nor a credit count in 1..=65535"),
+            }
+        };
+        v.push(spec);
+    }
+    if v.is_empty() {
+        bail!("--credits needs at least one value, e.g. 0.5x,1x,2x,4x,8x,16x");
+    }
+    Ok(v)
+}
+
+pub(super) fn parse_modes(list: &[String]) -> anyhow::Result<Vec<Mode>> {
+    let mut v = Vec::new();
+    for m in list {
+        let mode = match m.trim() {
+            "lossless" => Mode::Lossless,
+            "lossy" => Mode::Lossy,
+            other => bail!("--modes: unknown mode {other:?} (lossless, lossy)"),
+        };
+        if !v.contains(&mode) {
+            v.push(mode);
+        }
+    }
+    if v.is_empty() {
+        bail!("--modes needs lossless and/or lossy");
+    }
+    Ok(v)
+}
+
+#[derive(Args, Clone, Debug)]
+#[command(mut_arg("credits", |a| a.long("fixed-credits").hide(true)))]
+pub struct SweepArgs {
+    #[command(flatten)]
+    pub cfg: ConfigArgs,
+    #[command(flatten)]
+    pub mode_sets: ModeOverrides,
+    /// Credit values, comma-separated: multiples of the BDP ("0.5x,1x,4x")
+    /// or absolute counts ("2,8,32").
+    #[arg(
+        long = "credits",
+        value_name = "LIST",
+        default_value = "0.5x,1x,2x,4x,8x,16x"
+    )]
+    pub credit_list: String,
+    /// Flow modes to sweep, comma-separated. Lossless credits above
+    /// rx_desc / sessions raise link.rx_desc (to at most 32768).
+    #[arg(long, value_delimiter = ',', default_value = "lossy")]
+    pub modes: Vec<String>,
+    /// Read drops of this device's qdisc, DEV or DEV@NETNS (repeatable).
+    #[arg(long = "qdisc", value_name = "DEV[@NETNS]")]
+    pub qdisc: Vec<String>,
+    /// Print a JSON array (one object per run) as the last line.
+    #[arg(long)]
+    pub json: bool,
+    /// Goodput against credits as SVG; p99 and loss rate go to FILE-p99.svg
+    /// and FILE-loss.svg.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// Runs `cfg` (already in its mode, with its credits) as one point.
+pub(super) fn run_point(mut cfg: Config, probes: &[QdiscProbe], label: &str) -> Point {
+    let bdp = cfg.bdp_credits();
+    let mut note = None;
+    let fit = fit_ring(&mut cfg);
+    let mut point = Point {
+        mode: cfg.transport.mode,
+        credits: cfg.effective_credits(),
+        bdp,
+        sessions: cfg.workload.sessions_per_thread,
+        rx_desc: cfg.link.rx_desc,
+        note: None,
+        result: Err(String::new()),
+    };
+    match fit {
+        Err(why) => {
+            eprintln!("rpc-bench: {label}: skipped: {why}");
+            point.result = Err(format!("skipped: {why}"));
+            return point;
+        }
+        Ok(Some(ring)) => {
+            let n = format!("link.rx_desc raised to {ring} to back the credits");
+            eprintln!("rpc-bench: {label}: {n}");
+            note = Some(n);
+        }
+        Ok(None) => {}
+    }
+    point.rx_desc = cfg.link.rx_desc;
+    point.note = note;
+    eprintln!(
+        "rpc-bench: {label}: {} credits ({:.2} x BDP), rx_desc {}",
+        point.credits,
+        multiple(point.credits, bdp),
+        point.rx_desc
+    );
+    point.result = measure(&cfg, probes).map_err(|e| format!("{e:#}"));
+    if let Err(e) = &point.result {
+        eprintln!("rpc-bench: {label}: failed: {e}");
+    }
+    point
+}
+
+/// `rpc-bench sweep`: one run per credit value (and mode).
+pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
+    crate::child::install_signal_handlers();
+    let specs = parse_credit_list(&a.credit_list)?;
+    let modes = parse_modes(&a.modes)?;
+    let bases = load_bases(&a.cfg, None, &a.mode_sets)?;
+    let base = bases.common.clone();
+    let probes = probes_for(&base, &a.qdisc);
+    warn_bypassed(&base, &probes);
+    eprintln!("rpc-bench sweep: {}", describe(&base));
+    eprintln!("  {}", bdp_line(&base));
+    let total = modes.len() * specs.len();
+    let mut points = Vec::new();
+    for mode in &modes {
+        for spec in &specs {
+            if crate::child::interrupted() {
+                bail!("interrupted");
+            }
+            let mode_base = bases.get(*mode);
+            let credits = spec.resolve(mode_base.bdp_credits());
+            let cfg = for_mode(mode_base, *mode, Some(credits));
+            let label = format!("[{}/{total}] {}", points.len() + 1, mode.as_str());
+            points.push(run_point(cfg, &probes, &label));
+        }
+    }
+    println!();
+    println!(
+        "credit sweep: {}",
+        describe(&base).replacen(" (lossless)", "", 1)
+    );
+    println!("{}", bdp_line(&base));
+    print!("{}", render_points(&points, false));
+    if let Some(p) = &a.plot {
+        let context = format!(
+            "{} over {}, BDP {}",
+            base.workload.kind.as_str(),
+            link_name(&base),
+            base.bdp_credits()
+        );
+        plot_points(
+            p,
+            &points,
+            &context,
+            "credits",
+            |pt| pt.credits as f64,
+            true,
+        )?;
+    }
+    if a.json {
+        println!(
+            "{}",
+            Value::Array(points.iter().map(Point::to_json).collect())
+        );
+    }
+    finish(&points)
+}
+
+pub(super) fn finish(points: &[Point]) -> anyhow::Result<()> {
+    let bad: Vec<String> = points
+        .iter()
+        .filter_map(|p| match &p.result {
+            Ok(r) if clean(r) => None,
+            Ok(r) => Some(format!(
+                "{} {} credits: {} failed",
+                p.mode.as_str(),
+                p.credits,
+                r.failed
+            )),
+            Err(e) if e.starts_with("skipped") => None,
+            Err(e) => Some(format!("{} {} credits: {e}", p.mode.as_str(), p.credits)),
+        })
+        .collect();
+    if !bad.is_empty() {
+        bail!("runs with failures: {}", bad.join("; "));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credit_lists() {
+        let v = parse_credit_list("0.5x, 1x,2X,16,64").unwrap();
+        assert_eq!(
+            v,
+            vec![
+                CreditSpec::Multiple(0.5),
+                CreditSpec::Multiple(1.0),
+                CreditSpec::Multiple(2.0),
+                CreditSpec::Absolute(16),
+                CreditSpec::Absolute(64)
+            ]
+        );
+        assert_eq!(CreditSpec::Multiple(0.5).resolve(3), 2);
+        assert_eq!(CreditSpec::Multiple(0.1).resolve(3), 1);
+        assert_eq!(CreditSpec::Multiple(16.0).resolve(3), 48);
+        assert_eq!(CreditSpec::Absolute(7).resolve(3), 7);
+        for bad in ["", "0", "-1x", "abc", "0x", "70000"] {
+            assert!(parse_credit_list(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,273 @@
+//! Mapping a validated [`Config`] to engine types: derived values (window,
+//! credits, worker ports, session targets), `EndpointConfig`, `PortConfig`,
+//! the binaries' `LinkArgs` and the injected-drop model.
+
+use super::schema::*;
+use crate::link::{LinkArgs, LinkKind, Role};
+use engine::dpdk::PortConfig;
+use engine::fault::DropModel;
+use engine::proto::{
+    bdp_credits, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, PeerAddr, MAX_SESSIONS,
+};
+use engine::time::Duration;
+use engine::wire::MacAddr;
+
+impl Config {
+    /// Outstanding requests per session: `workload.window`, else 1 for the
+    /// latency workload and 8 for the others.
+    pub fn window(&self) -> u32 {
+        self.workload.window.unwrap_or(match self.workload.kind {
+            // One 8 MiB request at a time: several in flight on one session
+            // queue their handlers behind each other past the RTO.
+            WorkloadKind::Latency | WorkloadKind::Large => 1,
+            _ => 8,
+        })
+    }
+
+    /// The bandwidth-delay product in packets for `transport.link_gbps`,
+    /// `transport.rtt_us` and `link.mtu`: `ceil(rate x RTT / MTU)`.
+    pub fn bdp_credits(&self) -> u16 {
+        let t = &self.transport;
+        let bps = (t.link_gbps.max(0.0) * 1e9).min(u64::MAX as f64) as u64;
+        let rtt_ns = (t.rtt_us.max(0.0) * 1e3).round().min(u64::MAX as f64) as u64;
+        bdp_credits(bps, Duration::from_nanos(rtt_ns), self.link.mtu as usize)
+    }
+
+    /// Session credits: `transport.credits` when set; else the BDP in
+    /// lossless mode, and `lossy_credit_multiple` x BDP (or `u16::MAX` when
+    /// unbounded) in lossy mode.
+    pub fn effective_credits(&self) -> u16 {
+        if let Some(c) = self.transport.credits {
+            return c;
+        }
+        let bdp = self.bdp_credits();
+        match (self.transport.mode, self.transport.lossy_credit_multiple) {
+            (Mode::Lossless, _) => bdp,
+            (Mode::Lossy, CreditMultiple::Unbounded) => u16::MAX,
+            (Mode::Lossy, CreditMultiple::Factor(f)) => {
+                (bdp as f64 * f).ceil().clamp(1.0, u16::MAX as f64) as u16
+            }
+        }
+    }
+
+    /// The server worker that client worker `client_worker`'s session number
+    /// `session` connects to: worker 0 for incast, else sessions spread
+    /// round-robin over the server workers.
+    pub fn target_server_worker(&self, client_worker: usize, session: usize) -> usize {
+        let servers = self.cores.server.len().max(1);
+        match self.workload.kind {
+            WorkloadKind::Incast => 0,
+            _ => (client_worker * self.workload.sessions_per_thread as usize + session) % servers,
+        }
+    }
+
+    /// Sessions the busiest server worker accepts, per [`Self::target_server_worker`].
+    pub fn max_sessions_per_server_worker(&self) -> usize {
+        let mut per = vec![0usize; self.cores.server.len().max(1)];
+        for c in 0..self.cores.client.len() {
+            for s in 0..self.workload.sessions_per_thread as usize {
+                per[self.target_server_worker(c, s)] += 1;
+            }
+        }
+        per.into_iter().max().unwrap_or(0)
+    }
+
+    /// Server worker `i`'s address, as a client's connect target.
+    pub fn server_peer(&self, server_worker: usize) -> PeerAddr {
+        PeerAddr {
+            mac: self.link.server_mac.map(|m| m.0),
+            ip: self.link.server_ip,
+            port: self.worker_port(server_worker),
+        }
+    }
+
+    /// UDP port of worker `i` (both roles): `link.udp_port + i`, which is
+    /// what per-queue flow steering on a real NIC matches on.
+    pub fn worker_port(&self, worker_index: usize) -> u16 {
+        self.link.udp_port.saturating_add(worker_index as u16)
+    }
+
+    /// The configured MAC of `role`'s port, if any (else the port's own).
+    pub fn mac(&self, role: Role) -> Option<MacAddr> {
+        match role {
+            Role::Server => self.link.server_mac.map(|m| m.0),
+            Role::Client => self.link.client_mac.map(|m| m.0),
+        }
+    }
+
+    pub fn cores(&self, role: Role) -> &[u32] {
+        match role {
+            Role::Server => &self.cores.server,
+            Role::Client => &self.cores.client,
+        }
+    }
+
+    /// The engine configuration of worker `worker_index` of `role`, whose
+    /// port has MAC `mac`. Valid for the engine once `validate` passed.
+    pub fn endpoint_config(&self, role: Role, worker_index: usize, mac: MacAddr) -> EndpointConfig {
+        let t = &self.transport;
+        let ip = match role {
+            Role::Server => self.link.server_ip,
+            Role::Client => self.link.client_ip,
+        };
+        let sessions = match role {
+            Role::Server => self.max_sessions_per_server_worker(),
+            Role::Client => self.workload.sessions_per_thread as usize,
+        };
+        let mode = match t.mode {
+            Mode::Lossy => FlowMode::Lossy,
+            Mode::Lossless => FlowMode::Lossless {
+                on_loss: match t.on_loss {
+                    OnLoss::Retransmit => LossPolicy::Retransmit,
+                    OnLoss::Reset => LossPolicy::ResetSession,
+                },
+            },
+        };
+        EndpointConfig {
+            local: EndpointAddr {
+                mac,
+                ip,
+                port: self.worker_port(worker_index),
+            },
+            mtu: self.link.mtu as usize,
+            session_credits: self.effective_credits(),
+            req_window: t.req_window as usize,
+            rx_ring_entries: self.link.rx_desc as usize,
+            max_sessions: sessions.clamp(MIN_TABLE_SESSIONS, MAX_SESSIONS),
+            max_msg_size: t.max_msg_size as usize,
+            rto: Duration::from_micros(t.rto_us),
+            scan_interval: Duration::from_micros(t.scan_us),
+            session_timeout: Duration::from_millis(t.session_timeout_ms),
+            connect_retry: Duration::from_millis(t.connect_retry_ms),
+            connect_timeout: Duration::from_millis(t.connect_timeout_ms),
+            idle_timeout: Duration::from_millis(t.idle_timeout_ms),
+            half_open_timeout: Duration::from_millis(t.half_open_timeout_ms),
+            keepalive_interval: Duration::from_millis(t.keepalive_ms),
+            max_sessions_per_peer: t.max_sessions_per_peer as usize,
+            mode,
+            seed: token_seed(role, worker_index),
+            ..EndpointConfig::default()
+        }
+    }
+
+    /// Port setup for `role`: one queue pair per worker core, the ring sizes
+    /// and MTU of `[link]`; promiscuous on virtual devices (peer MACs are
+    /// learned late), off on a real NIC.
+    pub fn port_config(&self, role: Role) -> PortConfig {
+        PortConfig {
+            queues: self.cores(role).len() as u16,
+            rx_desc: self.link.rx_desc as u16,
+            tx_desc: self.link.tx_desc as u16,
+            mtu: Some(self.link.mtu as u16),
+            promiscuous: self.link.kind != LinkKind::Pci,
+            ..PortConfig::default()
+        }
+    }
+
+    /// The `[link]` section as the binaries' shared link flags.
+    pub fn link_args(&self) -> LinkArgs {
+        let l = &self.link;
+        LinkArgs {
+            link: l.kind,
+            socket: l.socket.clone(),
+            iface: l.iface.clone(),
+            pci: l.pci.clone(),
+            vdev: l.vdev.clone(),
+            file_prefix: l.file_prefix.clone(),
+            huge: l.huge,
+            mem_mb: l.mem_mb,
+            log_level: 4,
+            eal_args: l.eal_args.clone(),
+            client_netns: l.client_netns.clone(),
+            link_timeout_ms: 10_000,
+            qdisc_bypass: l.qdisc_bypass,
+        }
+    }
+
+    /// The injected-drop model of `[faults]`.
+    pub fn drop_model(&self) -> DropModel {
+        let f = &self.faults;
+        match f.drop {
+            DropKind::None => DropModel::None,
+            DropKind::Uniform => DropModel::Uniform {
+                p: f.p.unwrap_or(0.0),
+            },
+            DropKind::GilbertElliott => DropModel::GilbertElliott {
+                p_good_to_bad: f.ge_p_good_to_bad.unwrap_or(0.0),
+                p_bad_to_good: f.ge_p_bad_to_good.unwrap_or(1.0),
+                loss_good: f.ge_loss_good.unwrap_or(0.0),
+                loss_bad: f.ge_loss_bad.unwrap_or(1.0),
+            },
+        }
+    }
+}
+
+/// Session-token seed: random per process (a restarted server must not hand
+/// out the tokens of its previous run, or stale packets would be accepted).
+fn token_seed(role: Role, worker_index: usize) -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one((
+        role.as_str(),
+        worker_index,
+        std::process::id(),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::testutil::*;
+    use std::net::Ipv4Addr;
+
+    #[test]
+    fn credits_by_mode() {
+        let c = with(&["transport.mode=lossy"]).unwrap();
+        assert_eq!(c.effective_credits(), 36);
+        let c = with(&[
+            "transport.mode=lossy",
+            "transport.lossy_credit_multiple=unbounded",
+        ])
+        .unwrap();
+        assert_eq!(c.effective_credits(), u16::MAX);
+        let c = with(&["transport.mode=lossy", "transport.credits=5"]).unwrap();
+        assert_eq!(c.effective_credits(), 5);
+        let e = with(&["transport.lossy_credit_multiple=lots"]).unwrap_err();
+        assert_eq!(e.key(), Some("transport.lossy_credit_multiple"), "{e}");
+    }
+
+    #[test]
+    fn mapping_to_engine() {
+        let c = with(&[
+            "transport.mode=lossless",
+            "transport.on_loss=reset",
+            "transport.credits=12",
+            "cores.server=[0, 1]",
+            "faults.drop=gilbert_elliott",
+            "faults.ge_p_good_to_bad=0.01",
+            "faults.ge_p_bad_to_good=0.5",
+        ])
+        .unwrap();
+        c.validate(&ENV).unwrap();
+        let e = c.endpoint_config(Role::Server, 1, MacAddr([2, 0, 0, 0, 0, 2]));
+        e.validate().unwrap();
+        assert_eq!(e.local.port, 31852);
+        assert_eq!(e.local.ip, Ipv4Addr::new(127, 77, 0, 2));
+        assert_eq!(e.session_credits, 12);
+        assert_eq!(e.rx_ring_entries, 1024);
+        assert_eq!(
+            e.mode,
+            FlowMode::Lossless {
+                on_loss: LossPolicy::ResetSession
+            }
+        );
+        assert_eq!(e.rto, Duration::from_micros(5000));
+        assert_eq!(c.port_config(Role::Server).queues, 2);
+        assert!(
+            matches!(c.drop_model(), DropModel::GilbertElliott { loss_bad, .. } if loss_bad == 1.0)
+        );
+        assert_eq!(c.link_args().link, LinkKind::Memif);
+        // Round trip through TOML text (what a parent hands its children).
+        let back = Config::from_toml_str(&c.to_toml_string()).unwrap();
+        assert_eq!(back, c);
+    }
+}

@@ -1,0 +1,61 @@
+//! The run configuration: one TOML file (every section and key optional, see
+//! `docs/configs.md`), `dotted.key=value` overrides from the command line,
+//! and one validation pass that rejects impossible combinations (credits the
+//! receive ring cannot back, an MTU the mbufs cannot hold, cores the machine
+//! does not have, ...) with a message naming the key and the limit.
+//!
+//! Contract: [`Config::load`] parses (unknown keys and wrong types are errors
+//! naming the dotted key, for the file and the overrides alike); the caller
+//! then calls [`Config::validate`] once; after that the mapping helpers
+//! ([`Config::endpoint_config`], [`Config::port_config`], ...) produce
+//! engine configurations that pass the engine's own checks.
+//!
+//! Layout: [`schema`] (the structs), [`load`] (file, presets, overrides),
+//! [`validate`] (limits), [`engine_map`] (engine types).
+
+mod engine_map;
+mod load;
+mod schema;
+mod validate;
+
+pub use schema::*;
+pub use validate::ValidationEnv;
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+    use std::path::{Path, PathBuf};
+
+    pub const ENV: ValidationEnv = ValidationEnv { online_cores: 2 };
+    pub const PRESETS: &[&str] = &[
+        "memif",
+        "af_packet",
+        "ring",
+        "null",
+        "real-nic",
+        "lossy",
+        "tbf-veth",
+        "slow-receiver",
+    ];
+
+    pub fn preset_path(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../configs")
+            .join(format!("{name}.toml"))
+    }
+
+    pub fn with(overrides: &[&str]) -> Result<Config, ConfigError> {
+        let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        Config::load(None, &o)
+    }
+
+    /// Loads with overrides, validates on a 2-core machine, returns the
+    /// error's key.
+    pub fn rejected_key(overrides: &[&str]) -> String {
+        let c = with(overrides).expect("parses");
+        let e = c.validate(&ENV).expect_err("must be rejected");
+        let key = e.key().expect("error names a key").to_string();
+        assert!(e.to_string().contains(&key), "{e} does not name {key}");
+        key
+    }
+}

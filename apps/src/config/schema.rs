@@ -1,0 +1,423 @@
+//! The configuration's shape: the serde structs of every TOML section
+//! (`deny_unknown_fields`), their defaults, the error type, the limits
+//! other modules check against, and the value types with their own text
+//! forms (MACs, the lossy credit multiple).
+
+use crate::link::LinkKind;
+use engine::proto::DEFAULT_MAX_MSG_SIZE;
+use engine::wire::MacAddr;
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// Ethernet header bytes added to the IP MTU to get the frame an mbuf holds
+/// (no VLAN tag, no FCS: DPDK strips it).
+pub const ETH_HEADER_LEN: usize = 14;
+/// Descriptor ring bounds: DPDK PMDs accept power-of-two sizes in this range
+/// (`u16` in `rte_eth_rx_queue_setup`; 32 is below every PMD's burst need).
+pub const MIN_DESC: u32 = 32;
+pub const MAX_DESC: u32 = 32768;
+/// Largest mbuf data room: `rte_pktmbuf_pool_create` takes the data room plus
+/// the 128-byte headroom as a `u16`.
+pub const MAX_MBUF_DATA_ROOM: u32 = u16::MAX as u32 - 128;
+/// Longest af_packet interface name: IFNAMSIZ is 16 with the NUL, and the
+/// client side appends "p" (see scripts/veth.sh).
+pub const MAX_IFACE_LEN: usize = 14;
+/// Longest memif socket path: `sun_path` is 108 bytes with the NUL.
+pub const MAX_SOCKET_PATH: usize = 107;
+/// Session table floor per endpoint: room for reconnects after resets
+/// without waiting for freed numbers.
+pub(super) const MIN_TABLE_SESSIONS: usize = 1024;
+
+/// Why a configuration was rejected. Each variant prints as one line that
+/// names the key; print it as is.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// TOML syntax error, or an override that is not `dotted.key=value`.
+    #[error("config parse error: {msg}")]
+    Parse { msg: String },
+    /// A key no section has, in the file or in an override.
+    #[error("unknown config key `{key}` ({expected})")]
+    UnknownKey { key: String, expected: String },
+    /// A value of the wrong type, out of range, or inconsistent with another
+    /// key. `msg` names `key` and the limit.
+    #[error("invalid config: {msg}")]
+    Invalid { key: String, msg: String },
+    #[error("cannot read config file {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+impl ConfigError {
+    /// The dotted key at fault, when there is one.
+    pub fn key(&self) -> Option<&str> {
+        match self {
+            ConfigError::UnknownKey { key, .. } | ConfigError::Invalid { key, .. } => Some(key),
+            _ => None,
+        }
+    }
+
+    pub(super) fn invalid(key: &str, msg: impl Into<String>) -> Self {
+        ConfigError::Invalid {
+            key: key.to_string(),
+            msg: msg.into(),
+        }
+    }
+}
+
+/// One run, as the file and overrides describe it. See `docs/configs.md`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub link: LinkConfig,
+    pub cores: CoresConfig,
+    pub transport: TransportConfig,
+    pub workload: WorkloadConfig,
+    pub server: ServerConfig,
+    pub faults: FaultsConfig,
+}
+
+/// `[link]`: the device, addresses, ring and mbuf geometry, EAL memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LinkConfig {
+    pub kind: LinkKind,
+    pub socket: String,
+    pub iface: String,
+    /// Network namespace of the client process (af_packet with the veth
+    /// peer in a namespace: scripts/veth.sh up IFACE --netns NS).
+    pub client_netns: Option<String>,
+    /// af_packet: bypass the interface's qdisc (DPDK's default). Set false
+    /// for a `tbf` rate limit on the interface to take effect.
+    pub qdisc_bypass: bool,
+    pub pci: Option<String>,
+    pub vdev: Option<String>,
+    pub server_mac: Option<Mac>,
+    pub client_mac: Option<Mac>,
+    pub server_ip: Ipv4Addr,
+    pub client_ip: Ipv4Addr,
+    pub udp_port: u16,
+    pub mtu: u32,
+    pub rx_desc: u32,
+    pub tx_desc: u32,
+    pub mbuf_data_room: u32,
+    pub mem_mb: u32,
+    pub huge: bool,
+    pub file_prefix: Option<String>,
+    pub eal_args: Vec<String>,
+}
+
+impl Default for LinkConfig {
+    fn default() -> Self {
+        LinkConfig {
+            kind: LinkKind::Memif,
+            socket: "/tmp/rpc-engine.sock".into(),
+            iface: "rpcveth0".into(),
+            client_netns: None,
+            qdisc_bypass: true,
+            pci: None,
+            vdev: None,
+            server_mac: None,
+            client_mac: None,
+            server_ip: Ipv4Addr::new(127, 77, 0, 2),
+            client_ip: Ipv4Addr::new(127, 77, 0, 1),
+            udp_port: 31851,
+            mtu: 1500,
+            rx_desc: 1024,
+            tx_desc: 1024,
+            mbuf_data_room: 2048,
+            mem_mb: 512,
+            huge: false,
+            file_prefix: None,
+            eal_args: Vec::new(),
+        }
+    }
+}
+
+/// `[cores]`: one endpoint (worker thread, queue pair) per listed core.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CoresConfig {
+    pub server: Vec<u32>,
+    pub client: Vec<u32>,
+}
+
+impl Default for CoresConfig {
+    fn default() -> Self {
+        CoresConfig {
+            server: vec![1],
+            client: vec![0],
+        }
+    }
+}
+
+/// Lossless (credits backed by reserved ring entries) or lossy.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    #[default]
+    Lossless,
+    Lossy,
+}
+
+impl Mode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Mode::Lossless => "lossless",
+            Mode::Lossy => "lossy",
+        }
+    }
+}
+
+/// What a loss does in lossless mode.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnLoss {
+    #[default]
+    Retransmit,
+    Reset,
+}
+
+/// Lossy-mode credits as a multiple of the BDP, or no limit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CreditMultiple {
+    Factor(f64),
+    Unbounded,
+}
+
+/// `[transport]`: credits, window, timers, flow mode.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TransportConfig {
+    pub credits: Option<u16>,
+    pub link_gbps: f64,
+    pub rtt_us: f64,
+    pub req_window: u32,
+    pub rto_us: u64,
+    pub scan_us: u64,
+    pub session_timeout_ms: u64,
+    pub connect_timeout_ms: u64,
+    pub connect_retry_ms: u64,
+    /// Server: reclaim a session whose client was silent this long.
+    pub idle_timeout_ms: u64,
+    /// Server: reclaim a session that sent nothing after its ConnectReq.
+    pub half_open_timeout_ms: u64,
+    /// Client: send a keepalive after this long without sending.
+    pub keepalive_ms: u64,
+    /// Server: sessions one client address may hold.
+    pub max_sessions_per_peer: u32,
+    pub mode: Mode,
+    pub lossy_credit_multiple: CreditMultiple,
+    pub on_loss: OnLoss,
+    pub max_msg_size: u64,
+}
+
+impl Default for TransportConfig {
+    fn default() -> Self {
+        TransportConfig {
+            credits: None,
+            link_gbps: 10.0,
+            rtt_us: 10.0,
+            req_window: 8,
+            rto_us: 5000,
+            scan_us: 500,
+            session_timeout_ms: 1000,
+            connect_timeout_ms: 3000,
+            connect_retry_ms: 20,
+            idle_timeout_ms: 10_000,
+            half_open_timeout_ms: 3_000,
+            keepalive_ms: 1_000,
+            max_sessions_per_peer: 256,
+            mode: Mode::Lossless,
+            lossy_credit_multiple: CreditMultiple::Factor(4.0),
+            on_loss: OnLoss::Retransmit,
+            max_msg_size: DEFAULT_MAX_MSG_SIZE as u64,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WorkloadKind {
+    /// Closed loop, one request in flight per session: latency.
+    #[default]
+    Latency,
+    /// Closed loop with a window: request rate.
+    Throughput,
+    /// Multi-packet messages: the memcpy path and goodput.
+    Large,
+    /// Every client session targets server worker 0.
+    Incast,
+    /// Requests at a fixed rate regardless of completions.
+    OpenLoop,
+}
+
+impl WorkloadKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkloadKind::Latency => "latency",
+            WorkloadKind::Throughput => "throughput",
+            WorkloadKind::Large => "large",
+            WorkloadKind::Incast => "incast",
+            WorkloadKind::OpenLoop => "open_loop",
+        }
+    }
+}
+
+/// `[workload]`: what the client does.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkloadConfig {
+    pub kind: WorkloadKind,
+    pub req_size: u64,
+    pub resp_size: u64,
+    /// `None`: 1 for latency, 8 otherwise; see [`Config::window`].
+    pub window: Option<u32>,
+    pub sessions_per_thread: u32,
+    pub rate_rps: Option<f64>,
+    pub seconds: f64,
+    pub warmup_seconds: f64,
+    pub max_requests: Option<u64>,
+    /// Check every byte of every request (server) and response (client).
+    /// `false` measures the transport alone: bodies are not filled or read.
+    pub verify: bool,
+}
+
+impl Default for WorkloadConfig {
+    fn default() -> Self {
+        WorkloadConfig {
+            kind: WorkloadKind::Latency,
+            req_size: 32,
+            resp_size: 32,
+            window: None,
+            sessions_per_thread: 1,
+            rate_rps: None,
+            seconds: 3.0,
+            warmup_seconds: 0.5,
+            max_requests: None,
+            verify: true,
+        }
+    }
+}
+
+/// `[server]`: how the request handler behaves.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ServerConfig {
+    pub work_ns: u64,
+    pub background: bool,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DropKind {
+    #[default]
+    None,
+    Uniform,
+    GilbertElliott,
+}
+
+/// Which way injected drops apply, at each endpoint's port.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    #[default]
+    Rx,
+    Tx,
+}
+
+/// `[faults]`: seeded drop injection.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FaultsConfig {
+    pub drop: DropKind,
+    pub p: Option<f64>,
+    pub ge_p_good_to_bad: Option<f64>,
+    pub ge_p_bad_to_good: Option<f64>,
+    pub ge_loss_good: Option<f64>,
+    pub ge_loss_bad: Option<f64>,
+    pub direction: Direction,
+    pub seed: u64,
+}
+
+impl Default for FaultsConfig {
+    fn default() -> Self {
+        FaultsConfig {
+            drop: DropKind::None,
+            p: None,
+            ge_p_good_to_bad: None,
+            ge_p_bad_to_good: None,
+            ge_loss_good: None,
+            ge_loss_bad: None,
+            direction: Direction::Rx,
+            seed: 1,
+        }
+    }
+}
+
+/// A MAC address written `aa:bb:cc:dd:ee:ff` in the file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Mac(pub MacAddr);
+
+impl Serialize for Mac {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
+impl<'de> Deserialize<'de> for Mac {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        MacAddr::from_str(&s)
+            .map(Mac)
+            .map_err(|e| serde::de::Error::custom(format!("{s:?}: {e}")))
+    }
+}
+
+impl Serialize for CreditMultiple {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            CreditMultiple::Factor(f) => s.serialize_f64(*f),
+            CreditMultiple::Unbounded => s.serialize_str("unbounded"),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for CreditMultiple {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(CreditMultipleVisitor)
+    }
+}
+
+struct CreditMultipleVisitor;
+
+impl serde::de::Visitor<'_> for CreditMultipleVisitor {
+    type Value = CreditMultiple;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a number (multiple of the BDP) or \"unbounded\"")
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<CreditMultiple, E> {
+        Ok(CreditMultiple::Factor(v))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<CreditMultiple, E> {
+        Ok(CreditMultiple::Factor(v as f64))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<CreditMultiple, E> {
+        Ok(CreditMultiple::Factor(v as f64))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CreditMultiple, E> {
+        match v {
+            "unbounded" => Ok(CreditMultiple::Unbounded),
+            _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
+        }
+    }
+}

@@ -1,0 +1,659 @@
+//! Validation: one pass over a loaded [`Config`] that rejects impossible
+//! combinations (credits the receive ring cannot back, an MTU the mbufs
+//! cannot hold, cores the machine does not have, ...) with a message naming
+//! the key and the limit.
+
+use super::schema::*;
+use crate::link::{LinkKind, Role};
+use engine::proto::{
+    lossless_ring_entries, MAX_MTU, MAX_PKTS_PER_MSG, MAX_REQ_WINDOW, MAX_SESSIONS, MIN_MTU,
+    PKT_OVERHEAD,
+};
+use std::collections::BTreeSet;
+
+/// What validation needs to know about the machine.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ValidationEnv {
+    /// Cores 0..online_cores exist.
+    pub online_cores: usize,
+}
+
+impl ValidationEnv {
+    /// This machine: the highest online CPU + 1 from
+    /// /sys/devices/system/cpu/online, else `available_parallelism`.
+    pub fn detect() -> Self {
+        let from_sysfs = std::fs::read_to_string("/sys/devices/system/cpu/online")
+            .ok()
+            .and_then(|s| parse_cpu_list_end(s.trim()));
+        let online_cores = from_sysfs.unwrap_or_else(|| {
+            std::thread::available_parallelism()
+                .map(|n| n.get())
+                .unwrap_or(1)
+        });
+        ValidationEnv { online_cores }
+    }
+}
+
+/// "0-3,5" -> 6 (one past the highest listed CPU).
+fn parse_cpu_list_end(s: &str) -> Option<usize> {
+    s.split(',')
+        .filter_map(|r| r.rsplit('-').next()?.trim().parse::<usize>().ok())
+        .max()
+        .map(|m| m + 1)
+}
+
+impl Config {
+    /// Checks every value once, both roles' cores included. See
+    /// `docs/configs.md` for each key's limit.
+    pub fn validate(&self, env: &ValidationEnv) -> Result<(), ConfigError> {
+        self.validate_inner(env, None)
+    }
+
+    /// As [`Self::validate`], but checks only `role`'s cores against this
+    /// machine (for two machines, each running one role).
+    pub fn validate_for(&self, env: &ValidationEnv, role: Role) -> Result<(), ConfigError> {
+        self.validate_inner(env, Some(role))
+    }
+
+    fn validate_inner(&self, env: &ValidationEnv, role: Option<Role>) -> Result<(), ConfigError> {
+        self.validate_link()?;
+        for r in [Role::Server, Role::Client] {
+            let on_this_machine = role.is_none() || role == Some(r);
+            self.validate_cores(r, on_this_machine.then_some(env))?;
+        }
+        self.validate_transport()?;
+        self.validate_workload()?;
+        self.validate_credits()?;
+        self.validate_faults()
+    }
+
+    fn validate_link(&self) -> Result<(), ConfigError> {
+        let l = &self.link;
+        range("link.mtu", l.mtu as u64, MIN_MTU as u64, MAX_MTU as u64)?;
+        for (key, n) in [("link.rx_desc", l.rx_desc), ("link.tx_desc", l.tx_desc)] {
+            range(key, n as u64, MIN_DESC as u64, MAX_DESC as u64)?;
+            if !n.is_power_of_two() {
+                return Err(ConfigError::invalid(
+                    key,
+                    format!("{key} = {n} must be a power of two"),
+                ));
+            }
+        }
+        range(
+            "link.mbuf_data_room",
+            l.mbuf_data_room as u64,
+            1,
+            MAX_MBUF_DATA_ROOM as u64,
+        )?;
+        let frame = l.mtu as usize + ETH_HEADER_LEN;
+        if frame > l.mbuf_data_room as usize {
+            return Err(ConfigError::invalid(
+                "link.mtu",
+                format!(
+                    "link.mtu = {} needs {frame}-byte frames but link.mbuf_data_room = {}",
+                    l.mtu, l.mbuf_data_room
+                ),
+            ));
+        }
+        if l.mem_mb == 0 {
+            return Err(ConfigError::invalid(
+                "link.mem_mb",
+                "link.mem_mb must be > 0",
+            ));
+        }
+        if l.udp_port == 0 {
+            return Err(ConfigError::invalid(
+                "link.udp_port",
+                "link.udp_port must be > 0",
+            ));
+        }
+        for (key, mac) in [
+            ("link.server_mac", l.server_mac),
+            ("link.client_mac", l.client_mac),
+        ] {
+            if let Some(m) = mac.filter(|m| !m.0.is_unicast()) {
+                return Err(ConfigError::invalid(
+                    key,
+                    format!("{key} = {} must be a unicast MAC", m.0),
+                ));
+            }
+        }
+        if l.server_ip == l.client_ip {
+            return Err(ConfigError::invalid(
+                "link.client_ip",
+                format!(
+                    "link.client_ip = {} must differ from link.server_ip",
+                    l.client_ip
+                ),
+            ));
+        }
+        self.validate_device()
+    }
+
+    fn validate_device(&self) -> Result<(), ConfigError> {
+        let l = &self.link;
+        if l.vdev.is_some() {
+            return Ok(()); // a raw spec overrides everything derived from kind
+        }
+        match l.kind {
+            LinkKind::Memif if l.socket.is_empty() || l.socket.len() > MAX_SOCKET_PATH => {
+                Err(ConfigError::invalid(
+                    "link.socket",
+                    format!("link.socket must be 1..={MAX_SOCKET_PATH} bytes (sun_path)"),
+                ))
+            }
+            LinkKind::AfPacket if l.iface.is_empty() || l.iface.len() > MAX_IFACE_LEN => {
+                Err(ConfigError::invalid(
+                    "link.iface",
+                    format!(
+                        "link.iface = {:?} must be 1..={MAX_IFACE_LEN} characters (the client side appends \"p\")",
+                        l.iface
+                    ),
+                ))
+            }
+            LinkKind::Pci if l.pci.is_none() => Err(ConfigError::invalid(
+                "link.pci",
+                "link.kind = pci needs link.pci (e.g. \"0000:01:00.0\")",
+            )),
+            LinkKind::Pci if !l.huge => Err(ConfigError::invalid(
+                "link.huge",
+                "link.kind = pci needs link.huge = true (NIC DMA needs hugepage memory)",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    fn validate_cores(&self, role: Role, env: Option<&ValidationEnv>) -> Result<(), ConfigError> {
+        let key = format!("cores.{}", role.as_str());
+        let list = self.cores(role);
+        if list.is_empty() {
+            return Err(ConfigError::invalid(
+                &key,
+                format!("{key} is empty (one core per worker)"),
+            ));
+        }
+        let mut seen = BTreeSet::new();
+        for &c in list {
+            if !seen.insert(c) {
+                return Err(ConfigError::invalid(
+                    &key,
+                    format!("{key} lists core {c} twice"),
+                ));
+            }
+            if let Some(env) = env {
+                if c as usize >= env.online_cores {
+                    return Err(ConfigError::invalid(
+                        &key,
+                        format!(
+                            "{key} contains core {c} but this machine has {} online cores (0-{})",
+                            env.online_cores,
+                            env.online_cores.saturating_sub(1)
+                        ),
+                    ));
+                }
+            }
+        }
+        let last_port = self.link.udp_port as usize + list.len() - 1;
+        if last_port > u16::MAX as usize {
+            return Err(ConfigError::invalid(
+                "link.udp_port",
+                format!(
+                    "link.udp_port = {} + {} workers runs past port 65535",
+                    self.link.udp_port,
+                    list.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_transport(&self) -> Result<(), ConfigError> {
+        let t = &self.transport;
+        positive("transport.link_gbps", t.link_gbps)?;
+        positive("transport.rtt_us", t.rtt_us)?;
+        if t.credits == Some(0) {
+            return Err(ConfigError::invalid(
+                "transport.credits",
+                "transport.credits = 0 must be at least 1",
+            ));
+        }
+        range(
+            "transport.req_window",
+            t.req_window as u64,
+            1,
+            MAX_REQ_WINDOW as u64,
+        )?;
+        range("transport.scan_us", t.scan_us, 1, u64::MAX / 1000)?;
+        range("transport.rto_us", t.rto_us, t.scan_us, u64::MAX / 1000)
+            .map_err(|_| limit_err("transport.rto_us", t.rto_us, "transport.scan_us", t.scan_us))?;
+        let rto_ms_ceil = t.rto_us.div_ceil(1000);
+        range(
+            "transport.session_timeout_ms",
+            t.session_timeout_ms,
+            rto_ms_ceil,
+            u64::MAX / 1_000_000,
+        )
+        .map_err(|_| {
+            limit_err(
+                "transport.session_timeout_ms",
+                t.session_timeout_ms,
+                "transport.rto_us / 1000",
+                rto_ms_ceil,
+            )
+        })?;
+        range(
+            "transport.connect_retry_ms",
+            t.connect_retry_ms,
+            1,
+            u64::MAX / 1_000_000,
+        )?;
+        range(
+            "transport.connect_timeout_ms",
+            t.connect_timeout_ms,
+            t.connect_retry_ms,
+            u64::MAX / 1_000_000,
+        )
+        .map_err(|_| {
+            limit_err(
+                "transport.connect_timeout_ms",
+                t.connect_timeout_ms,
+                "transport.connect_retry_ms",
+                t.connect_retry_ms,
+            )
+        })?;
+        range(
+            "transport.keepalive_ms",
+            t.keepalive_ms,
+            1,
+            u64::MAX / 2_000_000,
+        )?;
+        let two_keepalives = 2 * t.keepalive_ms;
+        range(
+            "transport.half_open_timeout_ms",
+            t.half_open_timeout_ms,
+            two_keepalives,
+            u64::MAX / 1_000_000,
+        )
+        .map_err(|_| {
+            limit_err(
+                "transport.half_open_timeout_ms",
+                t.half_open_timeout_ms,
+                "2 x transport.keepalive_ms",
+                two_keepalives,
+            )
+        })?;
+        range(
+            "transport.idle_timeout_ms",
+            t.idle_timeout_ms,
+            t.half_open_timeout_ms,
+            u64::MAX / 1_000_000,
+        )
+        .map_err(|_| {
+            limit_err(
+                "transport.idle_timeout_ms",
+                t.idle_timeout_ms,
+                "transport.half_open_timeout_ms",
+                t.half_open_timeout_ms,
+            )
+        })?;
+        range(
+            "transport.max_sessions_per_peer",
+            t.max_sessions_per_peer as u64,
+            1,
+            MAX_SESSIONS as u64,
+        )?;
+        if let CreditMultiple::Factor(f) = t.lossy_credit_multiple {
+            positive("transport.lossy_credit_multiple", f)?;
+        }
+        if t.mode == Mode::Lossy && t.on_loss == OnLoss::Reset {
+            return Err(ConfigError::invalid(
+                "transport.on_loss",
+                "transport.on_loss = reset only applies in lossless mode (transport.mode = lossy)",
+            ));
+        }
+        let per_pkt = self.link.mtu as u64 - PKT_OVERHEAD as u64;
+        let max_msg = (MAX_PKTS_PER_MSG as u64 * per_pkt).min(u32::MAX as u64);
+        range("transport.max_msg_size", t.max_msg_size, 1, max_msg).map_err(|_| {
+            ConfigError::invalid(
+                "transport.max_msg_size",
+                format!(
+                    "transport.max_msg_size = {} must be in 1..={max_msg} ({MAX_PKTS_PER_MSG} packets of {per_pkt} bytes at link.mtu = {})",
+                    t.max_msg_size, self.link.mtu
+                ),
+            )
+        })
+    }
+
+    fn validate_workload(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        let max = self.transport.max_msg_size;
+        for (key, n) in [
+            ("workload.req_size", w.req_size),
+            ("workload.resp_size", w.resp_size),
+        ] {
+            if n > max {
+                return Err(ConfigError::invalid(
+                    key,
+                    format!("{key} = {n} exceeds transport.max_msg_size = {max}"),
+                ));
+            }
+        }
+        range(
+            "workload.window",
+            self.window() as u64,
+            1,
+            MAX_REQ_WINDOW as u64,
+        )?;
+        let total = self.cores.client.len() as u64 * w.sessions_per_thread as u64;
+        range(
+            "workload.sessions_per_thread",
+            w.sessions_per_thread as u64,
+            1,
+            MAX_SESSIONS as u64,
+        )?;
+        if total > MAX_SESSIONS as u64 {
+            return Err(ConfigError::invalid(
+                "workload.sessions_per_thread",
+                format!(
+                    "workload.sessions_per_thread = {} x {} client cores = {total} sessions exceeds {MAX_SESSIONS}",
+                    w.sessions_per_thread,
+                    self.cores.client.len()
+                ),
+            ));
+        }
+        match w.rate_rps {
+            None if w.kind == WorkloadKind::OpenLoop => {
+                return Err(ConfigError::invalid(
+                    "workload.rate_rps",
+                    "workload.kind = open_loop needs workload.rate_rps (requests per second)",
+                ));
+            }
+            Some(r) => positive("workload.rate_rps", r)?,
+            None => {}
+        }
+        positive("workload.seconds", w.seconds)?;
+        if !(w.warmup_seconds >= 0.0 && w.warmup_seconds.is_finite()) {
+            return Err(ConfigError::invalid(
+                "workload.warmup_seconds",
+                format!(
+                    "workload.warmup_seconds = {} must be >= 0",
+                    w.warmup_seconds
+                ),
+            ));
+        }
+        if w.max_requests == Some(0) {
+            return Err(ConfigError::invalid(
+                "workload.max_requests",
+                "workload.max_requests = 0 must be at least 1 (omit it for no bound)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Lossless mode reserves `credits` receive-ring entries per session on
+    /// both ends: all sessions of one endpoint must fit its ring.
+    fn validate_credits(&self) -> Result<(), ConfigError> {
+        if self.transport.mode != Mode::Lossless {
+            return Ok(());
+        }
+        let credits = self.effective_credits() as u64;
+        let per_session = lossless_ring_entries(self.effective_credits()) as u64;
+        let rx = self.link.rx_desc as u64;
+        let origin = match self.transport.credits {
+            Some(_) => String::new(),
+            None => format!(
+                " (the BDP of transport.link_gbps = {} x transport.rtt_us = {} at link.mtu = {})",
+                self.transport.link_gbps, self.transport.rtt_us, self.link.mtu
+            ),
+        };
+        let client_sessions = self.workload.sessions_per_thread as u64;
+        if per_session * client_sessions > rx {
+            return Err(ConfigError::invalid(
+                "transport.credits",
+                format!(
+                    "transport.credits = {credits}{origin} exceeds what link.rx_desc = {rx} can back for {client_sessions} session(s) in lossless mode ((credits + 1 probe entry) x sessions_per_thread must be <= rx_desc)"
+                ),
+            ));
+        }
+        let server_sessions = self.max_sessions_per_server_worker() as u64;
+        if per_session * server_sessions > rx {
+            return Err(ConfigError::invalid(
+                "transport.credits",
+                format!(
+                    "transport.credits = {credits}{origin} exceeds what link.rx_desc = {rx} can back on a server worker accepting {server_sessions} session(s) in lossless mode ((credits + 1 probe entry) x sessions per server worker must be <= rx_desc)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    fn validate_faults(&self) -> Result<(), ConfigError> {
+        let f = &self.faults;
+        let probs = [
+            ("faults.p", f.p),
+            ("faults.ge_p_good_to_bad", f.ge_p_good_to_bad),
+            ("faults.ge_p_bad_to_good", f.ge_p_bad_to_good),
+            ("faults.ge_loss_good", f.ge_loss_good),
+            ("faults.ge_loss_bad", f.ge_loss_bad),
+        ];
+        for (key, p) in probs {
+            if let Some(p) = p.filter(|p| !(0.0..=1.0).contains(p)) {
+                return Err(ConfigError::invalid(
+                    key,
+                    format!("{key} = {p} must be a probability in [0, 1]"),
+                ));
+            }
+        }
+        let need = |key: &str, v: Option<f64>| match v {
+            Some(_) => Ok(()),
+            None => Err(ConfigError::invalid(
+                key,
+                format!("faults.drop = {} needs {key}", drop_name(f.drop)),
+            )),
+        };
+        match f.drop {
+            DropKind::None => Ok(()),
+            DropKind::Uniform => need("faults.p", f.p),
+            DropKind::GilbertElliott => {
+                need("faults.ge_p_good_to_bad", f.ge_p_good_to_bad)?;
+                need("faults.ge_p_bad_to_good", f.ge_p_bad_to_good)
+            }
+        }
+    }
+}
+
+fn drop_name(d: DropKind) -> &'static str {
+    match d {
+        DropKind::None => "none",
+        DropKind::Uniform => "uniform",
+        DropKind::GilbertElliott => "gilbert_elliott",
+    }
+}
+
+fn range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigError> {
+    if (lo..=hi).contains(&v) {
+        return Ok(());
+    }
+    let msg = if hi >= u64::MAX / 1_000_000 {
+        format!("{key} = {v} must be at least {lo}")
+    } else {
+        format!("{key} = {v} must be in {lo}..={hi}")
+    };
+    Err(ConfigError::invalid(key, msg))
+}
+
+fn limit_err(key: &str, v: u64, other: &str, limit: u64) -> ConfigError {
+    ConfigError::invalid(key, format!("{key} = {v} must be >= {other} = {limit}"))
+}
+
+fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
+    if v > 0.0 && v.is_finite() {
+        return Ok(());
+    }
+    Err(ConfigError::invalid(
+        key,
+        format!("{key} = {v} must be a finite number > 0"),
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::testutil::*;
+
+    #[test]
+    fn credits_beyond_ring_rejected() {
+        let c = with(&["transport.credits=4096"]).unwrap();
+        let e = c.validate(&ENV).unwrap_err().to_string();
+        assert!(
+            e.contains("transport.credits = 4096 exceeds what link.rx_desc = 1024 can back for 1 session(s) in lossless mode"),
+            "{e}"
+        );
+        assert_eq!(
+            rejected_key(&["transport.credits=300", "workload.sessions_per_thread=4"]),
+            "transport.credits"
+        );
+        // Computed from the BDP: 400 Gb/s x 100 us is 3334 packets.
+        let e = with(&["transport.link_gbps=400", "transport.rtt_us=100"])
+            .unwrap()
+            .validate(&ENV)
+            .unwrap_err();
+        assert!(e.to_string().contains("BDP"), "{e}");
+        // Server side: incast puts all sessions of both client cores on worker 0.
+        assert_eq!(
+            rejected_key(&[
+                "transport.credits=600",
+                "cores.client=[0,1]",
+                "cores.server=[1]",
+                "workload.kind=incast"
+            ]),
+            "transport.credits"
+        );
+        // Lossy reserves nothing.
+        with(&["transport.credits=4096", "transport.mode=lossy"])
+            .unwrap()
+            .validate(&ENV)
+            .unwrap();
+    }
+
+    #[test]
+    fn mtu_vs_mbuf_room() {
+        let e = with(&["link.mtu=9000"])
+            .unwrap()
+            .validate(&ENV)
+            .unwrap_err();
+        assert_eq!(e.key(), Some("link.mtu"));
+        assert!(
+            e.to_string()
+                .contains("link.mtu = 9000 needs 9014-byte frames but link.mbuf_data_room = 2048"),
+            "{e}"
+        );
+        with(&["link.mtu=9000", "link.mbuf_data_room=9216"])
+            .unwrap()
+            .validate(&ENV)
+            .unwrap();
+    }
+
+    #[test]
+    fn cores_checked() {
+        let e = with(&["cores.server=[7]"])
+            .unwrap()
+            .validate(&ENV)
+            .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("cores.server contains core 7 but this machine has 2 online cores (0-1)"),
+            "{e}"
+        );
+        assert_eq!(rejected_key(&["cores.client=[]"]), "cores.client");
+        assert_eq!(rejected_key(&["cores.server=[1, 1]"]), "cores.server");
+        // Two machines: the client host checks only its own cores.
+        let c = with(&["cores.server=[7]"]).unwrap();
+        c.validate_for(&ENV, Role::Client).unwrap();
+        assert!(c.validate_for(&ENV, Role::Server).is_err());
+    }
+
+    #[test]
+    fn each_rejection_names_its_key() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["link.mtu=0"], "link.mtu"),
+            (&["link.rx_desc=0"], "link.rx_desc"),
+            (&["link.tx_desc=1000"], "link.tx_desc"),
+            (&["link.mbuf_data_room=0"], "link.mbuf_data_room"),
+            (&["link.mem_mb=0"], "link.mem_mb"),
+            (&["link.udp_port=0"], "link.udp_port"),
+            (&["link.server_mac=ff:ff:ff:ff:ff:ff"], "link.server_mac"),
+            (&["link.client_ip=127.77.0.2"], "link.client_ip"),
+            (&["link.kind=pci"], "link.pci"),
+            (&["link.kind=pci", "link.pci=0000:01:00.0"], "link.huge"),
+            (
+                &["link.kind=af_packet", "link.iface=averyverylongname"],
+                "link.iface",
+            ),
+            (&["transport.credits=0"], "transport.credits"),
+            (&["transport.link_gbps=0"], "transport.link_gbps"),
+            (&["transport.rtt_us=-1"], "transport.rtt_us"),
+            (&["transport.req_window=0"], "transport.req_window"),
+            (&["transport.req_window=65"], "transport.req_window"),
+            (&["transport.rto_us=100"], "transport.rto_us"),
+            (&["transport.scan_us=0"], "transport.scan_us"),
+            (
+                &["transport.session_timeout_ms=1"],
+                "transport.session_timeout_ms",
+            ),
+            (
+                &["transport.connect_timeout_ms=0"],
+                "transport.connect_timeout_ms",
+            ),
+            (&["transport.max_msg_size=0"], "transport.max_msg_size"),
+            (
+                &["transport.max_msg_size=200000000"],
+                "transport.max_msg_size",
+            ),
+            (
+                &["transport.lossy_credit_multiple=0"],
+                "transport.lossy_credit_multiple",
+            ),
+            (
+                &["transport.mode=lossy", "transport.on_loss=reset"],
+                "transport.on_loss",
+            ),
+            (&["workload.req_size=9000000"], "workload.req_size"),
+            (
+                &["transport.max_msg_size=1024", "workload.resp_size=2048"],
+                "workload.resp_size",
+            ),
+            (&["workload.window=0"], "workload.window"),
+            (&["workload.window=65"], "workload.window"),
+            (
+                &["workload.sessions_per_thread=0"],
+                "workload.sessions_per_thread",
+            ),
+            (&["workload.kind=open_loop"], "workload.rate_rps"),
+            (
+                &["workload.kind=open_loop", "workload.rate_rps=0"],
+                "workload.rate_rps",
+            ),
+            (&["workload.seconds=0"], "workload.seconds"),
+            (&["workload.seconds=-1"], "workload.seconds"),
+            (&["workload.warmup_seconds=-1"], "workload.warmup_seconds"),
+            (&["workload.max_requests=0"], "workload.max_requests"),
+            (&["faults.p=1.5"], "faults.p"),
+            (&["faults.p=-0.1"], "faults.p"),
+            (&["faults.drop=uniform"], "faults.p"),
+            (&["faults.drop=gilbert_elliott"], "faults.ge_p_good_to_bad"),
+            (&["faults.ge_loss_bad=2"], "faults.ge_loss_bad"),
+        ];
+        for (overrides, key) in cases {
+            assert_eq!(&rejected_key(overrides), key, "{overrides:?}");
+        }
+    }
+
+    #[test]
+    fn cpu_list() {
+        assert_eq!(parse_cpu_list_end("0-1"), Some(2));
+        assert_eq!(parse_cpu_list_end("0-3,8"), Some(9));
+        assert_eq!(parse_cpu_list_end("0"), Some(1));
+        assert!(ValidationEnv::detect().online_cores >= 1);
+    }
+}

@@ -1,0 +1,211 @@
+//! Client reception: acceptance of CreditReturn, Response and ErrorResponse
+//! packets in order (go-back-N: only the answer with index `num_rx` is
+//! accepted), assembly of multi-packet responses, and the verdict the
+//! endpoint acts on (progress, a completed request, a failed one).
+//!
+//! A CreditReturn is cumulative: CR(k) says request packets 0..=k arrived,
+//! so it is accepted whenever k >= `num_rx` (and k was sent) and answers
+//! every packet up to k at once; a lost CR is repaired by the next one.
+
+use super::client::{sample_rtt, ClientSession};
+use super::error::RpcError;
+use super::event::Payload;
+use super::frame::{chunk, pkts_of};
+use super::msgbuf::MsgPool;
+use super::stats::Drops;
+use crate::time::Instant;
+use crate::wire::{ErrorCode, Parsed, PktType};
+
+/// What an answer packet did to a client session.
+#[derive(Debug)]
+pub(crate) enum AnswerRx<'f> {
+    /// Dropped; the reason is counted.
+    Dropped,
+    /// Dropped as a duplicate or stale answer (counted), and it is the
+    /// second answer to a packet resent on a timeout: that timeout was
+    /// spurious (the slot's suspect is cleared).
+    Spurious,
+    /// Accepted; the session may have more to send.
+    Progress,
+    /// The request in `slot` is complete with this response.
+    Completed { slot: usize, payload: Payload<'f> },
+    /// The request in `slot` failed: the server answered with an error.
+    Failed { slot: usize, error: RpcError },
+    /// The request in `slot` fails: its response is larger than we accept
+    /// (the packet is counted as a drop).
+    Rejected { slot: usize, error: RpcError },
+}
+
+/// Per-kind refinement of a drop counter.
+fn refine(
+    d: &mut Drops,
+    kind: PktType,
+    resp: fn(&mut Drops) -> &mut u64,
+    cr: fn(&mut Drops) -> &mut u64,
+) {
+    *if kind == PktType::CreditReturn {
+        cr(d)
+    } else {
+        resp(d)
+    } += 1;
+}
+
+impl ClientSession {
+    /// A duplicate or stale answer: if it is the second answer to the
+    /// packet resent on slot `i`'s timeout, that timeout was spurious.
+    fn evidence<'f>(&mut self, i: usize, req_num: u64, kind: PktType, pkt: u16) -> AnswerRx<'f> {
+        let is_cr = kind == PktType::CreditReturn;
+        // A cumulative CR covering the resent packet answers it too.
+        let hit = self.slots[i].suspect.is_some_and(|s| {
+            s.req_num == req_num
+                && s.answer_is_cr == is_cr
+                && (s.answer_pkt == pkt || (is_cr && s.answer_pkt < pkt))
+        });
+        if hit {
+            self.take_suspect(i);
+            AnswerRx::Spurious
+        } else {
+            AnswerRx::Dropped
+        }
+    }
+
+    /// Handles an answer addressed to this (connected, token-checked) session.
+    pub fn rx_answer<'f>(
+        &mut self,
+        now: Instant,
+        p: &Parsed<'f>,
+        dpp: usize,
+        max_msg: usize,
+        pool: &MsgPool,
+        d: &mut Drops,
+    ) -> AnswerRx<'f> {
+        let rpc = &p.rpc;
+        let kind = rpc.pkt_type;
+        let slot_idx = (rpc.req_num % self.slots.len() as u64) as usize;
+        let slot = &mut self.slots[slot_idx];
+        let Some(req) = slot.req.as_mut().filter(|r| r.req_num == rpc.req_num) else {
+            // Not the slot's current request: older ones are stale, anything
+            // else is from the future (a peer bug or a forged packet).
+            let cur = slot.req.as_ref().map_or(slot.next_req_num, |r| r.req_num);
+            if rpc.req_num < cur {
+                d.stale += 1;
+                refine(d, kind, |d| &mut d.stale_response, |d| &mut d.stale_cr);
+                return self.evidence(slot_idx, rpc.req_num, kind, rpc.pkt_num);
+            } else {
+                d.future += 1;
+                refine(d, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
+            }
+            return AnswerRx::Dropped;
+        };
+        let k = rpc.pkt_num as u32;
+        let malformed = match kind {
+            // CRs exist only for non-last request packets.
+            PktType::CreditReturn => k + 1 >= req.n_req || !p.payload.is_empty(),
+            // An error answer stands for Response(0) and carries one code byte.
+            PktType::ErrorResponse => k != 0 || p.payload.len() != 1,
+            _ => false,
+        };
+        if malformed {
+            d.malformed += 1;
+            return AnswerRx::Dropped;
+        }
+        let idx = if kind == PktType::CreditReturn {
+            k
+        } else {
+            req.n_req - 1 + k
+        };
+        // A cumulative CR may answer packets beyond `num_rx`, but never one
+        // the client has not sent (a peer bug or forged packet).
+        let cumulative = kind == PktType::CreditReturn && idx > req.num_rx && idx < req.high_tx;
+        if idx != req.num_rx && !cumulative {
+            if idx < req.num_rx {
+                d.duplicate += 1;
+                refine(d, kind, |d| &mut d.dup_response, |d| &mut d.dup_cr);
+                return self.evidence(slot_idx, rpc.req_num, kind, rpc.pkt_num);
+            } else {
+                d.future += 1;
+                refine(d, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
+            }
+            return AnswerRx::Dropped;
+        }
+        let len = rpc.msg_size as usize;
+        if kind == PktType::Response {
+            if k == 0 && len > max_msg {
+                d.too_large += 1;
+                let error = RpcError::ResponseTooLarge { len, max: max_msg };
+                return AnswerRx::Rejected {
+                    slot: slot_idx,
+                    error,
+                };
+            }
+            let known = k == 0 || req.resp.as_ref().is_some_and(|m| m.len() == len);
+            if !known || p.payload.len() != chunk(len, k, dpp).len() {
+                d.malformed += 1;
+                return AnswerRx::Dropped;
+            }
+        }
+        // In order: accept. With no rollback and no timeout pending on the
+        // slot, the time since the last progress is an RTT sample (Karn:
+        // never from a resent packet; pipelined packets give smaller
+        // samples, which the decaying maximum ignores).
+        let clean = !req.rolled_back;
+        let sample = now.saturating_since(req.armed_at);
+        // Answers for packets 'num_rx..=idx': those still in flight return
+        // their credits (after a rollback some are not in flight).
+        let returned = (idx + 1).min(req.num_tx).saturating_sub(req.num_rx);
+        self.credits += returned as u16;
+        req.num_rx = idx + 1;
+        req.num_tx = req.num_tx.max(req.num_rx);
+        req.armed_at = now;
+        req.progress_at = now;
+        req.rolled_back = false;
+        if clean && slot.suspect.is_none() {
+            sample_rtt(&mut self.rtt, sample);
+        }
+        match kind {
+            PktType::CreditReturn => return AnswerRx::Progress,
+            PktType::ErrorResponse => {
+                let error = RpcError::Remote(ErrorCode::from(p.payload[0]));
+                return AnswerRx::Failed {
+                    slot: slot_idx,
+                    error,
+                };
+            }
+            _ => {}
+        }
+        if k == 0 {
+            req.n_resp = pkts_of(len, dpp);
+            // Credits granted for response packets beyond the response's
+            // end come home: the virtual RFRs past it were never needed.
+            let total = req.n_req + req.n_resp - 1;
+            if req.num_tx > total {
+                self.credits += (req.num_tx - total) as u16;
+                req.num_tx = total;
+                req.high_tx = req.high_tx.min(total);
+            }
+            if req.n_resp == 1 {
+                let payload = Payload::Borrowed(p.payload);
+                return AnswerRx::Completed {
+                    slot: slot_idx,
+                    payload,
+                };
+            }
+            req.resp = Some(pool.alloc(len));
+        }
+        let Some(resp) = req.resp.as_mut() else {
+            // Allocated when Response(0) was accepted; `known` checked it.
+            return AnswerRx::Dropped;
+        };
+        resp[chunk(len, k, dpp)].copy_from_slice(p.payload);
+        if req.num_rx < req.n_req + req.n_resp - 1 {
+            return AnswerRx::Progress;
+        }
+        match req.resp.take() {
+            Some(m) => AnswerRx::Completed {
+                slot: slot_idx,
+                payload: Payload::Owned(m),
+            },
+            None => AnswerRx::Dropped,
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! Client transmission: the next request or request-for-response packet of
+//! one client session, chosen round-robin among its slots, as credits allow.
+//!
+//! The last packet of a request grants the server credits for response
+//! packets after Response(0): the client counts them as sent (virtual RFRs:
+//! `num_tx` moves past them and each holds a credit), so the server may send
+//! them unasked and the credit invariant and lossless ring accounting hold
+//! unchanged. It grants the credits left after keeping one for each other
+//! slot with packets to send, so small requests still pipeline; Response(0)
+//! tells the response's length and the credits granted beyond it return.
+
+use super::client::{ClientReq, ClientSession};
+use super::frame::{chunk, write_frame};
+use super::session::SessionCommon;
+use super::stats::Stats;
+use crate::time::Instant;
+use crate::wire::{PktType, RpcRepr};
+
+/// What one transmit turn of a client session did.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct ClientTurn {
+    /// Frame length written into the buffer, if any.
+    pub written: Option<usize>,
+    /// The session has more to send and credits for it: queue it again.
+    pub again: bool,
+}
+
+impl ClientSession {
+    /// Writes this session's next packet into `buf`: a pending probe
+    /// first (it needs no credit), else the next request or RFR packet
+    /// round-robin over the slots, as credits allow.
+    pub fn write_next(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+        dpp: usize,
+        stats: &mut Stats,
+    ) -> ClientTurn {
+        self.tx_queued = false;
+        // Probes are rare: the counter keeps this off the per-packet path.
+        let probe = if self.probes > 0 {
+            self.write_probe(buf, dpp, stats)
+        } else {
+            None
+        };
+        if let Some(len) = probe {
+            self.common.active_at = now;
+            let again = self.wants_tx();
+            return ClientTurn {
+                written: Some(len),
+                again,
+            };
+        }
+        let idle = ClientTurn {
+            written: None,
+            again: false,
+        };
+        if self.credits == 0 {
+            if !self.stalled && self.has_work() {
+                self.stalled = true;
+                stats.credit_stalls += 1;
+            }
+            return idle;
+        }
+        let w = self.slots.len();
+        for k in 0..w {
+            let i = (self.cursor + k) % w;
+            if !self.slots[i].req.as_ref().is_some_and(ClientReq::has_work) {
+                continue;
+            }
+            let grant = self.grant_for(i);
+            let Some(req) = self.slots[i].req.as_mut() else {
+                continue;
+            };
+            let len = write_packet(req, req.num_tx, grant, buf, dpp, &self.common);
+            advance(req, now, stats);
+            // The granted response packets count as sent (virtual RFRs).
+            req.num_tx += u32::from(grant);
+            req.high_tx = req.high_tx.max(req.num_tx);
+            self.common.active_at = now;
+            self.cursor = (i + 1) % w;
+            self.credits -= 1 + grant;
+            self.stalled = false;
+            let more = self.has_work();
+            if more && self.credits == 0 {
+                self.stalled = true;
+                stats.credit_stalls += 1;
+            }
+            return ClientTurn {
+                written: Some(len),
+                again: more && self.credits > 0,
+            };
+        }
+        idle
+    }
+
+    /// The grant slot `i`'s next packet carries: 0 unless it is the last
+    /// request packet; then the credits left after this packet and one for
+    /// each other slot with work.
+    fn grant_for(&self, i: usize) -> u16 {
+        let Some(req) = self.slots[i].req.as_ref() else {
+            return 0;
+        };
+        if req.num_tx + 1 != req.n_req {
+            return 0;
+        }
+        let others = self
+            .slots
+            .iter()
+            .enumerate()
+            .filter(|(j, s)| *j != i && s.req.as_ref().is_some_and(ClientReq::has_work))
+            .count();
+        (self.credits - 1).saturating_sub(others as u16)
+    }
+
+    /// Resends one probed packet, if a slot has one pending (with no grant:
+    /// a probe holds no credit, so it may cause one answer only).
+    fn write_probe(&mut self, buf: &mut [u8], dpp: usize, stats: &mut Stats) -> Option<usize> {
+        let i = self
+            .slots
+            .iter()
+            .position(|s| s.req.as_ref().is_some_and(|r| r.probe.is_some()))?;
+        let k = self.take_probe(i)?;
+        stats.retransmissions += 1;
+        stats.probes_sent += 1;
+        let req = self.slots[i].req.as_ref()?;
+        Some(write_packet(req, k, 0, buf, dpp, &self.common))
+    }
+}
+
+/// Writes packet `k` of `req`: a request packet (the last one carrying
+/// `grant`), or an RFR once the request is sent.
+fn write_packet(
+    req: &ClientReq,
+    k: u32,
+    grant: u16,
+    buf: &mut [u8],
+    dpp: usize,
+    common: &SessionCommon,
+) -> usize {
+    let rpc = RpcRepr {
+        pkt_type: PktType::Request,
+        req_type: req.req_type,
+        msg_size: req.msg.len() as u32,
+        dest_session: common.remote,
+        pkt_num: k as u16,
+        grant,
+        req_num: req.req_num,
+        token: common.token,
+    };
+    if k < req.n_req {
+        let data = &req.msg[chunk(req.msg.len(), k, dpp)];
+        write_frame(buf, &common.template, &rpc, data)
+    } else {
+        let rfr = RpcRepr {
+            pkt_type: PktType::ReqForResp,
+            msg_size: 0,
+            pkt_num: (k - req.n_req + 1) as u16,
+            grant: 0,
+            ..rpc
+        };
+        write_frame(buf, &common.template, &rfr, &[])
+    }
+}
+
+/// Bookkeeping after packet `num_tx` of `req` went out.
+fn advance(req: &mut ClientReq, now: Instant, stats: &mut Stats) {
+    if req.num_tx == req.num_rx {
+        req.armed_at = now;
+        if !req.rolled_back {
+            req.progress_at = now;
+        }
+    }
+    if req.num_tx < req.high_tx {
+        stats.retransmissions += 1;
+    }
+    req.num_tx += 1;
+    req.high_tx = req.high_tx.max(req.num_tx);
+}

@@ -1,0 +1,356 @@
+//! The [`Endpoint`]: its fields, getters, and `handle_frame`, which parses
+//! a frame once and hands it to the concern that owns its packet kind. The
+//! other `impl Endpoint` blocks live beside their concern: `handshake.rs`,
+//! `requests.rs`, `transmit.rs`, `loss.rs`, `lifecycle.rs`.
+
+use super::client_rx::AnswerRx;
+use super::config::{EndpointAddr, EndpointConfig};
+use super::error::ConfigError;
+use super::event::{Delivery, Event};
+use super::ids::SessionId;
+use super::msgbuf::{MsgBuf, MsgPool, PoolStats};
+use super::server_rx::RequestRx;
+use super::state::SessionState;
+use super::stats::{SessionCounts, Stats};
+use super::table::SessionTable;
+use super::timers::TimerHeap;
+use super::txq::{AnswerKind, TxQueues};
+use crate::rng::Rng;
+use crate::time::Instant;
+use crate::wire::{self, Parsed, PktType, HEADERS_LEN};
+use std::collections::{HashMap, VecDeque};
+use std::net::Ipv4Addr;
+
+/// Events pre-sized per endpoint: a session reset with a full window and a
+/// modest backlog fits without growing the queue.
+const EVENT_QUEUE_PRESIZE: usize = 256;
+
+/// One RPC endpoint: a client and a server at once, owned by one thread.
+///
+/// # Call order
+///
+/// Methods fall in four groups, as in quinn-proto:
+///
+/// - **getters**: [`stats`](Self::stats), [`session_state`](Self::session_state),
+///   [`session_credits_available`](Self::session_credits_available),
+///   [`sessions_by_state`](Self::sessions_by_state),
+///   [`max_data_per_pkt`](Self::max_data_per_pkt),
+///   [`has_pending_transmit`](Self::has_pending_transmit), ...
+/// - **inputs**: [`handle_frame`](Self::handle_frame) for every received
+///   frame, [`handle_timeout`](Self::handle_timeout) when the time from
+///   `poll_timeout` is reached (calling it early or late is harmless).
+/// - **commands**: [`connect`](Self::connect), [`disconnect`](Self::disconnect),
+///   [`alloc_msg`](Self::alloc_msg), [`enqueue_request`](Self::enqueue_request),
+///   [`respond`](Self::respond), [`respond_error`](Self::respond_error);
+///   allowed at any time, including while holding a [`Delivery`] (it borrows
+///   the frame, not the endpoint).
+/// - **outputs**: after any input or command, drain
+///   [`poll_transmit`](Self::poll_transmit) until `None` (or until the TX
+///   batch is full: what is left stays queued), then
+///   [`poll_event`](Self::poll_event) until `None`, then re-arm the timer with
+///   [`poll_timeout`](Self::poll_timeout).
+///
+/// A run loop iteration is therefore: receive a burst and `handle_frame`
+/// each (acting on each `Delivery`), `handle_timeout(now)` if due, drain
+/// `poll_transmit` into TX buffers, drain `poll_event`, read `poll_timeout`.
+#[derive(Debug)]
+pub struct Endpoint {
+    pub(crate) cfg: EndpointConfig,
+    /// Payload bytes per packet (`cfg.max_data_per_pkt()`).
+    pub(crate) dpp: usize,
+    pub(crate) table: SessionTable,
+    /// Receive-ring entries reserved by live sessions (lossless mode).
+    pub(crate) ring_reserved: usize,
+    /// Server side: (client ip, client port, client session) -> (our
+    /// session, token), to answer duplicate ConnectReqs without allocating.
+    pub(crate) accepted: HashMap<(Ipv4Addr, u16, u16), (SessionId, u32)>,
+    /// Server sessions per client IP (for `max_sessions_per_peer`).
+    pub(crate) peer_sessions: HashMap<Ipv4Addr, usize>,
+    pub(crate) pool: MsgPool,
+    pub(crate) txq: TxQueues,
+    pub(crate) events: VecDeque<Event>,
+    pub(crate) stats: Stats,
+    pub(crate) rng: Rng,
+    /// Every session's next deadline (see `timers.rs`).
+    pub(crate) timers: TimerHeap,
+    /// Client requests in slots (any session): busy while > 0.
+    pub(crate) active_client_reqs: usize,
+    /// Sessions in Connecting or Disconnecting: busy while > 0.
+    pub(crate) sm_pending: usize,
+    /// Timeouts under judgement (client slots' suspects): busy while > 0.
+    pub(crate) pending_suspects: usize,
+}
+
+impl Endpoint {
+    /// An endpoint with no sessions; fails if `cfg` does not validate.
+    pub fn new(cfg: EndpointConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        Ok(Endpoint {
+            dpp: cfg.max_data_per_pkt(),
+            table: SessionTable::new(cfg.max_sessions),
+            ring_reserved: 0,
+            accepted: HashMap::new(),
+            peer_sessions: HashMap::new(),
+            pool: MsgPool::new(cfg.max_msg_size),
+            txq: TxQueues::new(),
+            events: VecDeque::with_capacity(EVENT_QUEUE_PRESIZE),
+            stats: Stats::default(),
+            rng: Rng::new(cfg.seed),
+            timers: TimerHeap::new(cfg.scan_interval, 2 * cfg.max_sessions),
+            active_client_reqs: 0,
+            sm_pending: 0,
+            pending_suspects: 0,
+            cfg,
+        })
+    }
+
+    // ---- getters ----
+
+    /// The validated configuration.
+    pub fn config(&self) -> &EndpointConfig {
+        &self.cfg
+    }
+
+    /// This endpoint's own address.
+    pub fn local_addr(&self) -> EndpointAddr {
+        self.cfg.local
+    }
+
+    /// Counters (see [`Stats`]).
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// Counters of the message-buffer pool.
+    pub fn pool_stats(&self) -> PoolStats {
+        self.pool.stats()
+    }
+
+    /// Message buffers handed out by this endpoint's pool and not yet
+    /// returned (held by the application or by sessions).
+    pub fn msgs_outstanding(&self) -> u64 {
+        self.pool.outstanding()
+    }
+
+    /// Payload bytes one packet carries (`mtu - 52`).
+    pub fn max_data_per_pkt(&self) -> usize {
+        self.dpp
+    }
+
+    /// Smallest `buf` that `poll_transmit` accepts: headers plus one packet of data.
+    pub fn min_tx_buf_len(&self) -> usize {
+        HEADERS_LEN + self.dpp
+    }
+
+    /// `None` if the session does not exist (any more).
+    pub fn session_state(&self, s: SessionId) -> Option<SessionState> {
+        self.table.get(s).map(|x| x.common().state)
+    }
+
+    /// Credits not held by packets in flight; `None` unless `s` is a live
+    /// client session. Equals the session's credits whenever it is idle.
+    pub fn session_credits_available(&self, s: SessionId) -> Option<u16> {
+        self.table.client(s).map(|c| c.credits)
+    }
+
+    /// Requests of a client session not yet completed (in slots and backlog).
+    pub fn session_pending_requests(&self, s: SessionId) -> Option<usize> {
+        self.table.client(s).map(|c| c.active + c.backlog.len())
+    }
+
+    /// How many sessions are in each state.
+    pub fn sessions_by_state(&self) -> SessionCounts {
+        self.table.counts()
+    }
+
+    /// Sessions whose handshake timer is armed (Connecting or
+    /// Disconnecting ones, by construction).
+    pub fn handshakes_pending(&self) -> usize {
+        self.sm_pending
+    }
+
+    /// Memory one session costs this endpoint, in bytes: its table entry,
+    /// its slots (`req_window` of them), the client backlog's pre-sized
+    /// entries or the server's duplicate-ConnectReq map entry (whichever
+    /// role costs more), and its share of the timer heap (two entries).
+    /// Message buffers are not counted: they come from the shared pool and
+    /// scale with requests in flight, not with sessions.
+    pub fn bytes_per_session(&self) -> usize {
+        use super::client::{ClientSlot, Pending, BACKLOG_PRESIZE};
+        use super::server::ServerSlot;
+        use std::mem::size_of;
+        type AcceptedEntry = ((Ipv4Addr, u16, u16), (SessionId, u32));
+        let w = self.cfg.req_window;
+        let entry = size_of::<Option<super::table::Session>>();
+        let client = w * size_of::<ClientSlot>() + BACKLOG_PRESIZE * size_of::<Pending>();
+        // A hashbrown entry: the key-value pair plus one control byte.
+        let server = w * size_of::<ServerSlot>() + size_of::<AcceptedEntry>() + 1;
+        entry + client.max(server) + 2 * super::timers::ENTRY_BYTES
+    }
+
+    /// Receive-ring entries reserved by live sessions and the total.
+    pub fn ring_usage(&self) -> (usize, usize) {
+        (self.ring_reserved, self.cfg.rx_ring_entries)
+    }
+
+    /// Whether `poll_transmit` may produce a frame. May be `true` spuriously
+    /// (a queued item turned out stale); `poll_transmit` is authoritative.
+    pub fn has_pending_transmit(&self) -> bool {
+        !self.txq.is_empty()
+    }
+
+    /// When `handle_timeout` should next be called; `None` when nothing is
+    /// waiting on a timer (no session at all). While sessions exist their
+    /// keepalive/idle deadlines keep a timer armed; see
+    /// [`is_idle`](Self::is_idle) for whether anything is actually in
+    /// progress. O(1): the top of the deadline heap (it may be a deadline
+    /// that no longer applies, so an early call is possible, never a late one).
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.timers.next()
+    }
+
+    /// Whether nothing is in progress: no client request outstanding, no
+    /// handshake pending, no timeout under judgement, nothing queued to
+    /// send. Timers may still be armed for keepalives and idle reclamation.
+    pub fn is_idle(&self) -> bool {
+        self.active_client_reqs + self.sm_pending + self.pending_suspects == 0
+            && self.txq.is_empty()
+    }
+
+    /// Next event, if any.
+    pub fn poll_event(&mut self) -> Option<Event> {
+        self.events.pop_front()
+    }
+
+    // ---- commands: message buffers ----
+
+    /// A pooled message buffer of `len` bytes (contents unspecified); it
+    /// returns to the pool when dropped.
+    pub fn alloc_msg(&mut self, len: usize) -> MsgBuf {
+        self.pool.alloc(len)
+    }
+
+    // ---- inputs ----
+
+    /// Processes one received frame. Returns a complete request (server
+    /// side) or response (client side) when this frame completes one; all
+    /// other outcomes (credit returns, handshake, drops) show up in stats,
+    /// events and transmit work. Never panics on any input bytes.
+    pub fn handle_frame<'f>(&mut self, now: Instant, frame: &'f [u8]) -> Option<Delivery<'f>> {
+        self.stats.rx_pkts += 1;
+        self.stats.rx_bytes += frame.len() as u64;
+        let Ok(p) = wire::parse_frame(frame) else {
+            self.stats.drops.malformed += 1;
+            return None;
+        };
+        let local = &self.cfg.local;
+        let mac_ok = p.dst_mac == local.mac || p.dst_mac.is_broadcast();
+        if !mac_ok || p.dst_ip != local.ip || p.dst_port != local.port {
+            self.stats.drops.not_ours += 1;
+            return None;
+        }
+        match p.rpc.pkt_type {
+            PktType::Request => self.rx_request(now, &p),
+            PktType::ReqForResp => {
+                self.rx_rfr(now, &p);
+                None
+            }
+            PktType::CreditReturn | PktType::Response | PktType::ErrorResponse => {
+                self.rx_answer(now, &p)
+            }
+            PktType::SessionMgmt => {
+                self.handle_sm(now, &p);
+                None
+            }
+            PktType::Unknown(_) => {
+                self.stats.drops.malformed += 1;
+                None
+            }
+        }
+    }
+
+    /// A request packet: to its server session.
+    fn rx_request<'f>(&mut self, now: Instant, p: &Parsed<'f>) -> Option<Delivery<'f>> {
+        let d = &mut self.stats.drops;
+        let srv = self.table.server_for_packet(&p.rpc, d)?;
+        srv.common.heard_at(now);
+        let sid = srv.common.id();
+        match srv.rx_request(p, self.dpp, self.cfg.max_msg_size, &self.pool, d) {
+            RequestRx::Dropped => None,
+            RequestRx::Reanswer { kind, first, count } => {
+                for k in first..first + count {
+                    self.txq.answer(sid, p.rpc.req_num, kind, k);
+                }
+                None
+            }
+            RequestRx::Accepted(queue_cr) => {
+                self.stats.rx_accepted += 1;
+                if queue_cr {
+                    let cr = AnswerKind::CreditReturn;
+                    self.txq.answer(sid, p.rpc.req_num, cr, 0);
+                }
+                None
+            }
+            RequestRx::Deliver(delivery) => {
+                self.stats.rx_accepted += 1;
+                self.stats.handler_invocations += 1;
+                Some(delivery)
+            }
+        }
+    }
+
+    /// A request-for-response: to its server session.
+    fn rx_rfr(&mut self, now: Instant, p: &Parsed<'_>) {
+        let d = &mut self.stats.drops;
+        let Some(srv) = self.table.server_for_packet(&p.rpc, d) else {
+            return;
+        };
+        srv.common.heard_at(now);
+        let sid = srv.common.id();
+        if let Some((k, new)) = srv.rx_rfr(p, self.dpp, d) {
+            self.stats.rx_accepted += new as u64;
+            self.txq.answer(sid, p.rpc.req_num, AnswerKind::Response, k);
+        }
+    }
+
+    /// A credit return, response or error answer: to its client session.
+    fn rx_answer<'f>(&mut self, now: Instant, p: &Parsed<'f>) -> Option<Delivery<'f>> {
+        let d = &mut self.stats.drops;
+        let c = self.table.client_for_packet(&p.rpc, d)?;
+        let sid = c.common.id();
+        let max_msg = self.cfg.max_msg_size;
+        let rx = c.rx_answer(now, p, self.dpp, max_msg, &self.pool, d);
+        let dropped = matches!(
+            rx,
+            AnswerRx::Dropped | AnswerRx::Spurious | AnswerRx::Rejected { .. }
+        );
+        if !dropped {
+            self.stats.rx_accepted += 1;
+        }
+        match rx {
+            AnswerRx::Dropped => None,
+            AnswerRx::Spurious => {
+                self.stats.spurious_timeouts += 1;
+                self.pending_suspects -= 1;
+                None
+            }
+            AnswerRx::Progress => {
+                self.schedule_client(sid);
+                None
+            }
+            AnswerRx::Completed { slot, payload } => {
+                let tag = self.finish_request(sid, slot, now)?;
+                Some(Delivery::Response {
+                    session: sid,
+                    tag,
+                    payload,
+                })
+            }
+            AnswerRx::Failed { slot, error } | AnswerRx::Rejected { slot, error } => {
+                self.fail_request(sid, slot, error);
+                self.refill_slot(sid, slot, now);
+                None
+            }
+        }
+    }
+}

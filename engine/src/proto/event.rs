@@ -1,0 +1,106 @@
+//! What the endpoint hands to the application: a [`Delivery`] returned by
+//! `handle_frame` (a complete request or response, its bytes in a
+//! [`Payload`]), and [`Event`]s drained with `poll_event`.
+
+use super::error::RpcError;
+use super::ids::{ReqHandle, SessionId};
+use super::msgbuf::MsgBuf;
+
+/// What `handle_frame` hands to the application.
+#[derive(Debug)]
+pub enum Delivery<'f> {
+    /// Server side: a complete request. Answer with
+    /// [`Endpoint::respond`](super::Endpoint::respond) (now or later). The
+    /// handler for a given (session, req_num) is invoked at most once.
+    Request {
+        /// Consumed by the answer.
+        handle: ReqHandle,
+        /// Selects the handler.
+        req_type: u8,
+        /// The request's bytes.
+        payload: Payload<'f>,
+    },
+    /// Client side: the complete response to the request enqueued with `tag`.
+    Response {
+        /// The client session the request was sent on.
+        session: SessionId,
+        /// The tag given to `enqueue_request`.
+        tag: u64,
+        /// The response's bytes.
+        payload: Payload<'f>,
+    },
+}
+
+/// A received message: borrowed from the frame (single-packet messages,
+/// zero-copy) or assembled into a pooled buffer (multi-packet messages),
+/// which returns to its pool when the payload is dropped.
+#[derive(Debug)]
+pub enum Payload<'f> {
+    /// The message bytes inside the received frame.
+    Borrowed(&'f [u8]),
+    /// A message assembled from several packets.
+    Owned(MsgBuf),
+}
+
+impl Payload<'_> {
+    /// The message bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            Payload::Borrowed(b) => b,
+            Payload::Owned(m) => m.as_slice(),
+        }
+    }
+
+    /// Message length in bytes.
+    pub fn len(&self) -> usize {
+        self.as_slice().len()
+    }
+
+    /// Whether the message is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// Things that happened, drained with
+/// [`Endpoint::poll_event`](super::Endpoint::poll_event).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Event {
+    /// A session opened with `connect` is ready.
+    Connected(SessionId),
+    /// A connect failed (timeout or refused); the session is freed and any
+    /// requests enqueued on it failed with `SessionClosed`.
+    ConnectFailed {
+        /// The freed session.
+        session: SessionId,
+        /// `ConnectTimeout` or `Refused(status)`.
+        reason: RpcError,
+    },
+    /// A session closed with `disconnect` is freed.
+    Disconnected(SessionId),
+    /// A client session was reset (reason `PeerTimeout` or
+    /// `LosslessViolation`); its requests fail with `SessionReset`.
+    SessionReset {
+        /// The session, now in state Reset.
+        session: SessionId,
+        /// Why it was reset.
+        reason: RpcError,
+    },
+    /// A request will never complete; its request buffer went back to the pool.
+    RequestFailed {
+        /// The client session the request was on.
+        session: SessionId,
+        /// The tag given to `enqueue_request`.
+        tag: u64,
+        /// Why it failed.
+        error: RpcError,
+    },
+    /// Server side: a peer opened a session to us.
+    PeerSessionAccepted(SessionId),
+    /// Server side: a peer closed its session (or reconnected with a new
+    /// token, which replaces the old session).
+    PeerSessionClosed(SessionId),
+    /// Server side: a session whose client went silent (dead, or a
+    /// half-open handshake) was reclaimed after the idle timeout.
+    PeerSessionReclaimed(SessionId),
+}

@@ -1,0 +1,334 @@
+//! Loss recovery and the other per-session timers. Each session has one
+//! deadline in the endpoint's timer heap (`timers.rs`): the earliest of its
+//! retransmission timeouts, session timeout, judgements, handshake retry or
+//! give-up, keepalive and idle/half-open reclamation. When it fires, this
+//! file checks that one session (as eRPC's periodic scan checked every
+//! session) and re-arms it, so the timer work per tick is proportional to
+//! the sessions that are due, not to the sessions that exist.
+//!
+//! Loss recovery is client-side only (the server is passive). A request with
+//! packets in flight and no progress for `rto` rolls back: its in-flight
+//! credits come home, `num_tx` rewinds to `num_rx` and the packets are sent
+//! again (go-back-N). In lossless mode every rollback is a counted violation
+//! and, under `LossPolicy::ResetSession`, resets the session instead. A
+//! request that makes no progress for `session_timeout` (measured from its
+//! last accepted answer, or from when it started transmitting) resets the
+//! session: all its requests fail with `SessionReset`, then it sits in state
+//! Reset until the application disconnects it. Handshakes are retried every
+//! `connect_retry` and abandoned after `connect_timeout`.
+
+use super::client::ClientSession;
+use super::config::{FlowMode, LossPolicy};
+use super::endpoint::Endpoint;
+use super::error::RpcError;
+use super::ids::SessionId;
+use super::state::{SessionInput, SessionState};
+use super::stats::Stats;
+use super::table::Session;
+use super::timers::UNARMED;
+use super::txq::TxDesc;
+use crate::time::{Duration, Instant};
+
+/// What the scan decided for one client session.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Verdict {
+    Ok,
+    /// Some requests rolled back: schedule transmission.
+    RolledBack,
+    Reset(RpcError),
+}
+
+/// The timeouts the scan applies to a client session.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct LossTimers {
+    pub rto: Duration,
+    pub session_timeout: Duration,
+    pub mode: FlowMode,
+}
+
+/// The judgement delay for an RTT estimate (see `ClientSession::rtt`).
+fn judgement(rtt: Duration, rto: Duration) -> Duration {
+    Duration::from_nanos(rto.as_nanos().max(2 * rtt.as_nanos()))
+}
+
+impl ClientSession {
+    /// Retransmission and session timeouts of this connected session, and
+    /// the judgement of earlier timeouts (see `Suspect`).
+    pub fn scan(&mut self, now: Instant, t: LossTimers, stats: &mut Stats) -> Verdict {
+        let mut verdict = Verdict::Ok;
+        for i in 0..self.slots.len() {
+            match self.judge(i, now, t, stats) {
+                Verdict::Ok => {}
+                Verdict::RolledBack => verdict = Verdict::RolledBack,
+                reset => return reset,
+            }
+            let slot = &mut self.slots[i];
+            let under_judgement = slot.suspect.is_some();
+            let Some(req) = slot.req.as_mut() else {
+                continue;
+            };
+            let in_flight = req.in_flight();
+            if in_flight == 0 && !req.rolled_back {
+                continue; // idle or waiting for credits: not this request's fault
+            }
+            if now.saturating_since(req.progress_at) >= t.session_timeout {
+                return Verdict::Reset(RpcError::PeerTimeout);
+            }
+            if in_flight == 0 || now.saturating_since(req.armed_at) < t.rto {
+                continue;
+            }
+            let judge_at = now + judgement(self.rtt, t.rto);
+            let suspect = req.suspect(judge_at);
+            req.armed_at = now;
+            if let FlowMode::Lossless { .. } = t.mode {
+                // Fault detection first: resend one packet and keep every
+                // other credit, since those packets may still sit in the
+                // receiver's ring. The judgement decides later.
+                if !under_judgement {
+                    self.set_probe(i);
+                    self.set_suspect(i, suspect);
+                    verdict = Verdict::RolledBack;
+                }
+                continue;
+            }
+            stats.rollbacks += 1;
+            self.roll_back(i, now);
+            self.set_suspect(i, suspect);
+            verdict = Verdict::RolledBack;
+        }
+        verdict
+    }
+
+    /// Slot `i`'s suspect, if its time is up without the duplicate answer
+    /// that would have shown the original late: a loss. In lossless mode it
+    /// is a counted violation, handled per policy; the request goes back to
+    /// its first unanswered packet now, since a go-back-N receiver discarded
+    /// everything sent after the hole.
+    fn judge(&mut self, i: usize, now: Instant, t: LossTimers, stats: &mut Stats) -> Verdict {
+        if self.slots[i].suspect.is_none_or(|s| now < s.judge_at) {
+            return Verdict::Ok;
+        }
+        let Some(s) = self.take_suspect(i) else {
+            return Verdict::Ok;
+        };
+        let FlowMode::Lossless { on_loss } = t.mode else {
+            return Verdict::Ok;
+        };
+        stats.lossless_violations += 1;
+        if on_loss == LossPolicy::ResetSession {
+            return Verdict::Reset(RpcError::LosslessViolation);
+        }
+        let stuck = self.slots[i]
+            .req
+            .as_ref()
+            .is_some_and(|r| r.req_num == s.req_num && r.in_flight() > 0);
+        if !stuck {
+            return Verdict::Ok;
+        }
+        stats.rollbacks += 1;
+        self.roll_back(i, now);
+        Verdict::RolledBack
+    }
+}
+
+impl ClientSession {
+    /// The earliest time `scan` or `judge` could act on this session: a
+    /// judgement, an RTO, a session timeout. `None` if nothing is pending.
+    /// Every reference it reads only moves later until the scan runs, so a
+    /// deadline computed now is never late.
+    pub fn loss_deadline(&self, t: LossTimers) -> Option<Instant> {
+        let mut at: Option<Instant> = None;
+        let mut earliest = |x: Instant| at = Some(at.map_or(x, |a| a.min(x)));
+        for slot in &self.slots {
+            if let Some(s) = slot.suspect {
+                earliest(s.judge_at);
+            }
+            let Some(req) = slot.req.as_ref() else {
+                continue;
+            };
+            let in_flight = req.in_flight();
+            if in_flight == 0 && !req.rolled_back {
+                continue;
+            }
+            earliest(req.progress_at + t.session_timeout);
+            if in_flight > 0 {
+                earliest(req.armed_at + t.rto);
+            }
+        }
+        at
+    }
+}
+
+impl Endpoint {
+    /// Runs the timers due at `now`: each session whose deadline has come
+    /// is checked and re-armed. Cheap to call early (it returns at once
+    /// when the heap's top is not due) and safe to call late.
+    pub fn handle_timeout(&mut self, now: Instant) {
+        while let Some((id, at)) = self.timers.pop_due(now) {
+            let Some(sess) = self.table.get_mut(id) else {
+                continue; // freed since: a stale entry
+            };
+            let c = sess.common_mut();
+            if c.timer_at != at {
+                continue; // re-armed earlier since: a stale entry
+            }
+            c.timer_at = UNARMED;
+            self.fire(now, id);
+            self.rearm(now, id);
+        }
+    }
+
+    fn loss_timers(&self) -> LossTimers {
+        LossTimers {
+            rto: self.cfg.rto,
+            session_timeout: self.cfg.session_timeout,
+            mode: self.cfg.mode,
+        }
+    }
+
+    /// Everything session `id` may have due at `now`: keepalive or
+    /// reclamation, then handshake retry/give-up or the loss scan.
+    fn fire(&mut self, now: Instant, id: SessionId) {
+        self.housekeeping(now, id);
+        let timers = self.loss_timers();
+        let Some(sess) = self.table.get_mut(id) else {
+            return;
+        };
+        match (sess.common().state, sess) {
+            (SessionState::Connecting | SessionState::Disconnecting, _) => {
+                self.handshake_timer(now, id)
+            }
+            (SessionState::Connected, Session::Client(c)) if c.active + c.suspects > 0 => {
+                let before = c.suspects;
+                let verdict = c.scan(now, timers, &mut self.stats);
+                self.pending_suspects = self.pending_suspects + c.suspects - before;
+                match verdict {
+                    Verdict::Ok => {}
+                    Verdict::RolledBack => self.schedule_client(id),
+                    Verdict::Reset(reason) => self.step(now, id, SessionInput::Reset, reason),
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Arms session `id` at its next deadline, if it has one and is not
+    /// already armed at or before it. O(window); called on state changes
+    /// and after a session's timer fired, never per packet.
+    pub(crate) fn rearm(&mut self, now: Instant, id: SessionId) {
+        let timers = self.loss_timers();
+        let c = &self.cfg;
+        let (keepalive, idle, half_open) =
+            (c.keepalive_interval, c.idle_timeout, c.half_open_timeout);
+        let period = self.housekeeping_period();
+        let Some(sess) = self.table.get_mut(id) else {
+            return;
+        };
+        let state = sess.common().state;
+        let at = match sess {
+            _ if matches!(
+                state,
+                SessionState::Connecting | SessionState::Disconnecting
+            ) =>
+            {
+                let sm = sess.common().sm;
+                Some(sm.next_retry.min(sm.deadline))
+            }
+            Session::Client(c) if state == SessionState::Connected => {
+                let ka = c.common.active_at + keepalive;
+                Some(c.loss_deadline(timers).map_or(ka, |l| l.min(ka)))
+            }
+            Session::Server(s) => {
+                let limit = if s.common.heard { idle } else { half_open };
+                let due = s.common.active_at + limit;
+                // Past due but held by a handler: look again a period later.
+                Some(if due <= now { now + period } else { due })
+            }
+            Session::Client(_) => None,
+        };
+        if let Some(at) = at {
+            // Never at or before `now`: a deadline that is due has just
+            // been handled, and the next look is at least one grain later.
+            let at = at.max(now + Duration::from_nanos(1));
+            let c = sess.common_mut();
+            self.timers.arm(&mut c.timer_at, id, at);
+        }
+    }
+
+    /// Period at which a server session held by a handler past its idle
+    /// limit is looked at again (a quarter of the shortest housekeeping
+    /// timer, as the former keepalive/idle scan ran).
+    fn housekeeping_period(&self) -> Duration {
+        Duration::from_nanos(
+            self.cfg
+                .keepalive_interval
+                .min(self.cfg.half_open_timeout)
+                .as_nanos()
+                / 4,
+        )
+    }
+
+    /// Keepalive for an idle client session; reclamation of a server
+    /// session whose client went silent (not while a handler holds one of
+    /// its requests: the client is waiting for that answer).
+    fn housekeeping(&mut self, now: Instant, id: SessionId) {
+        let c = &self.cfg;
+        let (keepalive, idle, half_open) =
+            (c.keepalive_interval, c.idle_timeout, c.half_open_timeout);
+        let Some(sess) = self.table.get_mut(id) else {
+            return;
+        };
+        match sess {
+            Session::Client(c) if c.common.state == SessionState::Connected => {
+                if now.saturating_since(c.common.active_at) >= keepalive {
+                    c.common.active_at = now;
+                    self.stats.keepalives_sent += 1;
+                    self.txq.ctrl.push_back(TxDesc::KeepAlive(id));
+                }
+            }
+            Session::Server(s) => {
+                let limit = if s.common.heard { idle } else { half_open };
+                if now.saturating_since(s.common.active_at) >= limit && !s.in_handler() {
+                    self.step(now, id, SessionInput::IdleTimeout, RpcError::PeerTimeout);
+                }
+            }
+            Session::Client(_) => {}
+        }
+    }
+    /// Handshake retry or give-up for a Connecting/Disconnecting session.
+    fn handshake_timer(&mut self, now: Instant, id: SessionId) {
+        let retry = self.cfg.connect_retry;
+        let Some(sess) = self.table.get_mut(id) else {
+            return;
+        };
+        let c = sess.common_mut();
+        let connecting = c.state == SessionState::Connecting;
+        if now >= c.sm.deadline {
+            if connecting {
+                self.step(
+                    now,
+                    id,
+                    SessionInput::ConnectTimeout,
+                    RpcError::ConnectTimeout,
+                );
+            } else {
+                // The server is gone or unreachable: free locally anyway.
+                self.step(
+                    now,
+                    id,
+                    SessionInput::DisconnectDone,
+                    RpcError::SessionClosed,
+                );
+            }
+            return;
+        }
+        if now >= c.sm.next_retry {
+            c.sm.next_retry = now + retry;
+            self.txq.ctrl.push_back(if connecting {
+                TxDesc::ConnectReq(id)
+            } else {
+                TxDesc::DisconnectReq(id)
+            });
+        }
+    }
+}

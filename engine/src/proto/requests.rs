@@ -1,0 +1,164 @@
+//! Application commands on requests and their bookkeeping: enqueueing a
+//! request (into a free slot or the backlog), answering one (response or
+//! error), and what happens when a client request completes or fails (its
+//! buffers go home by drop, the backlog head takes the slot, the
+//! application hears of failures through `Event::RequestFailed`).
+
+use super::client::Pending;
+use super::endpoint::Endpoint;
+use super::error::RpcError;
+use super::event::Event;
+use super::ids::{ReqHandle, SessionId};
+use super::msgbuf::MsgBuf;
+use super::server::Answer;
+use super::state::SessionState;
+use super::txq::AnswerKind;
+use crate::time::Instant;
+use crate::wire::ErrorCode;
+
+impl Endpoint {
+    /// Queues a request of type `req_type` on client session `s`. The
+    /// endpoint owns `msg` until the request completes (then it goes back to
+    /// the pool); `tag` comes back with the response or failure. Allowed in
+    /// Connecting (sent once connected) and Connected. On error `msg` is
+    /// handed back.
+    pub fn enqueue_request(
+        &mut self,
+        now: Instant,
+        s: SessionId,
+        req_type: u8,
+        msg: MsgBuf,
+        tag: u64,
+    ) -> Result<(), (RpcError, MsgBuf)> {
+        let max = self.cfg.max_msg_size;
+        if msg.len() > max {
+            let len = msg.len();
+            return Err((RpcError::MsgTooLarge { len, max }, msg));
+        }
+        let dpp = self.dpp;
+        let Some(sess) = self.table.get_mut(s) else {
+            return Err((RpcError::UnknownSession, msg));
+        };
+        let state = sess.common().state;
+        if !matches!(state, SessionState::Connecting | SessionState::Connected) {
+            return Err((RpcError::InvalidState { state }, msg));
+        }
+        let Some(c) = self.table.client_mut(s) else {
+            return Err((RpcError::WrongRole, msg));
+        };
+        let limit = self.cfg.max_backlog;
+        match c.free_slot() {
+            Some(i) => {
+                c.start(i, Pending { req_type, msg, tag }, now, dpp);
+                self.active_client_reqs += 1;
+                self.schedule_client(s);
+            }
+            None if c.backlog.len() >= limit => {
+                self.stats.backlog_full += 1;
+                return Err((RpcError::BacklogFull { limit }, msg));
+            }
+            None => c.backlog.push_back(Pending { req_type, msg, tag }),
+        }
+        Ok(())
+    }
+
+    /// Answers the request behind `h` with `msg` (ownership passes to the
+    /// endpoint: it is kept to answer duplicates and RFRs, and returned to
+    /// the pool when the slot's next request arrives or the session closes).
+    /// Response packet 0 goes out unasked, and so do the packets after it
+    /// that the client granted credits for; the client pulls the rest.
+    pub fn respond(&mut self, _now: Instant, h: ReqHandle, msg: MsgBuf) -> Result<(), RpcError> {
+        let max = self.cfg.max_msg_size;
+        if msg.len() > max {
+            let len = msg.len();
+            return Err(RpcError::MsgTooLarge { len, max });
+        }
+        self.answer(h, Answer::Response(msg), AnswerKind::Response)
+    }
+
+    /// Answers the request behind `h` with an error instead of a response
+    /// (e.g. `ErrorCode::NoHandler` for a request type nobody serves): one
+    /// `ErrorResponse` packet, and the client's request fails at once with
+    /// `RpcError::Remote(code)`.
+    pub fn respond_error(&mut self, h: ReqHandle, code: ErrorCode) -> Result<(), RpcError> {
+        self.answer(h, Answer::Error(code), AnswerKind::Error)
+    }
+
+    fn answer(&mut self, h: ReqHandle, answer: Answer, kind: AnswerKind) -> Result<(), RpcError> {
+        let srv = self
+            .table
+            .server_mut(h.session)
+            .filter(|x| x.common.state == SessionState::Connected)
+            .ok_or(RpcError::StaleHandle)?;
+        let (copies, granted) = srv
+            .store_answer(h.req_num, answer, self.dpp)
+            .map_err(|_| RpcError::StaleHandle)?;
+        for _ in 0..copies {
+            self.txq.answer(h.session, h.req_num, kind, 0);
+        }
+        // The packets the client granted credits for go out unasked.
+        for k in 1..=granted {
+            self.txq.answer(h.session, h.req_num, kind, k);
+        }
+        Ok(())
+    }
+
+    /// The request in `slot` completed: count it, start the next one, and
+    /// return its tag.
+    pub(crate) fn finish_request(
+        &mut self,
+        s: SessionId,
+        slot: usize,
+        now: Instant,
+    ) -> Option<u64> {
+        let req = self.table.client_mut(s)?.take(slot)?;
+        self.active_client_reqs -= 1;
+        self.stats.requests_completed += 1;
+        self.refill_slot(s, slot, now);
+        Some(req.tag)
+    }
+
+    /// Fails the request in `slot` with `error` (its buffers go home on drop).
+    pub(crate) fn fail_request(&mut self, s: SessionId, slot: usize, error: RpcError) {
+        let Some(req) = self.table.client_mut(s).and_then(|c| c.take(slot)) else {
+            return;
+        };
+        self.active_client_reqs -= 1;
+        self.stats.requests_failed += 1;
+        self.events.push_back(Event::RequestFailed {
+            session: s,
+            tag: req.tag,
+            error,
+        });
+    }
+
+    /// Moves the backlog head into free `slot` and schedules transmission.
+    pub(crate) fn refill_slot(&mut self, s: SessionId, slot: usize, now: Instant) {
+        let dpp = self.dpp;
+        let Some(c) = self.table.client_mut(s) else {
+            return;
+        };
+        if c.slots[slot].req.is_none() {
+            if let Some(p) = c.backlog.pop_front() {
+                c.start(slot, p, now, dpp);
+                self.active_client_reqs += 1;
+            }
+        }
+        self.schedule_client(s);
+    }
+
+    /// Fails every request of client session `s`, in slots and backlog.
+    pub(crate) fn fail_all_requests(&mut self, s: SessionId, error: RpcError) {
+        for slot in 0..self.cfg.req_window {
+            self.fail_request(s, slot, error);
+        }
+        while let Some(p) = self.table.client_mut(s).and_then(|c| c.backlog.pop_front()) {
+            self.stats.requests_failed += 1;
+            self.events.push_back(Event::RequestFailed {
+                session: s,
+                tag: p.tag,
+                error,
+            });
+        }
+    }
+}

@@ -1,0 +1,211 @@
+//! Server reception: in-order assembly of request packets, credit returns,
+//! handler delivery (at most once per (session, req_num)) and answers to
+//! requests-for-response.
+//!
+//! Per slot (`req_num % req_window`) the server holds the current request:
+//! a packet of an older req_num is stale (dropped), a newer req_num starts a
+//! new request and frees the stored answer of the previous one. Within the
+//! current request, packet k is accepted only if k == `num_rx`; an earlier
+//! k is re-answered (a cumulative CR, or the stored answer once it exists,
+//! with the response packets the duplicate grants), a later k is dropped
+//! (the client will go back to it).
+//!
+//! Credit returns are cumulative (`docs/wire.md`): an accepted non-last
+//! packet queues a CR only if none is queued for the slot yet, a duplicate
+//! always queues one; the CR written later names the highest packet
+//! received in order by then.
+
+use super::event::{Delivery, Payload};
+use super::frame::{chunk, pkts_of};
+use super::ids::ReqHandle;
+use super::msgbuf::MsgPool;
+use super::server::{granted_after_first, Answer, Phase, ServerSession};
+use super::stats::Drops;
+use super::txq::AnswerKind;
+use crate::wire::Parsed;
+
+/// What a request packet did to a server session.
+#[derive(Debug)]
+pub(crate) enum RequestRx<'f> {
+    /// Dropped (or a duplicate with nothing to re-send); counted.
+    Dropped,
+    /// Accepted in order (a non-last packet); `true`: queue a cumulative
+    /// credit return (none is queued for the slot yet).
+    Accepted(bool),
+    /// A duplicate (counted as a drop) that is answered again: `count`
+    /// answer packets of `kind` from packet `first` on.
+    Reanswer {
+        kind: AnswerKind,
+        first: u32,
+        count: u32,
+    },
+    /// The request is complete: hand it to the application.
+    Deliver(Delivery<'f>),
+}
+
+impl ServerSession {
+    /// A request packet addressed to this (connected, token-checked) session.
+    pub fn rx_request<'f>(
+        &mut self,
+        p: &Parsed<'f>,
+        dpp: usize,
+        max_msg: usize,
+        pool: &MsgPool,
+        d: &mut Drops,
+    ) -> RequestRx<'f> {
+        let rpc = &p.rpc;
+        let (r, k, len) = (rpc.req_num, rpc.pkt_num as u32, rpc.msg_size as usize);
+        if len > max_msg {
+            d.too_large += 1;
+            return RequestRx::Dropped;
+        }
+        let n = pkts_of(len, dpp);
+        if k >= n || p.payload.len() != chunk(len, k, dpp).len() {
+            d.malformed += 1;
+            return RequestRx::Dropped;
+        }
+        let sid = self.common.id();
+        let i = self.slot_of(r);
+        let slot = &mut self.slots[i];
+        match slot.req_num {
+            Some(cur) if r < cur => {
+                d.stale += 1;
+                d.stale_request += 1;
+                return RequestRx::Dropped;
+            }
+            Some(cur) if r == cur => {
+                if len != slot.req_len {
+                    d.malformed += 1;
+                    return RequestRx::Dropped;
+                }
+                if k > slot.num_rx {
+                    d.future += 1;
+                    d.future_request += 1;
+                    return RequestRx::Dropped;
+                }
+                if k < slot.num_rx {
+                    d.duplicate += 1;
+                    d.dup_request += 1;
+                    if k + 1 < n {
+                        // The client went back (or probed): a cumulative CR
+                        // tells it everything that did arrive. Never merged
+                        // with a queued CR: the second answer is the
+                        // client's evidence that its timeout was spurious.
+                        slot.cr_pending = true;
+                        let kind = AnswerKind::CreditReturn;
+                        return RequestRx::Reanswer {
+                            kind,
+                            first: k,
+                            count: 1,
+                        };
+                    }
+                    // The resent last packet carries the client's new grant.
+                    slot.grant = rpc.grant as u32;
+                    let Some(answer) = slot.answer.as_ref() else {
+                        d.dup_request_no_response += 1;
+                        slot.dup_in_handler = true;
+                        return RequestRx::Dropped;
+                    };
+                    let kind = match answer {
+                        Answer::Response(_) => AnswerKind::Response,
+                        Answer::Error(_) => AnswerKind::Error,
+                    };
+                    let count = 1 + granted_after_first(answer, slot.grant, dpp);
+                    return RequestRx::Reanswer {
+                        kind,
+                        first: 0,
+                        count,
+                    };
+                }
+            }
+            _ => {
+                // A newer request (or the first) for this slot.
+                if k != 0 {
+                    d.future += 1;
+                    d.future_request += 1;
+                    return RequestRx::Dropped;
+                }
+                // Dropping the previous request's buffers returns them to the pool.
+                slot.req_buf = None;
+                slot.answer = None;
+                slot.req_num = Some(r);
+                slot.req_type = rpc.req_type;
+                slot.req_len = len;
+                slot.n_req = n;
+                slot.num_rx = 0;
+                slot.phase = Phase::Receiving;
+                slot.dup_in_handler = false;
+                slot.grant = 0;
+                slot.cr_pending = false;
+            }
+        }
+        // In order: k == num_rx.
+        slot.num_rx += 1;
+        if k + 1 == n {
+            slot.grant = rpc.grant as u32;
+        }
+        let deliver = |payload| {
+            RequestRx::Deliver(Delivery::Request {
+                handle: ReqHandle {
+                    session: sid,
+                    req_num: r,
+                },
+                req_type: rpc.req_type,
+                payload,
+            })
+        };
+        if n == 1 {
+            slot.phase = Phase::InHandler;
+            return deliver(Payload::Borrowed(p.payload));
+        }
+        let buf = slot.req_buf.get_or_insert_with(|| pool.alloc(len));
+        buf[chunk(len, k, dpp)].copy_from_slice(p.payload);
+        if k + 1 < n {
+            return RequestRx::Accepted(!std::mem::replace(&mut slot.cr_pending, true));
+        }
+        slot.phase = Phase::InHandler;
+        match slot.req_buf.take() {
+            Some(msg) => deliver(Payload::Owned(msg)),
+            None => RequestRx::Dropped,
+        }
+    }
+
+    /// A request-for-response: the response packet to send, if it exists,
+    /// and whether the RFR was new (a duplicate is counted as a drop).
+    pub fn rx_rfr(&mut self, p: &Parsed<'_>, dpp: usize, d: &mut Drops) -> Option<(u32, bool)> {
+        let (r, k) = (p.rpc.req_num, p.rpc.pkt_num as u32);
+        let i = self.slot_of(r);
+        let slot = &mut self.slots[i];
+        match slot.req_num {
+            Some(cur) if r < cur => {
+                d.stale += 1;
+                d.stale_rfr += 1;
+                return None;
+            }
+            Some(cur) if r == cur => {}
+            _ => {
+                d.future += 1;
+                d.future_rfr += 1;
+                return None;
+            }
+        }
+        let Some(Answer::Response(resp)) = slot.answer.as_ref() else {
+            // RFRs follow Response(0), so a response must be stored.
+            d.future += 1;
+            d.future_rfr += 1;
+            return None;
+        };
+        if k == 0 || k >= pkts_of(resp.len(), dpp) {
+            d.malformed += 1;
+            return None;
+        }
+        let new = k >= slot.rfr_next;
+        if new {
+            slot.rfr_next = k + 1;
+        } else {
+            d.duplicate += 1;
+            d.dup_rfr += 1;
+        }
+        Some((k, new))
+    }
+}

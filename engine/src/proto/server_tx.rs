@@ -1,0 +1,68 @@
+//! Server answers: a credit return, a response packet or an error answer
+//! for the current request of a slot, written from the stored answer when
+//! the descriptor is popped (it is re-checked then: the slot may have moved
+//! on to a newer request, and then nothing is sent). A credit return is
+//! cumulative and takes its packet number at this moment: the highest
+//! non-last request packet received in order, so the CR queued by the
+//! first packet of a receive burst acknowledges the whole burst.
+
+use super::frame::{chunk, write_frame};
+use super::server::{Answer, ServerSession};
+use super::txq::AnswerKind;
+use crate::wire::{PktType, RpcRepr};
+
+impl ServerSession {
+    /// Writes answer packet `pkt` of kind `kind` for `req_num`, or `None` if
+    /// the slot no longer holds that request or answer.
+    pub fn write_answer(
+        &mut self,
+        buf: &mut [u8],
+        req_num: u64,
+        kind: AnswerKind,
+        pkt: u16,
+        dpp: usize,
+    ) -> Option<usize> {
+        let i = self.slot_of(req_num);
+        let slot = &mut self.slots[i];
+        if slot.req_num != Some(req_num) {
+            return None;
+        }
+        let pkt = if kind == AnswerKind::CreditReturn {
+            // Every accepted or re-answered non-last packet set the flag
+            // and num_rx >= 1; the last packet is answered by Response(0).
+            slot.cr_pending = false;
+            (slot.num_rx.min(slot.n_req - 1).saturating_sub(1)) as u16
+        } else {
+            pkt
+        };
+        let c = &self.common;
+        let slot = &self.slots[i];
+        let mut rpc = RpcRepr {
+            pkt_type: PktType::CreditReturn,
+            req_type: slot.req_type,
+            msg_size: slot.req_len as u32,
+            dest_session: c.remote,
+            pkt_num: pkt,
+            grant: 0,
+            req_num,
+            token: c.token,
+        };
+        let code;
+        let payload: &[u8] = match (kind, slot.answer.as_ref()) {
+            (AnswerKind::CreditReturn, _) => &[],
+            (AnswerKind::Response, Some(Answer::Response(resp))) => {
+                rpc.pkt_type = PktType::Response;
+                rpc.msg_size = resp.len() as u32;
+                &resp[chunk(resp.len(), pkt as u32, dpp)]
+            }
+            (AnswerKind::Error, Some(Answer::Error(e))) => {
+                rpc.pkt_type = PktType::ErrorResponse;
+                rpc.msg_size = 1;
+                code = [u8::from(*e)];
+                &code
+            }
+            _ => return None,
+        };
+        Some(write_frame(buf, &c.template, &rpc, payload))
+    }
+}

@@ -1,0 +1,134 @@
+//! `poll_transmit`: turns one queued descriptor into one whole Ethernet
+//! frame in the caller's buffer: control packets (server answers and
+//! handshake packets) first, then client packets round-robin over the
+//! sessions that have work and credits.
+
+use super::endpoint::Endpoint;
+use super::ids::SessionId;
+use super::state::SessionState;
+use super::table::Session;
+use super::txq::{SmReply, TxDesc};
+use crate::time::Instant;
+use crate::wire::{HeaderTemplate, SmRepr, SmStatus, SmType};
+
+impl Endpoint {
+    /// Writes the next frame into `buf` and returns its length, or `None` if
+    /// there is nothing to send now (including: packets waiting for credits).
+    ///
+    /// # Panics
+    /// If `buf` is shorter than [`min_tx_buf_len`](Self::min_tx_buf_len)
+    /// (`66 + max_data_per_pkt`): a caller bug, not a network condition.
+    pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        assert!(
+            buf.len() >= self.min_tx_buf_len(),
+            "poll_transmit: buffer of {} bytes, need {}",
+            buf.len(),
+            self.min_tx_buf_len()
+        );
+        let len = self
+            .next_ctrl_frame(buf)
+            .or_else(|| self.next_client_frame(now, buf))?;
+        self.stats.tx_pkts += 1;
+        self.stats.tx_bytes += len as u64;
+        Some(len)
+    }
+
+    /// Queues client session `s` for transmission if it is connected, has
+    /// sendable packets and credits, and is not queued yet.
+    pub(crate) fn schedule_client(&mut self, s: SessionId) {
+        let Some(c) = self.table.client_mut(s) else {
+            return;
+        };
+        if c.common.state == SessionState::Connected && c.wants_tx() {
+            c.tx_queued = true;
+            self.txq.clients.push_back(s);
+        }
+    }
+
+    fn next_ctrl_frame(&mut self, buf: &mut [u8]) -> Option<usize> {
+        while let Some(d) = self.txq.ctrl.pop_front() {
+            let written = match d {
+                TxDesc::Answer {
+                    session,
+                    req_num,
+                    kind,
+                    pkt,
+                } => self
+                    .table
+                    .server_mut(session)
+                    .filter(|s| s.common.state == SessionState::Connected)
+                    .and_then(|s| s.write_answer(buf, req_num, kind, pkt, self.dpp)),
+                TxDesc::ConnectReq(s) => self.write_client_sm(buf, s, SmType::ConnectReq),
+                TxDesc::DisconnectReq(s) => self.write_client_sm(buf, s, SmType::DisconnectReq),
+                TxDesc::KeepAlive(s) => self.write_client_sm(buf, s, SmType::KeepAlive),
+                TxDesc::SmReply(r) => Some(self.write_sm_reply(buf, &r)),
+            };
+            if written.is_some() {
+                return written;
+            }
+        }
+        None
+    }
+
+    /// Writes the next client packet (request or RFR) of the first queued
+    /// session that can send, one packet per session per turn.
+    fn next_client_frame(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        while let Some(s) = self.txq.clients.pop_front() {
+            let Some(c) = self.table.client_mut(s) else {
+                continue;
+            };
+            if c.common.state != SessionState::Connected {
+                c.tx_queued = false;
+                continue;
+            }
+            let turn = c.write_next(now, buf, self.dpp, &mut self.stats);
+            if turn.written.is_some() {
+                // A packet sent may have started an RTO (`armed_at = now`):
+                // O(1) when the session is armed earlier already.
+                self.timers
+                    .arm(&mut c.common.timer_at, s, now + self.cfg.rto);
+            }
+            if turn.again {
+                c.tx_queued = true;
+                self.txq.clients.push_back(s);
+            }
+            if turn.written.is_some() {
+                return turn.written;
+            }
+        }
+        None
+    }
+
+    /// Client handshake request (ConnectReq or DisconnectReq), if the
+    /// session is still in the state that sends it.
+    fn write_client_sm(&self, buf: &mut [u8], s: SessionId, sm_type: SmType) -> Option<usize> {
+        let Some(Session::Client(c)) = self.table.get(s) else {
+            return None;
+        };
+        let want = match sm_type {
+            SmType::ConnectReq => SessionState::Connecting,
+            SmType::KeepAlive => SessionState::Connected,
+            _ => SessionState::Disconnecting,
+        };
+        if c.common.state != want {
+            return None;
+        }
+        let body = SmRepr {
+            sm_type,
+            status: SmStatus::Ok,
+            client_session: s.num,
+            server_session: c.common.remote,
+            credits: c.credits_total,
+            mtu: self.cfg.mtu as u16,
+            req_window: self.cfg.req_window as u16,
+        };
+        let cm = &c.common;
+        Some(cm.template.write_sm(buf, cm.remote, cm.token, &body))
+    }
+
+    fn write_sm_reply(&self, buf: &mut [u8], r: &SmReply) -> usize {
+        let l = self.cfg.local;
+        let template = HeaderTemplate::new((l.mac, l.ip, l.port), r.dst);
+        template.write_sm(buf, r.dest_session, r.token, &r.body)
+    }
+}

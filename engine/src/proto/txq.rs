@@ -1,0 +1,87 @@
+//! Transmit queues: the small descriptors queued by the receive path, the
+//! handshake and application commands. Nothing is copied when work is
+//! queued; a descriptor names what to send by (session, generation,
+//! req_num, pkt_num) and is re-checked when popped, so one whose session or
+//! request has moved on is skipped.
+//!
+//! Order: server answers and handshake packets (`ctrl`) first, since they
+//! return credits to peers; then client packets, one per client session per
+//! turn (`clients`, round-robin), as credits allow.
+
+use super::ids::SessionId;
+use crate::wire::{MacAddr, SmRepr};
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
+
+/// Descriptors pre-sized per endpoint: a full receive burst of requests
+/// each needing an answer fits without growing the queue.
+const TX_QUEUE_PRESIZE: usize = 1024;
+
+/// What the server sends in answer to a client packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum AnswerKind {
+    CreditReturn,
+    Response,
+    /// The application's error answer (an `ErrorResponse` packet).
+    Error,
+}
+
+/// One queued control packet.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum TxDesc {
+    /// Server: a credit return or answer packet for a request of a slot.
+    Answer {
+        session: SessionId,
+        req_num: u64,
+        kind: AnswerKind,
+        pkt: u16,
+    },
+    /// Client: the ConnectReq of a Connecting session.
+    ConnectReq(SessionId),
+    /// Client: the DisconnectReq of a Disconnecting session.
+    DisconnectReq(SessionId),
+    /// Client: a keepalive of an idle Connected session.
+    KeepAlive(SessionId),
+    /// An SM reply needing no session state (server side: ConnectResp,
+    /// DisconnectResp, refusals).
+    SmReply(SmReply),
+}
+
+/// A self-contained session-management reply.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SmReply {
+    pub dst: (MacAddr, Ipv4Addr, u16),
+    pub dest_session: u16,
+    pub token: u32,
+    pub body: SmRepr,
+}
+
+/// The endpoint's two transmit queues.
+#[derive(Debug)]
+pub(crate) struct TxQueues {
+    pub ctrl: VecDeque<TxDesc>,
+    /// Client sessions that may have request/RFR packets to send.
+    pub clients: VecDeque<SessionId>,
+}
+
+impl TxQueues {
+    pub fn new() -> Self {
+        TxQueues {
+            ctrl: VecDeque::with_capacity(TX_QUEUE_PRESIZE),
+            clients: VecDeque::with_capacity(TX_QUEUE_PRESIZE),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ctrl.is_empty() && self.clients.is_empty()
+    }
+
+    pub fn answer(&mut self, session: SessionId, req_num: u64, kind: AnswerKind, pkt: u32) {
+        self.ctrl.push_back(TxDesc::Answer {
+            session,
+            req_num,
+            kind,
+            pkt: pkt as u16,
+        });
+    }
+}

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Reads the JSON lines scripts/bench.sh wrote and prints each performance goal
+of docs/results.md with its figure, its target and whether it is met; appends
+one JSON line labelled "goals" to the same file. Every ratio is taken between
+runs of the same bench.sh invocation (the machine drifts 20-60 % between days).
+
+Usage: scripts/goals.py results/bench-<timestamp>.jsonl
+"""
+import json
+import sys
+
+
+def load(path):
+    runs = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            rec = json.loads(line)
+            if "label" in rec and isinstance(rec.get("result"), dict):
+                runs[rec["label"]] = rec["result"]
+    return runs
+
+
+def num(runs, label, key):
+    v = runs.get(label, {}).get(key)
+    return float(v) if isinstance(v, (int, float)) else None
+
+
+def ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def goals(runs):
+    """(name, figure, target text, met) for each goal; figure None = not measured."""
+    floor_mtu = num(runs, "floor", "stream_gbps_mtu")
+    echo = num(runs, "floor", "echo_mpps_64")
+    rate = num(runs, "throughput-32B-w8-s16", "mrps")
+    out = [
+        ("32 B RPC p50 / floor p50", num(runs, "latency-32B", "ratio_p50"), "<= 1.3", lambda x: x <= 1.3),
+        ("32 B RPC p99 / floor p99", num(runs, "latency-32B", "ratio_p99"), "<= 1.4", lambda x: x <= 1.4),
+        ("32 B rate, 1 server core (Mrps)", rate, ">= 8", lambda x: x >= 8.0),
+        ("32 B rate / raw echo rate (echo_mpps_64)", ratio(rate, echo), "(reported)", None),
+        (
+            "4 KiB RPC p50 / 1 KiB RPC p50",
+            ratio(num(runs, "latency-4KiB", "p50_us"), num(runs, "latency-1KiB", "p50_us")),
+            "<= 1.6",
+            lambda x: x <= 1.6,
+        ),
+        (
+            "64 KiB goodput / MTU streaming floor",
+            ratio(num(runs, "large-64KiB-default", "gbps"), floor_mtu),
+            ">= 0.5",
+            lambda x: x >= 0.5,
+        ),
+        (
+            "8 MiB goodput / MTU streaming floor",
+            ratio(num(runs, "large-8MiB-default", "gbps"), floor_mtu),
+            ">= 0.7",
+            lambda x: x >= 0.7,
+        ),
+        (
+            "20,000 sessions rate / 1,000 sessions rate",
+            ratio(num(runs, "sessions-20000", "mrps"), num(runs, "sessions-1000", "mrps")),
+            ">= 0.5",
+            lambda x: x >= 0.5,
+        ),
+    ]
+    return [(n, f, t, (ok(f) if ok and f is not None else None)) for n, f, t, ok in out]
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    path = sys.argv[1]
+    rows = goals(load(path))
+    width = max(len(r[0]) for r in rows)
+    print(f"{'goal':<{width}}  {'figure':>8}  {'target':<10}  met")
+    for name, fig, target, met in rows:
+        shown = "n/a" if fig is None else f"{fig:.3f}"
+        verdict = {True: "yes", False: "NO", None: "-"}[met]
+        print(f"{name:<{width}}  {shown:>8}  {target:<10}  {verdict}")
+    record = {
+        "label": "goals",
+        "result": {name: {"figure": fig, "target": target, "met": met} for name, fig, target, met in rows},
+    }
+    with open(path, "a") as f:
+        f.write(json.dumps(record) + "\n")
+
+
+if __name__ == "__main__":
+    main()
