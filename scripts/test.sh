@@ -23,4 +23,5 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p engine --no-deps --quiet
 cargo build --release --workspace --bins --examples
 export RPC_BIN_DIR="$PWD/target/release"
 # One test thread: the e2e tests each start two pinned poll-mode processes.
-cargo test --release --workspace -- --test-threads=1
+# --no-fail-fast: one failing test binary must not hide the others' results.
+cargo test --release --workspace --no-fail-fast -- --test-threads=1

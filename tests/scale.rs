@@ -30,7 +30,8 @@ fn twenty_thousand_sessions_lossy_window_1_all_connect_and_complete() {
     let mut client_args: Vec<&str> = args.iter().map(String::as_str).collect();
     client_args.push("--json");
     let r = run(CLIENT, &client_args, LIMIT);
-    let srv = server.stop();
+    // The client's outcome first: when it fails, the server's complaint
+    // (no peer on the link) says nothing about why.
     assert!(
         r.ok(),
         "rpc-client failed (exit {:?}):\n{}\n{}",
@@ -38,6 +39,7 @@ fn twenty_thousand_sessions_lossy_window_1_all_connect_and_complete() {
         r.stdout,
         r.stderr
     );
+    let srv = server.stop();
     let v = r.json();
     assert_eq!(v["failed"], 0, "{v}");
     assert_eq!(v["bad_responses"], 0, "{v}");
