@@ -3,12 +3,12 @@
 # lossy mode, one worker each side over memif, N = 1,000 / 5,000 / 10,000 /
 # 20,000 sessions. Prints one line per N (Mrps, p50, ratio to the 1k rate)
 # and appends one JSON line per run to $1 (default
-# results/bench-sessions-<timestamp>.jsonl). For scripts/bench.sh, paste the
-# loop below (it uses only $B and $out). The server's per-peer limit is
-# raised to N: all sessions come from one client address.
+# results/bench-sessions-<timestamp>.jsonl; scripts/bench.sh passes its own
+# file). The server's per-peer limit is raised to N: all sessions come from
+# one client address.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p apps --bins >/dev/null
+cargo build --release -p apps --bins >/dev/null 2>&1
 B=./target/release/rpc-bench
 mkdir -p results
 out=${1:-results/bench-sessions-$(date +%Y%m%d-%H%M%S).jsonl}

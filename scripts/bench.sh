@@ -32,7 +32,7 @@ keys=sys.argv[1].split(",")
 v=json.loads(sys.stdin.read())
 print("   " + "  ".join(f"{k}={v.get(k) if not isinstance(v.get(k),float) else round(v.get(k),3)}" for k in keys))' "$1"; }
 
-run floor floor --pings 20000 --stream-secs 1 | summ p50_us,p99_us,p999_us,p50_us_1k,p99_us_1k,stream_mpps_64,stream_gbps_64,stream_mpps_mtu,stream_gbps_mtu
+run floor floor --pings 20000 --stream-secs 1 | summ p50_us,p99_us,p999_us,p50_us_1k,p99_us_1k,stream_mpps_64,stream_gbps_64,stream_mpps_mtu,stream_gbps_mtu,echo_mpps_64,burst_rtt_p50_us_mtu
 run kernel-udp kernel-udp --pings 20000 | summ kernel_udp_p50_us,kernel_udp_p99_us,kernel_udp_p999_us
 run engine-32B engine --rpcs 2000000 | summ engine_ns_per_rpc,engine_ns_per_packet,engine_mrps
 run engine-32B-w8 engine --workload throughput --window 8 --rpcs 2000000 | summ engine_ns_per_rpc,engine_ns_per_packet,engine_mrps
@@ -40,17 +40,19 @@ run engine-8MiB engine --workload large --msg-size 8388608 --resp-size 32 --cred
 run latency-32B-ring-loopback run -c configs/ring.toml --seconds "$SECS" | summ p50_us,p99_us,mrps
 run latency-32B run --seconds "$SECS" | summ p50_us,p99_us,p999_us,floor_p50_us,ratio_p50,floor_p99_us,ratio_p99,mrps
 for s in 1 4 16; do
-  run "throughput-32B-w8-s$s" run --workload throughput --window 8 --sessions "$s" --seconds "$SECS" --no-floor | summ mrps,p50_us,p99_us,retransmissions
+  run "throughput-32B-w8-s$s" run --workload throughput --window 8 --sessions "$s" --seconds "$SECS" --no-floor | summ mrps,p50_us,p99_us,retransmissions,credits
 done
 for size in 1024 4096; do
   run "latency-$((size / 1024))KiB" run --msg-size "$size" --seconds "$SECS" --no-floor | summ p50_us,p99_us,mrps
 done
-# Multi-packet goodput at the default (derived) credits, bodies not checked:
-# the transport, not the benchmark's byte checks.
+# Multi-packet goodput at the default credits, bodies not checked (the
+# transport, not the benchmark's byte checks). Each run measures the floor
+# first: the default credits are the BDP the floor measured (MTU streaming
+# rate x the round trip of a 32-frame burst), reported as "bdp" in the JSON.
 for size in 65536 8388608; do
   label=$([ "$size" = 65536 ] && echo 64KiB || echo 8MiB)
   run "large-$label-default" run --workload large --msg-size "$size" --resp-size 32 \
-    --set workload.verify=false --seconds "$SECS" --no-floor | summ gbps,p50_us,p99_us,retransmissions,credits
+    --set workload.verify=false --seconds "$SECS" --floor-pings 2000 | summ gbps,p50_us,p99_us,retransmissions,credits,bdp
 done
 for c in 32 128; do
   run "large-8MiB-c$c-noverify" run --workload large --msg-size 8388608 --resp-size 32 --credits "$c" \
@@ -68,6 +70,9 @@ v=json.loads(sys.stdin.read()); s=v.get("server") or {}
 print("   completed=%s failed=%s mrps=%.3f mbufs in use: client %s->%s server %s->%s violations=%s" % (
     v.get("completed"), v.get("failed"), v.get("mrps", 0), v.get("mbufs_in_use_start"),
     v.get("mbufs_in_use_end"), s.get("mbufs_in_use_start"), s.get("mbufs_in_use_end"), v.get("violations")))'
+# Rate against sessions (1k, 5k, 10k, 20k; lossy, window 1), labels sessions-N.
+echo "== sessions: scripts/bench-sessions.sh" >&2
+./scripts/bench-sessions.sh "$out"
 echo "== goals (ratios within this run; docs/results.md)" >&2
 python3 scripts/goals.py "$out"
 echo "JSON lines: $out" >&2

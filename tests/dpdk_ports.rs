@@ -145,9 +145,19 @@ fn memif_two_processes_every_frame_answered() {
         "p99_us_1k",
         "stream_mpps_64",
         "stream_gbps_mtu",
+        "echo_mpps_64",
+        "burst_rtt_p50_us_mtu",
     ] {
         assert!(v[k].as_f64().unwrap() > 0.0, "{k} missing or zero: {v}");
     }
+    // memif drops nothing: every 32-frame burst came back whole.
+    assert_eq!(v["bursts_lost"], 0, "{v}");
+    assert!(v["bursts"].as_u64().unwrap() >= 50, "{v}");
+    // A burst of 32 MTU frames takes longer than one 64 B ping (p50s).
+    assert!(
+        v["burst_rtt_p50_us_mtu"].as_f64() >= v["p50_us"].as_f64(),
+        "{v}"
+    );
     assert!(v["p50_us"].as_f64() <= v["p99_us"].as_f64());
 }
 

@@ -280,6 +280,17 @@ fn rpc_bench_json_summary_has_every_key() {
     );
     assert!(p50 > 0.0 && floor > 0.0, "{v}");
     assert!((ratio - p50 / floor).abs() < 1e-6 * ratio.max(1.0), "{v}");
+    // The default credits come from the BDP this run's floor measured.
+    let bdp = &v["bdp"];
+    assert_eq!(bdp["source"], "measured", "{v}");
+    assert_eq!(bdp["link_gbps"], v["floor"]["stream_gbps_mtu"], "{v}");
+    assert_eq!(bdp["rtt_us"], v["floor"]["burst_rtt_p50_us_mtu"], "{v}");
+    assert_eq!(bdp["credits"], v["credits"], "{v}");
+    let echo = v["floor_echo_mpps"].as_f64().unwrap();
+    assert!(
+        (v["ratio_echo"].as_f64().unwrap() - v["mrps"].as_f64().unwrap() / echo).abs() < 1e-9,
+        "{v}"
+    );
     assert!(
         r.stdout.contains("p99.99"),
         "the text report precedes the JSON"

@@ -1,8 +1,10 @@
 //! The raw floor: frames with no RPC layer between two processes pinned to two
 //! cores, over the same link the RPC benchmarks use. A reflector (server role)
 //! echoes ping frames and counts stream frames; the client measures ping-pong
-//! RTT for 64 B and 1 KiB frames and one-way streaming for 64 B and MTU-sized
-//! frames in bursts of 32. Every later figure is reported as a ratio to this.
+//! RTT for 64 B and 1 KiB frames, one-way streaming for 64 B and MTU-sized
+//! frames in bursts of 32, the echo rate of 64 B bursts (the raw ceiling of a
+//! request-response rate), and the round trip of one 32-frame MTU burst (the
+//! loaded RTT a measured BDP uses). Every later figure is a ratio to these.
 
 use crate::hist::LatencyHist;
 use crate::link::{LinkArgs, Role};
@@ -33,6 +35,8 @@ enum Kind {
     StatsReq = 3,
     StatsResp = 4,
     Quit = 5,
+    /// Echoed like a ping; sent in bursts (echo rate, burst round trip).
+    Echo = 6,
 }
 
 impl Kind {
@@ -43,6 +47,7 @@ impl Kind {
             3 => Kind::StatsReq,
             4 => Kind::StatsResp,
             5 => Kind::Quit,
+            6 => Kind::Echo,
             _ => return None,
         })
     }
@@ -169,7 +174,7 @@ pub fn run_server(link: &LinkArgs, core: u32, max_secs: f64) -> anyhow::Result<(
                     stream_pkts[phase] += 1;
                     stream_bytes[phase] += m.len() as u64;
                 }
-                Some(Kind::Ping) | Some(Kind::StatsReq) | Some(Kind::Quit) => {
+                Some(Kind::Ping | Kind::Echo | Kind::StatsReq | Kind::Quit) => {
                     let my_mac = io.mac;
                     let f = m.data_mut();
                     f.copy_within(6..12, 0);
@@ -326,6 +331,126 @@ fn stream(io: &mut Io, len: usize, secs: f64, phase: u8) -> anyhow::Result<(u64,
     Ok((sent, elapsed))
 }
 
+/// Frames of `phase` that are echoes of burst `seq` (or any burst when
+/// `seq` is None) in `rx`; frees the batch.
+fn count_echoes(rx: &mut MbufBatch, phase: u8, seq: Option<u32>) -> u64 {
+    let mut n = 0;
+    while let Some(m) = rx.pop() {
+        let f = m.data();
+        if floor_kind(f) == Some(Kind::Echo)
+            && f[PHASE] == phase
+            && seq.is_none_or(|s| f[SEQ] == s.to_le_bytes())
+        {
+            n += 1;
+        }
+    }
+    n
+}
+
+/// Fills `batch` with `BURST` echo frames of `len` bytes for burst `seq`.
+fn echo_burst(io: &Io, batch: &mut MbufBatch, template: &[u8], seq: u32) -> anyhow::Result<()> {
+    batch.alloc(&io.pool, BURST)?;
+    let len = template.len();
+    for i in 0..batch.len() {
+        let room = batch.room_mut(i);
+        room[..len].copy_from_slice(template);
+        room[SEQ].copy_from_slice(&seq.to_le_bytes());
+        batch.set_len(i, len);
+    }
+    Ok(())
+}
+
+/// The raw request-response ceiling: bursts of 32 `len`-byte frames with
+/// at most `window` frames unanswered, the reflector echoing each; returns
+/// echoed frames per second (Mpps). Frames lost on the way (a full ring)
+/// are written off after 100 ms without an echo.
+fn echo_rate(io: &mut Io, len: usize, secs: f64, phase: u8, window: u64) -> anyhow::Result<f64> {
+    let mut template = vec![0u8; len];
+    build_frame(
+        &mut template,
+        len,
+        io.mac,
+        MacAddr::BROADCAST,
+        Kind::Echo,
+        phase,
+    );
+    let (mut batch, mut rx) = (MbufBatch::new(), MbufBatch::new());
+    let start = io.clock.now().as_nanos();
+    let end = start + (secs * 1e9) as u64;
+    let (mut outstanding, mut echoed, mut last_echo) = (0u64, 0u64, start);
+    loop {
+        let now = io.clock.now().as_nanos();
+        if now >= end {
+            break;
+        }
+        if outstanding + BURST as u64 <= window {
+            echo_burst(io, &mut batch, &template, 0)?;
+            outstanding += io.tx.tx_burst(&mut batch) as u64;
+            batch.clear();
+        }
+        io.rx.rx_burst(&mut rx);
+        let n = count_echoes(&mut rx, phase, None);
+        if n > 0 {
+            last_echo = now;
+        } else if now - last_echo > 100_000_000 {
+            outstanding = 0;
+            last_echo = now;
+        }
+        echoed += n;
+        outstanding = outstanding.saturating_sub(n);
+    }
+    let elapsed = (io.clock.now().as_nanos() - start) as f64 / 1e9;
+    // Let the last echoes land so they do not meet the next phase.
+    std::thread::sleep(Duration::from_millis(10));
+    io.rx.rx_burst(&mut rx);
+    rx.clear();
+    Ok(echoed as f64 / elapsed / 1e6)
+}
+
+/// Round trip of one burst of 32 `len`-byte frames on an otherwise idle
+/// link: from handing the burst to the driver to the last echo back. It
+/// holds what an idle ping misses: both hosts' batching and the burst's
+/// own serialization. Records `n` bursts in `hist`; returns bursts lost.
+fn burst_rtt(
+    io: &mut Io,
+    len: usize,
+    n: u64,
+    phase: u8,
+    hist: &mut LatencyHist,
+) -> anyhow::Result<u64> {
+    let mut template = vec![0u8; len];
+    build_frame(
+        &mut template,
+        len,
+        io.mac,
+        MacAddr::BROADCAST,
+        Kind::Echo,
+        phase,
+    );
+    let (mut batch, mut rx) = (MbufBatch::new(), MbufBatch::new());
+    let mut lost = 0;
+    for seq in 0..n as u32 {
+        echo_burst(io, &mut batch, &template, seq)?;
+        let t0 = io.clock.now().as_nanos();
+        if !tx_all(io, &mut batch, t0 + 100_000_000) {
+            lost += 1;
+            continue;
+        }
+        let (mut got, timeout) = (0u64, t0 + 100_000_000);
+        while got < BURST as u64 && io.clock.now().as_nanos() < timeout {
+            if io.rx.rx_burst(&mut rx) > 0 {
+                got += count_echoes(&mut rx, phase, Some(seq));
+            }
+        }
+        if got == BURST as u64 {
+            hist.record_ns(io.clock.now().as_nanos() - t0);
+        } else {
+            lost += 1;
+        }
+    }
+    Ok(lost)
+}
+
 /// Sends a control frame of `kind` and waits up to 50 ms for an answer that
 /// `accept` takes, retrying `attempts` times (control frames may meet a full
 /// ring on af_packet). Returns what `accept` extracted.
@@ -406,6 +531,12 @@ pub fn run_client(
     };
     let (mpps64, gbps64, sent64, got64) = stream_fig(MIN_FRAME, 3)?;
     let (mpps_mtu, gbps_mtu, sent_mtu, got_mtu) = stream_fig(MTU_FRAME, 4)?;
+    // Four bursts in flight: enough to keep both pollers busy, well within
+    // a 1024-entry ring.
+    let echo_mpps_64 = echo_rate(&mut io, MIN_FRAME, plan.stream_secs, 5, 4 * BURST as u64)?;
+    let mut hburst = LatencyHist::new();
+    let bursts = (plan.pings / 20).max(50);
+    let bursts_lost = burst_rtt(&mut io, MTU_FRAME, bursts, 6, &mut hburst)?;
     quit(&mut io);
     let stats = io.port.stats()?;
     let in_use_end = io.pool.in_use();
@@ -434,6 +565,11 @@ pub fn run_client(
         "stream_gbps_mtu": gbps_mtu,
         "stream_sent_mtu": sent_mtu,
         "stream_received_mtu": got_mtu,
+        "echo_mpps_64": echo_mpps_64,
+        "burst_rtt_p50_us_mtu": hburst.percentile_us(50.0),
+        "burst_rtt_p99_us_mtu": hburst.percentile_us(99.0),
+        "bursts": bursts,
+        "bursts_lost": bursts_lost,
         "mbufs_in_use_start": in_use_start,
         "mbufs_in_use_end": in_use_end,
         "port_rx_missed": stats.rx_missed,

@@ -1,6 +1,7 @@
 //! Shared code of the binaries: link and EAL flags, child processes, latency
 //! histograms, the raw floor benchmark.
 
+pub mod bdp;
 pub mod bench;
 pub mod child;
 pub mod cli;

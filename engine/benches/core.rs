@@ -172,6 +172,7 @@ fn wire(c: &mut Criterion) {
         msg_size: SMALL as u32,
         dest_session: 0,
         pkt_num: 0,
+        grant: 0,
         req_num: 8,
         token: 0x0102_0304,
     };

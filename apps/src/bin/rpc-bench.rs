@@ -267,6 +267,17 @@ fn print_floor(v: &serde_json::Value, json: bool) {
         f("stream_mpps_mtu"),
         f("stream_gbps_mtu")
     );
+    println!(
+        "  echo 64 B   (4 bursts out) : {:>7.3} Mpps (the raw request-response ceiling)",
+        f("echo_mpps_64")
+    );
+    println!(
+        "  burst RTT 32 x 1514 B      : p50 {:>8.2} us  p99 {:>8.2} us  ({} bursts, {} lost)",
+        f("burst_rtt_p50_us_mtu"),
+        f("burst_rtt_p99_us_mtu"),
+        v["bursts"],
+        v["bursts_lost"]
+    );
     if json {
         println!("{v}");
     }
@@ -301,6 +312,17 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
     } else {
         Some(floor_for(&cfg, a.floor_pings).context("raw floor")?)
     };
+    let bdp = apps::bdp::apply(&mut cfg, floor.as_ref());
+    eprintln!(
+        "rpc-bench: {} credits per session; BDP {} credits from {} ({:.2} Gb/s x {:.1} us / {} B){}",
+        bdp.credits,
+        bdp.bdp_credits,
+        bdp.source,
+        bdp.link_gbps,
+        bdp.rtt_us,
+        bdp.mtu,
+        if bdp.clamped_to_ring { ", lowered to what the receive ring backs" } else { "" }
+    );
     eprintln!(
         "rpc-bench: {} over {} ({}), {} B requests, {} B responses, {} s (+{} s warm-up); server cores {:?}, client cores {:?}",
         cfg.workload.kind.as_str(),
@@ -318,7 +340,13 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         rep.floor_p50_us = f["p50_us"].as_f64();
         rep.floor_p99_us = f["p99_us"].as_f64();
         rep.extra.insert("floor".into(), f.clone());
+        if let Some(echo) = f["echo_mpps_64"].as_f64().filter(|e| *e > 0.0) {
+            rep.extra.insert("floor_echo_mpps".into(), echo.into());
+            rep.extra
+                .insert("ratio_echo".into(), (rep.mrps() / echo).into());
+        }
     }
+    rep.extra.insert("bdp".into(), serde_json::to_value(&bdp)?);
     println!();
     print!("{}", rep.render_text());
     let ok = rep.failed == 0

@@ -182,6 +182,20 @@ pub enum OnLoss {
     Reset,
 }
 
+/// Where the default credits' bandwidth-delay product comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BdpSource {
+    /// `rpc-bench run` measures the link with the raw floor first (MTU
+    /// streaming rate x the round trip of a 32-frame burst) and uses that;
+    /// where no floor runs (rpc-client alone, `--no-floor`, net_ring), the
+    /// configured `link_gbps` and `rtt_us`.
+    #[default]
+    Measured,
+    /// Always `transport.link_gbps` x `transport.rtt_us`.
+    Config,
+}
+
 /// Lossy-mode credits as a multiple of the BDP, or no limit.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CreditMultiple {
@@ -194,6 +208,8 @@ pub enum CreditMultiple {
 #[serde(default, deny_unknown_fields)]
 pub struct TransportConfig {
     pub credits: Option<u16>,
+    /// Measured BDP (when a floor runs first) or the configured one.
+    pub bdp: BdpSource,
     pub link_gbps: f64,
     pub rtt_us: f64,
     pub req_window: u32,
@@ -220,6 +236,7 @@ impl Default for TransportConfig {
     fn default() -> Self {
         TransportConfig {
             credits: None,
+            bdp: BdpSource::Measured,
             link_gbps: 10.0,
             rtt_us: 10.0,
             req_window: 8,

@@ -1,0 +1,148 @@
+//! The default credits' bandwidth-delay product, measured: `rpc-bench run`
+//! measures the link with the raw floor before the RPC run, and the credits
+//! come from what the floor saw (the MTU streaming rate and the round trip
+//! of one 32-frame burst, which holds both hosts' batching that an idle
+//! ping misses) instead of a configured 10 Gb/s x 10 us. The configured
+//! values stay the fallback and `transport.credits` the override.
+
+use crate::config::{BdpSource, Config, Mode};
+use serde::Serialize;
+
+/// How a run's credits were derived; reported in the run's JSON as `bdp`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BdpOrigin {
+    /// `measured` (from this run's floor) or `config`.
+    pub source: &'static str,
+    /// Why the configured values were used, when `source` is `config`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub why_config: Option<&'static str>,
+    /// Rate and round trip the BDP was computed from.
+    pub link_gbps: f64,
+    pub rtt_us: f64,
+    pub mtu: u32,
+    /// `ceil(link_gbps x rtt_us / mtu)`.
+    pub bdp_credits: u16,
+    /// What the sessions use: `transport.credits` when set, else the BDP
+    /// (times the lossy multiple), lowered to what the receive ring can
+    /// back in lossless mode.
+    pub credits: u16,
+    /// True when lossless mode's ring reservation lowered the credits.
+    pub clamped_to_ring: bool,
+}
+
+/// Applies the floor's figures to `cfg` (when `transport.bdp = "measured"`
+/// and the floor has them) and pins the credits the run will use.
+pub fn apply(cfg: &mut Config, floor: Option<&serde_json::Value>) -> BdpOrigin {
+    let measured = floor.and_then(|f| {
+        let gbps = f["stream_gbps_mtu"].as_f64()?;
+        let rtt = f["burst_rtt_p50_us_mtu"].as_f64()?;
+        (gbps > 0.0 && rtt > 0.0).then_some((gbps, rtt))
+    });
+    let why_config = match (cfg.transport.bdp, measured) {
+        (BdpSource::Config, _) => Some("transport.bdp = \"config\""),
+        (BdpSource::Measured, None) => Some("no floor measured in this run"),
+        (BdpSource::Measured, Some((gbps, rtt))) => {
+            cfg.transport.link_gbps = gbps;
+            cfg.transport.rtt_us = rtt;
+            None
+        }
+    };
+    let mut clamped_to_ring = false;
+    if cfg.transport.credits.is_none() && cfg.transport.mode == Mode::Lossless {
+        let most = ring_backed_credits(cfg);
+        if cfg.effective_credits() > most {
+            cfg.transport.credits = Some(most);
+            clamped_to_ring = true;
+        }
+    }
+    BdpOrigin {
+        source: if why_config.is_none() {
+            "measured"
+        } else {
+            "config"
+        },
+        why_config,
+        link_gbps: cfg.transport.link_gbps,
+        rtt_us: cfg.transport.rtt_us,
+        mtu: cfg.link.mtu,
+        bdp_credits: cfg.bdp_credits(),
+        credits: cfg.effective_credits(),
+        clamped_to_ring,
+    }
+}
+
+/// The most credits lossless mode can reserve per session: each session
+/// holds `credits + 1` ring entries on both ends (config validation's rule).
+fn ring_backed_credits(cfg: &Config) -> u16 {
+    let sessions = (cfg.workload.sessions_per_thread as usize)
+        .max(cfg.max_sessions_per_server_worker())
+        .max(1);
+    let per_session = cfg.link.rx_desc as usize / sessions;
+    let probe = engine::proto::lossless_ring_entries(0);
+    per_session
+        .saturating_sub(probe)
+        .clamp(1, u16::MAX as usize) as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn floor(gbps: f64, rtt: f64) -> serde_json::Value {
+        json!({"stream_gbps_mtu": gbps, "burst_rtt_p50_us_mtu": rtt})
+    }
+
+    #[test]
+    fn measured_rate_and_round_trip_set_the_credits() {
+        let mut cfg = Config::default();
+        let o = apply(&mut cfg, Some(&floor(12.0, 20.0)));
+        // 12 Gb/s x 20 us = 30,000 B = 20 frames of 1500 B.
+        assert_eq!(o.source, "measured");
+        assert_eq!((o.bdp_credits, o.credits), (20, 20));
+        assert!(!o.clamped_to_ring);
+        assert_eq!(cfg.effective_credits(), 20);
+    }
+
+    #[test]
+    fn configured_values_without_a_floor_or_when_asked() {
+        let mut cfg = Config::default();
+        let o = apply(&mut cfg, None);
+        assert_eq!(o.source, "config");
+        assert_eq!(o.why_config, Some("no floor measured in this run"));
+        assert_eq!(o.credits, Config::default().effective_credits());
+        let mut cfg = Config::default();
+        cfg.transport.bdp = BdpSource::Config;
+        let o = apply(&mut cfg, Some(&floor(12.0, 20.0)));
+        assert_eq!(o.source, "config");
+        assert_eq!(o.link_gbps, Config::default().transport.link_gbps);
+    }
+
+    #[test]
+    fn an_explicit_credit_count_wins() {
+        let mut cfg = Config::default();
+        cfg.transport.credits = Some(7);
+        let o = apply(&mut cfg, Some(&floor(100.0, 100.0)));
+        assert_eq!((o.source, o.credits), ("measured", 7));
+        assert!(o.bdp_credits > 7);
+    }
+
+    #[test]
+    fn lossless_credits_are_lowered_to_what_the_ring_backs() {
+        let mut cfg = Config::default();
+        cfg.link.rx_desc = 256;
+        cfg.workload.sessions_per_thread = 4;
+        // 100 Gb/s x 100 us is 834 frames; 256 entries / 4 sessions - 1.
+        let o = apply(&mut cfg, Some(&floor(100.0, 100.0)));
+        assert!(o.clamped_to_ring);
+        assert_eq!(o.credits, 63);
+        let entries = engine::proto::lossless_ring_entries(o.credits);
+        assert!(entries * 4 <= 256, "fits the ring: {entries} x 4 sessions");
+        // Lossy mode reserves nothing: no clamp.
+        let mut cfg = Config::default();
+        cfg.transport.mode = Mode::Lossy;
+        let o = apply(&mut cfg, Some(&floor(100.0, 100.0)));
+        assert!(!o.clamped_to_ring);
+        assert_eq!(o.credits, (o.bdp_credits as u32 * 4).min(65535) as u16);
+    }
+}
