@@ -35,4 +35,5 @@ done
 python3 -c 'import json,sys
 v=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
 print("== run: p50_us=%s mrps=%.3f gbps=%.3f credits=%s" % (v.get("p50_us"), v.get("mrps",0), v.get("gbps",0), v.get("credits")))' "$data.json" 2>/dev/null || true
-rm -f "$data" "$data.json" "$data.err" "$data.old"
+[ -n "${KEEP:-}" ] && echo "perf data kept: $data" || rm -f "$data"
+rm -f "$data.json" "$data.err" "$data.old"

@@ -176,7 +176,12 @@ fn tbf_egress_lossless_fits_the_queue_lossy_overflows_it() {
             "--window=1",
             "--set=transport.link_gbps=1",
             "--set=transport.rtt_us=20",
-            "--multiple=16",
+            // 8 x BDP, not 16: at 32 credits go-back-N over this 16 kB queue
+            // sometimes collapses (seen: 5 RPCs in 1.5 s, 12,155 resends,
+            // every rollback's burst of 32 overflowing the queue again);
+            // at 16 it overflows the queue thousands of times and still
+            // completes hundreds of RPCs.
+            "--multiple=8",
             &format!("--lossless-set={LOSSLESS_RTO}"),
             "--seconds=1.5",
             "--json",
@@ -195,7 +200,7 @@ fn tbf_egress_lossless_fits_the_queue_lossy_overflows_it() {
     let v = r.json();
     let (ll, ly) = (&v["lossless"], &v["lossy"]);
     assert_eq!(u(ll, &["credits"]), 2, "BDP of 1 Gb/s x 20 us: {ll}");
-    assert_eq!(u(ly, &["credits"]), 32, "16 x BDP: {ly}");
+    assert_eq!(u(ly, &["credits"]), 16, "8 x BDP: {ly}");
     // The tbf saw the responses (so its zero drop count means something).
     let qdisc = &ll["qdisc"][0];
     assert_eq!(qdisc["qdisc"], "tbf", "{ll}");
@@ -209,7 +214,7 @@ fn tbf_egress_lossless_fits_the_queue_lossy_overflows_it() {
     assert_eq!(u(ll, &["drop_sources", "rx_missed_server"]), 0, "{ll}");
     assert!(
         u(ly, &["drop_sources", "qdisc_sender_egress"]) > 0,
-        "32 credits of 1514-byte frames overflow a 16 kB queue: {ly}"
+        "16 credits of 1514-byte frames (24 kB) overflow a 16 kB queue: {ly}"
     );
     for rep in [ll, ly] {
         assert_complete(rep, 50);

@@ -240,6 +240,10 @@ pub fn client_report(cfg: &Config, r: &crate::node::ClientResult) -> Report {
     rep.extra
         .insert("completed_measured".into(), r.completed_measured.into());
     rep.extra.insert("client_port".into(), r.port.clone());
+    // Every engine counter of the client side (the server's are under
+    // `server.stats`), so a new counter reaches the report with no edit.
+    rep.extra
+        .insert("client_stats".into(), crate::node::stats_json(&r.stats));
     if !r.errors.is_empty() {
         rep.extra.insert("errors".into(), r.errors.clone().into());
     }

@@ -87,6 +87,26 @@ fn live_idle_client_keeps_its_session_with_keepalives() {
 }
 
 #[test]
+fn a_deadline_that_finds_nothing_due_is_counted_idle() {
+    let mut p = Pair::new(42, LinkConfig::default(), lossless(1), lossless(2));
+    let before = *p.sim.ep(CLIENT).stats();
+    // One request, answered well within the RTO; then more than an RTO of
+    // quiet, less than a keepalive interval.
+    p.app.send(&mut p.sim, CLIENT, p.session, 1, 100);
+    p.run_idle(Duration::from_millis(1));
+    let rto = p.sim.ep(CLIENT).config().rto;
+    p.sim.advance(&mut p.app, rto + rto);
+    let c = p.sim.ep(CLIENT).stats();
+    // The deadline armed for the request fired after it had completed:
+    // nothing to resend, no keepalive yet, so it only re-armed.
+    assert!(c.timers_idle > before.timers_idle, "{c:?}");
+    assert!(c.timers_fired >= c.timers_idle, "{c:?}");
+    assert_eq!(c.retransmissions, 0, "{c:?}");
+    assert_eq!(c.keepalives_sent, before.keepalives_sent, "{c:?}");
+    p.check_clean();
+}
+
+#[test]
 fn a_client_waiting_on_a_slow_handler_is_not_reclaimed() {
     // The client waits up to a minute for progress; nothing it sends gets
     // through once its request is in the handler, so only the handler's

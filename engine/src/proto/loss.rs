@@ -173,7 +173,13 @@ impl Endpoint {
                 continue; // re-armed earlier since: a stale entry
             }
             c.timer_at = UNARMED;
+            let connected = c.state == SessionState::Connected;
+            let before = self.stats.timer_actions();
             self.fire(now, id);
+            self.stats.timers_fired += 1;
+            if connected && self.stats.timer_actions() == before {
+                self.stats.timers_idle += 1;
+            }
             self.rearm(now, id);
         }
     }

@@ -64,6 +64,12 @@ pub struct Stats {
     /// State changes the engine attempted that the transition table
     /// refused: always 0 unless the engine has a bug.
     pub invalid_transitions: u64,
+    /// Session deadlines that fired (valid heap entries, stale ones
+    /// excluded): the timer work of the endpoint.
+    pub timers_fired: u64,
+    /// Of those, firings that found nothing due (a request completed in
+    /// time, a keepalive not yet needed) and only re-armed the session.
+    pub timers_idle: u64,
     /// Received frames dropped, by reason.
     pub drops: Drops,
 }
@@ -174,5 +180,19 @@ impl SessionCounts {
             S::Disconnecting => &mut self.disconnecting,
             S::Reset => &mut self.reset,
         }
+    }
+}
+
+impl Stats {
+    /// Sum of the counters a firing timer of a connected session can bump
+    /// (keepalive, probe, rollback, reset, reclamation): unchanged across a
+    /// firing means the firing found nothing due.
+    pub(crate) fn timer_actions(&self) -> u64 {
+        self.keepalives_sent
+            + self.probes_sent
+            + self.rollbacks
+            + self.session_resets
+            + self.sessions_reclaimed
+            + self.lossless_violations
     }
 }
