@@ -261,6 +261,28 @@ impl Endpoint {
         }
     }
 
+    /// A request of client session `id` completed: when nothing else of
+    /// the session is in flight or under judgement, its timer moves out to
+    /// the keepalive, exactly, so the RTO armed for that request does not
+    /// fire for nothing (an idle firing touches the session, which at tens
+    /// of thousands of sessions is out of cache). O(window) plus one heap
+    /// move, and nothing when the deadline is already the keepalive.
+    pub(crate) fn retime_quiet_client(&mut self, id: SessionId) {
+        let timers = self.loss_timers();
+        let keepalive = self.cfg.keepalive_interval;
+        let Some(c) = self.table.client_mut(id) else {
+            return;
+        };
+        if c.common.state != SessionState::Connected
+            || c.suspects > 0
+            || c.loss_deadline(timers).is_some()
+        {
+            return;
+        }
+        let ka = c.common.active_at + keepalive;
+        self.timers.reset(&mut c.common.timer_at, id, Some(ka));
+    }
+
     /// Period at which a server session held by a handler past its idle
     /// limit is looked at again (a quarter of the shortest housekeeping
     /// timer, as the former keepalive/idle scan ran).

@@ -115,6 +115,7 @@ impl Endpoint {
         self.active_client_reqs -= 1;
         self.stats.requests_completed += 1;
         self.refill_slot(s, slot, now);
+        self.retime_quiet_client(s);
         Some(req.tag)
     }
 
