@@ -211,7 +211,8 @@ fn exchange(
         let _ = o.read_to_string(&mut srv_out);
     }
     let srv_stderr = std::fs::read_to_string(&srv_err).unwrap_or_default();
-    assert!(status.success(), "rpc-server failed: {srv_stderr}");
+    // The client's outcome first: when it fails, the server's complaint
+    // (no peer on the link) says nothing about why.
     assert!(
         r.ok(),
         "rpc-client failed (exit {:?}):\n{}\n{}",
@@ -219,6 +220,7 @@ fn exchange(
         r.stdout,
         r.stderr
     );
+    assert!(status.success(), "rpc-server failed: {srv_stderr}");
     let srv = srv_out
         .lines()
         .rev()
