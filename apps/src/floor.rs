@@ -295,15 +295,7 @@ fn ping_pong(
 
 /// Streams `len`-byte frames in bursts of 32 for `secs`; returns (sent, secs).
 fn stream(io: &mut Io, len: usize, secs: f64, phase: u8) -> anyhow::Result<(u64, f64)> {
-    let mut template = vec![0u8; len];
-    build_frame(
-        &mut template,
-        len,
-        io.mac,
-        MacAddr::BROADCAST,
-        Kind::Stream,
-        phase,
-    );
+    let template = template(io, len, Kind::Stream, phase);
     let mut batch = MbufBatch::new();
     let mut sink = MbufBatch::new();
     let start = io.clock.now().as_nanos();
@@ -347,18 +339,11 @@ fn count_echoes(rx: &mut MbufBatch, phase: u8, seq: Option<u32>) -> u64 {
     n
 }
 
-/// An echo frame of `len` bytes for `phase`, copied into every burst.
-fn echo_template(io: &Io, len: usize, phase: u8) -> Vec<u8> {
-    let mut template = vec![0u8; len];
-    build_frame(
-        &mut template,
-        len,
-        io.mac,
-        MacAddr::BROADCAST,
-        Kind::Echo,
-        phase,
-    );
-    template
+/// A broadcast floor frame of `len` bytes, copied into every burst.
+fn template(io: &Io, len: usize, kind: Kind, phase: u8) -> Vec<u8> {
+    let mut frame = vec![0u8; len];
+    build_frame(&mut frame, len, io.mac, MacAddr::BROADCAST, kind, phase);
+    frame
 }
 
 /// Fills `batch` with `BURST` echo frames of `len` bytes for burst `seq`.
@@ -379,7 +364,7 @@ fn echo_burst(io: &Io, batch: &mut MbufBatch, template: &[u8], seq: u32) -> anyh
 /// echoed frames per second (Mpps). Frames lost on the way (a full ring)
 /// are written off after 100 ms without an echo.
 fn echo_rate(io: &mut Io, len: usize, secs: f64, phase: u8, window: u64) -> anyhow::Result<f64> {
-    let template = echo_template(io, len, phase);
+    let template = template(io, len, Kind::Echo, phase);
     let (mut batch, mut rx) = (MbufBatch::new(), MbufBatch::new());
     let start = io.clock.now().as_nanos();
     let end = start + (secs * 1e9) as u64;
@@ -424,7 +409,7 @@ fn burst_rtt(
     phase: u8,
     hist: &mut LatencyHist,
 ) -> anyhow::Result<u64> {
-    let template = echo_template(io, len, phase);
+    let template = template(io, len, Kind::Echo, phase);
     let (mut batch, mut rx) = (MbufBatch::new(), MbufBatch::new());
     let mut lost = 0;
     for seq in 0..n as u32 {
