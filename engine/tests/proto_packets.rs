@@ -7,7 +7,9 @@
 
 mod proto_common;
 
-use engine::proto::{Delivery, Endpoint, Event, Payload, PeerAddr, SessionId, SessionState};
+use engine::proto::{
+    Delivery, Endpoint, EndpointConfig, Event, Payload, PeerAddr, SessionId, SessionState,
+};
 use engine::rng::Rng;
 use engine::time::Instant;
 use engine::wire::{
@@ -55,7 +57,11 @@ fn sm_of(f: &[u8]) -> SmRepr {
 
 impl Rig {
     fn new() -> Rig {
-        let mut s = Endpoint::new(cfg(1)).unwrap();
+        Rig::with_server(cfg(1))
+    }
+
+    fn with_server(server: EndpointConfig) -> Rig {
+        let mut s = Endpoint::new(server).unwrap();
         let mut c = Endpoint::new(cfg(2)).unwrap();
         let cs = c.connect(T0, PeerAddr::from(addr(1))).unwrap();
         let req = frames(&mut c);
@@ -596,6 +602,25 @@ fn frames_not_ours_are_counted() {
         .s
         .handle_frame(T0, &craft(addr(2), bcast, rpc, b"z"))
         .is_some());
+}
+
+#[test]
+fn ipv4_checksum_checked_unless_the_link_is_trusted() {
+    let mut r = Rig::new();
+    let mut f = r.req_pkt(0, 0, 100);
+    f[24] ^= 0xFF; // IPv4 checksum
+    assert!(r.s.handle_frame(T0, &f).is_none());
+    assert_eq!(r.s.stats().drops.malformed, 1, "checked by default");
+    // The same frame on an endpoint that trusts its link (shared memory):
+    // delivered.
+    let mut t = Rig::with_server(EndpointConfig {
+        verify_ipv4_checksum: false,
+        ..cfg(1)
+    });
+    let mut f = t.req_pkt(0, 0, 100);
+    f[24] ^= 0xFF;
+    assert!(t.s.handle_frame(T0, &f).is_some(), "{:?}", t.s.stats());
+    assert_eq!(t.s.stats().drops.malformed, 0);
 }
 
 #[test]

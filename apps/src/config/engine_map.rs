@@ -24,6 +24,16 @@ impl Config {
         })
     }
 
+    /// `link.ipv4_checksum` resolved for this link: `auto` trusts only the
+    /// shared-memory links, which cannot corrupt a frame.
+    pub fn verify_ipv4_checksum(&self) -> bool {
+        match self.link.ipv4_checksum {
+            Ipv4Checksum::Verify => true,
+            Ipv4Checksum::Trust => false,
+            Ipv4Checksum::Auto => !matches!(self.link.kind, LinkKind::Memif | LinkKind::Ring),
+        }
+    }
+
     /// The bandwidth-delay product in packets for `transport.link_gbps`,
     /// `transport.rtt_us` and `link.mtu`: `ceil(rate x RTT / MTU)`.
     pub fn bdp_credits(&self) -> u16 {
@@ -145,6 +155,7 @@ impl Config {
             keepalive_interval: Duration::from_millis(t.keepalive_ms),
             max_sessions_per_peer: t.max_sessions_per_peer as usize,
             mode,
+            verify_ipv4_checksum: self.verify_ipv4_checksum(),
             seed: token_seed(role, worker_index),
             ..EndpointConfig::default()
         }
@@ -233,6 +244,27 @@ mod tests {
         assert_eq!(c.effective_credits(), 5);
         let e = with(&["transport.lossy_credit_multiple=lots"]).unwrap_err();
         assert_eq!(e.key(), Some("transport.lossy_credit_multiple"), "{e}");
+    }
+
+    #[test]
+    fn ipv4_checksum_trusted_only_on_shared_memory_by_default() {
+        let verify = |sets: &[&str]| {
+            let c = with(sets).unwrap();
+            let e = c.endpoint_config(Role::Server, 0, MacAddr([2, 0, 0, 0, 0, 1]));
+            assert_eq!(e.verify_ipv4_checksum, c.verify_ipv4_checksum());
+            e.verify_ipv4_checksum
+        };
+        assert!(!verify(&[]), "memif (the default link) cannot corrupt");
+        assert!(!verify(&["link.kind=ring"]));
+        assert!(verify(&["link.kind=af_packet"]));
+        assert!(verify(&["link.kind=pci"]));
+        assert!(verify(&["link.ipv4_checksum=verify"]));
+        assert!(!verify(&[
+            "link.kind=af_packet",
+            "link.ipv4_checksum=trust"
+        ]));
+        let e = with(&["link.ipv4_checksum=sometimes"]).unwrap_err();
+        assert_eq!(e.key(), Some("link.ipv4_checksum"), "{e}");
     }
 
     #[test]

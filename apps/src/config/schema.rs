@@ -81,6 +81,21 @@ pub struct Config {
     pub faults: FaultsConfig,
 }
 
+/// `link.ipv4_checksum`: check the IPv4 header checksum on receive or
+/// trust the link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ipv4Checksum {
+    /// Trust the links that copy through shared memory and cannot corrupt a
+    /// frame (memif, net_ring); verify on every other link.
+    #[default]
+    Auto,
+    /// Always verify (a bad checksum is a `malformed` drop).
+    Verify,
+    /// Never verify: for a NIC known to drop frames with bad checksums.
+    Trust,
+}
+
 /// `[link]`: the device, addresses, ring and mbuf geometry, EAL memory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -94,6 +109,9 @@ pub struct LinkConfig {
     /// af_packet: bypass the interface's qdisc (DPDK's default). Set false
     /// for a `tbf` rate limit on the interface to take effect.
     pub qdisc_bypass: bool,
+    /// Whether the engine checks the IPv4 header checksum of received
+    /// frames (see [`Ipv4Checksum`]).
+    pub ipv4_checksum: Ipv4Checksum,
     pub pci: Option<String>,
     pub vdev: Option<String>,
     pub server_mac: Option<Mac>,
@@ -119,6 +137,7 @@ impl Default for LinkConfig {
             iface: "rpcveth0".into(),
             client_netns: None,
             qdisc_bypass: true,
+            ipv4_checksum: Ipv4Checksum::Auto,
             pci: None,
             vdev: None,
             server_mac: None,

@@ -141,6 +141,11 @@ pub struct EndpointConfig {
     pub max_sessions_per_peer: usize,
     /// Lossless (credits backed by ring reservations) or lossy.
     pub mode: FlowMode,
+    /// Check the IPv4 header checksum of every received frame (a bad one is
+    /// a `malformed` drop). Turn it off only where the link cannot corrupt
+    /// a frame (memif and net_ring copy through shared memory) or the NIC
+    /// has verified it; every other header check stays.
+    pub verify_ipv4_checksum: bool,
     /// Seed of the endpoint's RNG (session tokens). [`Default`] draws it
     /// from the operating system ([`os_seed`]) so that tokens differ between
     /// processes and restarts; set it explicitly for a reproducible run.
@@ -174,6 +179,7 @@ impl Default for EndpointConfig {
             mode: FlowMode::Lossless {
                 on_loss: LossPolicy::Retransmit,
             },
+            verify_ipv4_checksum: true,
             seed: os_seed(),
         }
     }

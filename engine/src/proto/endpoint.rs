@@ -239,7 +239,7 @@ impl Endpoint {
     pub fn handle_frame<'f>(&mut self, now: Instant, frame: &'f [u8]) -> Option<Delivery<'f>> {
         self.stats.rx_pkts += 1;
         self.stats.rx_bytes += frame.len() as u64;
-        let Ok(p) = wire::parse_frame(frame) else {
+        let Ok(p) = wire::parse_frame_with(frame, self.cfg.verify_ipv4_checksum) else {
             self.stats.drops.malformed += 1;
             return None;
         };

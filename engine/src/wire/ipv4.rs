@@ -359,11 +359,22 @@ impl Ipv4Repr {
     /// 4 (`NotIpv4`), header checksum (`BadChecksum`), no fragmentation
     /// (`Fragmented`). Any protocol is accepted.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Ipv4Packet<&T>) -> Result<Self, Error> {
+        Self::parse_with(packet, true)
+    }
+
+    /// `parse`, with the header checksum checked only when
+    /// `verify_checksum`: skipping it is for links that cannot corrupt a
+    /// frame (shared memory) or whose NIC has verified it.
+    #[inline]
+    pub fn parse_with<T: AsRef<[u8]> + ?Sized>(
+        packet: &Ipv4Packet<&T>,
+        verify_checksum: bool,
+    ) -> Result<Self, Error> {
         packet.check_len()?;
         if packet.version() != 4 {
             return Err(Error::NotIpv4);
         }
-        if !packet.verify_checksum() {
+        if verify_checksum && !packet.verify_checksum() {
             return Err(Error::BadChecksum);
         }
         if packet.more_frags() || packet.frag_offset() != 0 {

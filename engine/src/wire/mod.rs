@@ -152,12 +152,20 @@ pub struct Parsed<'a> {
 /// RPC magic and version. IPv4 options are accepted and skipped. The UDP
 /// checksum is not verified. Never panics; no allocation.
 pub fn parse_frame(frame: &[u8]) -> Result<Parsed<'_>, Error> {
+    parse_frame_with(frame, true)
+}
+
+/// [`parse_frame`], with the IPv4 header checksum checked only when
+/// `verify_ipv4_checksum` (see [`Ipv4Repr::parse_with`]); every other check
+/// stays.
+#[inline]
+pub fn parse_frame_with(frame: &[u8], verify_ipv4_checksum: bool) -> Result<Parsed<'_>, Error> {
     let eth = EthernetFrame::new_checked(frame)?;
     if eth.ethertype() != EtherType::Ipv4 {
         return Err(Error::NotIpv4);
     }
     let ip = Ipv4Packet::new_checked(eth.payload())?;
-    let ip_repr = Ipv4Repr::parse(&ip)?;
+    let ip_repr = Ipv4Repr::parse_with(&ip, verify_ipv4_checksum)?;
     if ip_repr.protocol != IpProtocol::Udp {
         return Err(Error::NotUdp);
     }
@@ -260,6 +268,24 @@ mod tests {
             frame[byte] ^= 0x40;
             assert_eq!(parse_frame(&frame), Err(Error::BadChecksum), "byte {byte}");
         }
+    }
+
+    #[test]
+    fn trusting_the_checksum_skips_only_the_checksum() {
+        // A wrong checksum field alone: accepted when trusted, and the
+        // fields decode as in the golden frame.
+        let mut frame = FRAME_BYTES.to_vec();
+        frame[IP + 10] ^= 0x40;
+        assert_eq!(parse_frame_with(&frame, true), Err(Error::BadChecksum));
+        let trusted = parse_frame_with(&frame, false).expect("checksum not checked");
+        assert_eq!(trusted, parse_frame(&FRAME_BYTES).unwrap());
+        // Every other IPv4 check stays: version, fragments.
+        let mut v6 = frame.clone();
+        v6[IP] = 0x65;
+        assert_eq!(parse_frame_with(&v6, false), Err(Error::NotIpv4));
+        let mut frag = frame;
+        frag[IP + 6] |= 0x20;
+        assert_eq!(parse_frame_with(&frag, false), Err(Error::Fragmented));
     }
 
     #[test]
