@@ -49,7 +49,7 @@ pub fn apply(cfg: &mut Config, floor: Option<&serde_json::Value>) -> BdpOrigin {
     };
     let mut clamped_to_ring = false;
     if cfg.transport.credits.is_none() && cfg.transport.mode == Mode::Lossless {
-        let most = ring_backed_credits(cfg);
+        let most = cfg.lossless_credit_limit().max(1);
         if cfg.effective_credits() > most {
             cfg.transport.credits = Some(most);
             clamped_to_ring = true;
@@ -69,19 +69,6 @@ pub fn apply(cfg: &mut Config, floor: Option<&serde_json::Value>) -> BdpOrigin {
         credits: cfg.effective_credits(),
         clamped_to_ring,
     }
-}
-
-/// The most credits lossless mode can reserve per session: each session
-/// holds `credits + 1` ring entries on both ends (config validation's rule).
-fn ring_backed_credits(cfg: &Config) -> u16 {
-    let sessions = (cfg.workload.sessions_per_thread as usize)
-        .max(cfg.max_sessions_per_server_worker())
-        .max(1);
-    let per_session = cfg.link.rx_desc as usize / sessions;
-    let probe = engine::proto::lossless_ring_entries(0);
-    per_session
-        .saturating_sub(probe)
-        .clamp(1, u16::MAX as usize) as u16
 }
 
 #[cfg(test)]

@@ -247,6 +247,20 @@ mod tests {
     }
 
     #[test]
+    fn lossless_credit_limit_is_the_validation_boundary() {
+        let base = ["link.rx_desc=256", "workload.sessions_per_thread=4"];
+        let c = with(&base).unwrap();
+        // 256 entries / 4 sessions, less the probe entry.
+        assert_eq!(c.lossless_credit_limit(), 63);
+        let ok = with(&[base[0], base[1], "transport.credits=63"]).unwrap();
+        assert!(ok.validate(&ENV).is_ok());
+        let over = [base[0], base[1], "transport.credits=64"];
+        assert_eq!(rejected_key(&over), "transport.credits");
+        let e = with(&over).unwrap().validate(&ENV).unwrap_err();
+        assert!(e.to_string().contains("sessions_per_thread"), "{e}");
+    }
+
+    #[test]
     fn ipv4_checksum_trusted_only_on_shared_memory_by_default() {
         let verify = |sets: &[&str]| {
             let c = with(sets).unwrap();

@@ -396,9 +396,11 @@ impl Config {
         if self.transport.mode != Mode::Lossless {
             return Ok(());
         }
-        let credits = self.effective_credits() as u64;
-        let per_session = lossless_ring_entries(self.effective_credits()) as u64;
-        let rx = self.link.rx_desc as u64;
+        let credits = self.effective_credits();
+        if credits <= self.lossless_credit_limit() {
+            return Ok(());
+        }
+        let rx = self.link.rx_desc;
         let origin = match self.transport.credits {
             Some(_) => String::new(),
             None => format!(
@@ -406,8 +408,10 @@ impl Config {
                 self.transport.link_gbps, self.transport.rtt_us, self.link.mtu
             ),
         };
-        let client_sessions = self.workload.sessions_per_thread as u64;
-        if per_session * client_sessions > rx {
+        let client_sessions = self.workload.sessions_per_thread as usize;
+        let server_sessions = self.max_sessions_per_server_worker();
+        // Name the client's limit when it is the one broken.
+        if lossless_ring_entries(credits) * client_sessions > rx as usize {
             return Err(ConfigError::invalid(
                 "transport.credits",
                 format!(
@@ -415,16 +419,28 @@ impl Config {
                 ),
             ));
         }
-        let server_sessions = self.max_sessions_per_server_worker() as u64;
-        if per_session * server_sessions > rx {
-            return Err(ConfigError::invalid(
-                "transport.credits",
-                format!(
-                    "transport.credits = {credits}{origin} exceeds what link.rx_desc = {rx} can back on a server worker accepting {server_sessions} session(s) in lossless mode ((credits + 1 probe entry) x sessions per server worker must be <= rx_desc)"
-                ),
-            ));
+        Err(ConfigError::invalid(
+            "transport.credits",
+            format!(
+                "transport.credits = {credits}{origin} exceeds what link.rx_desc = {rx} can back on a server worker accepting {server_sessions} session(s) in lossless mode ((credits + 1 probe entry) x sessions per server worker must be <= rx_desc)"
+            ),
+        ))
+    }
+
+    /// The most credits a lossless session can have: every session reserves
+    /// `lossless_ring_entries(credits)` receive-ring entries on both ends,
+    /// and one client thread's sessions, like the busiest server worker's,
+    /// must fit in `link.rx_desc`.
+    pub fn lossless_credit_limit(&self) -> u16 {
+        let sessions =
+            (self.workload.sessions_per_thread as usize).max(self.max_sessions_per_server_worker());
+        if sessions == 0 {
+            return u16::MAX;
         }
-        Ok(())
+        let per_session = self.link.rx_desc as usize / sessions;
+        per_session
+            .saturating_sub(lossless_ring_entries(0))
+            .min(u16::MAX as usize) as u16
     }
 
     fn validate_faults(&self) -> Result<(), ConfigError> {
