@@ -9,8 +9,6 @@ use crate::cli::ConfigArgs;
 use crate::config::{Config, Mode};
 use anyhow::bail;
 use clap::Args;
-use serde_json::Value;
-use std::path::PathBuf;
 
 // ------------------------------------------------------------ incast
 
@@ -30,15 +28,8 @@ pub struct IncastArgs {
     /// Lossy credits as a multiple of the BDP, or "unbounded".
     #[arg(long, value_name = "X")]
     pub multiple: Option<String>,
-    /// Read drops of this device's qdisc, DEV or DEV@NETNS (repeatable).
-    #[arg(long = "qdisc", value_name = "DEV[@NETNS]")]
-    pub qdisc: Vec<String>,
-    /// Print a JSON array (one object per run) as the last line.
-    #[arg(long)]
-    pub json: bool,
-    /// Goodput against fan-in as SVG (and FILE-p99.svg, FILE-loss.svg).
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
+    #[command(flatten)]
+    pub out: PointsOut,
 }
 
 /// Per-session credits of an incast run: lossless shares the server's
@@ -69,7 +60,7 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
         eprintln!("rpc-bench incast: ignoring transport.credits (lossless shares rx_desc among the sessions, lossy uses lossy_credit_multiple x BDP)");
     }
     let base = bases.common.clone();
-    let probes = probes_for(&base, &a.qdisc);
+    let probes = probes_for(&base, &a.out.qdisc);
     warn_bypassed(&base, &probes);
     eprintln!(
         "rpc-bench incast: {} ; {} -> server worker 0 on core {}",
@@ -131,24 +122,12 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
         bdp_line(&base)
     );
     print!("{}", render_points(&points, true));
-    if let Some(p) = &a.plot {
-        let context = format!("incast over {}, one client thread", link_name(&base));
-        plot_points(
-            p,
-            &points,
-            &context,
-            "sessions (fan-in)",
-            |pt| pt.sessions as f64,
-            true,
-        )?;
-    }
-    if a.json {
-        println!(
-            "{}",
-            Value::Array(points.iter().map(Point::to_json).collect())
-        );
-    }
-    finish(&points)
+    conclude(
+        &points,
+        &a.out,
+        ("sessions (fan-in)", |pt: &Point| pt.sessions as f64),
+        || format!("incast over {}, one client thread", link_name(&base)),
+    )
 }
 
 #[cfg(test)]

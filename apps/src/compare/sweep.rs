@@ -91,14 +91,21 @@ pub struct SweepArgs {
     /// rx_desc / sessions raise link.rx_desc (to at most 32768).
     #[arg(long, value_delimiter = ',', default_value = "lossy")]
     pub modes: Vec<String>,
+    #[command(flatten)]
+    pub out: PointsOut,
+}
+
+/// Drop sources and output of a multi-point run (`sweep`, `incast`).
+#[derive(Args, Clone, Debug, Default)]
+pub struct PointsOut {
     /// Read drops of this device's qdisc, DEV or DEV@NETNS (repeatable).
     #[arg(long = "qdisc", value_name = "DEV[@NETNS]")]
     pub qdisc: Vec<String>,
     /// Print a JSON array (one object per run) as the last line.
     #[arg(long)]
     pub json: bool,
-    /// Goodput against credits as SVG; p99 and loss rate go to FILE-p99.svg
-    /// and FILE-loss.svg.
+    /// Goodput against the swept value (credits, fan-in) as SVG; p99 and
+    /// loss rate go to FILE-p99.svg and FILE-loss.svg.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 }
@@ -152,7 +159,7 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     let modes = parse_modes(&a.modes)?;
     let bases = load_bases(&a.cfg, None, &a.mode_sets)?;
     let base = bases.common.clone();
-    let probes = probes_for(&base, &a.qdisc);
+    let probes = probes_for(&base, &a.out.qdisc);
     warn_bypassed(&base, &probes);
     eprintln!("rpc-bench sweep: {}", describe(&base));
     eprintln!("  {}", bdp_line(&base));
@@ -177,29 +184,39 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     );
     println!("{}", bdp_line(&base));
     print!("{}", render_points(&points, false));
-    if let Some(p) = &a.plot {
-        let context = format!(
-            "{} over {}, BDP {}",
-            base.workload.kind.as_str(),
-            link_name(&base),
-            base.bdp_credits()
-        );
-        plot_points(
-            p,
-            &points,
-            &context,
-            "credits",
-            |pt| pt.credits as f64,
-            true,
-        )?;
+    conclude(
+        &points,
+        &a.out,
+        ("credits", |pt: &Point| pt.credits as f64),
+        || {
+            format!(
+                "{} over {}, BDP {}",
+                base.workload.kind.as_str(),
+                link_name(&base),
+                base.bdp_credits()
+            )
+        },
+    )
+}
+
+/// The end of a sweep or an incast: the plot of every point against
+/// `x` when asked, the JSON array when asked, then [`finish`]'s verdict.
+pub(super) fn conclude(
+    points: &[Point],
+    out: &PointsOut,
+    (x_label, x): (&str, impl Fn(&Point) -> f64),
+    context: impl FnOnce() -> String,
+) -> anyhow::Result<()> {
+    if let Some(p) = &out.plot {
+        plot_points(p, points, &context(), x_label, x, true)?;
     }
-    if a.json {
+    if out.json {
         println!(
             "{}",
             Value::Array(points.iter().map(Point::to_json).collect())
         );
     }
-    finish(&points)
+    finish(points)
 }
 
 pub(super) fn finish(points: &[Point]) -> anyhow::Result<()> {
