@@ -27,10 +27,9 @@ use super::error::RpcError;
 use super::event::Event;
 use super::ids::SessionId;
 use super::server::ServerSession;
-use super::session::{SessionCommon, SmTimer};
+use super::session::SessionCommon;
 use super::state::{Effect, SessionInput, SessionState};
 use super::table::Session;
-use super::timers::UNARMED;
 use super::txq::{SmReply, TxDesc};
 use crate::time::Instant;
 use crate::wire::{
@@ -45,24 +44,12 @@ impl Endpoint {
     pub fn connect(&mut self, now: Instant, peer: PeerAddr) -> Result<SessionId, RpcError> {
         let credits = self.cfg.session_credits;
         let need = self.cfg.ring_reservation(credits);
-        self.reserve_ring(need)?;
-        let Some(id) = self.table.reserve() else {
-            self.ring_reserved -= need;
-            return Err(RpcError::TooManySessions);
-        };
+        let id = self.reserve_session(need)?;
+        let template = self.template_to(peer.mac.unwrap_or(MacAddr::BROADCAST), peer);
         let common = SessionCommon {
-            num: id.num,
-            gen: id.gen,
-            state: SessionState::Connecting,
-            peer,
-            remote: SESSION_NONE,
             token: self.rng.next_u32(),
             ring_reserved: need,
-            template: self.template_to(peer.mac.unwrap_or(MacAddr::BROADCAST), peer),
-            sm: SmTimer::IDLE,
-            active_at: now,
-            heard: false,
-            timer_at: UNARMED,
+            ..SessionCommon::new(id, SessionState::Connecting, peer, template, now)
         };
         let window = self.cfg.req_window;
         self.table
@@ -157,29 +144,21 @@ impl Endpoint {
             return Err(SmStatus::PeerLimit);
         }
         let need = self.cfg.ring_reservation(req.credits);
-        self.reserve_ring(need).map_err(|_| SmStatus::NoRingSpace)?;
-        let Some(id) = self.table.reserve() else {
-            self.ring_reserved -= need;
-            return Err(SmStatus::TooManySessions);
-        };
+        let id = self.reserve_session(need).map_err(|e| match e {
+            RpcError::TooManySessions => SmStatus::TooManySessions,
+            _ => SmStatus::NoRingSpace,
+        })?;
         let peer = PeerAddr {
             mac: Some(p.src_mac),
             ip: p.src_ip,
             port: p.src_port,
         };
+        let template = self.template_to(p.src_mac, peer);
         let common = SessionCommon {
-            num: id.num,
-            gen: id.gen,
-            state: SessionState::Connected,
-            peer,
             remote: req.client_session,
             token: p.rpc.token,
             ring_reserved: need,
-            template: self.template_to(p.src_mac, peer),
-            sm: SmTimer::IDLE,
-            active_at: now,
-            heard: false,
-            timer_at: UNARMED,
+            ..SessionCommon::new(id, SessionState::Connected, peer, template, now)
         };
         *self.peer_sessions.entry(p.src_ip).or_default() += 1;
         let window = self.cfg.req_window;

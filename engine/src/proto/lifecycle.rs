@@ -184,4 +184,14 @@ impl Endpoint {
         self.ring_reserved += need;
         Ok(())
     }
+
+    /// Reserves `need` ring entries and a table slot for a new session,
+    /// both or neither: `NoRingSpace` or `TooManySessions`.
+    pub(crate) fn reserve_session(&mut self, need: usize) -> Result<SessionId, RpcError> {
+        self.reserve_ring(need)?;
+        self.table.reserve().ok_or_else(|| {
+            self.ring_reserved -= need;
+            RpcError::TooManySessions
+        })
+    }
 }

@@ -7,8 +7,9 @@
 use super::config::PeerAddr;
 use super::ids::SessionId;
 use super::state::SessionState;
+use super::timers::UNARMED;
 use crate::time::Instant;
-use crate::wire::HeaderTemplate;
+use crate::wire::{HeaderTemplate, SESSION_NONE};
 
 /// Handshake retransmission timer of a Connecting or Disconnecting session.
 #[derive(Clone, Copy, Debug)]
@@ -54,6 +55,32 @@ pub(crate) struct SessionCommon {
 }
 
 impl SessionCommon {
+    /// A new session `id` in `state` towards `peer`, created at `now`: no
+    /// remote session number, token or ring reservation yet (the caller
+    /// sets those it has), no handshake timer, not armed.
+    pub fn new(
+        id: SessionId,
+        state: SessionState,
+        peer: PeerAddr,
+        template: HeaderTemplate,
+        now: Instant,
+    ) -> Self {
+        SessionCommon {
+            num: id.num,
+            gen: id.gen,
+            state,
+            peer,
+            remote: SESSION_NONE,
+            token: 0,
+            ring_reserved: 0,
+            template,
+            sm: SmTimer::IDLE,
+            active_at: now,
+            heard: false,
+            timer_at: UNARMED,
+        }
+    }
+
     /// Server: the client was heard at `now`.
     pub fn heard_at(&mut self, now: Instant) {
         self.active_at = now;
