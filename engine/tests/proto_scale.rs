@@ -155,5 +155,17 @@ fn three_thousand_lossy_sessions_each_on_its_own_deadlines() {
     assert!(sent >= N as u64, "{sent} keepalives for {N} idle sessions");
     assert_eq!(sim.ep(server).sessions_by_state().connected, N);
     assert_eq!(sim.ep(server).stats().sessions_reclaimed, 0);
-    assert!(sim.ep(client).bytes_per_session() > 0);
+    // The per-session memory figure counts the slots: twice the request
+    // window, more bytes per session.
+    let per = sim.ep(client).bytes_per_session();
+    let wide = Endpoint::new(EndpointConfig {
+        req_window: 2 * sim.ep(client).config().req_window,
+        ..lossy(3)
+    })
+    .unwrap();
+    assert!(
+        wide.bytes_per_session() > per,
+        "{per} vs {}",
+        wide.bytes_per_session()
+    );
 }

@@ -96,7 +96,7 @@ impl Endpoint {
             events: VecDeque::with_capacity(EVENT_QUEUE_PRESIZE),
             stats: Stats::default(),
             rng: Rng::new(cfg.seed),
-            timers: TimerHeap::new(cfg.scan_interval, 2 * cfg.max_sessions),
+            timers: TimerHeap::new(cfg.scan_interval, cfg.max_sessions),
             active_client_reqs: 0,
             sm_pending: 0,
             pending_suspects: 0,
@@ -185,7 +185,7 @@ impl Endpoint {
         let client = w * size_of::<ClientSlot>() + BACKLOG_PRESIZE * size_of::<Pending>();
         // A hashbrown entry: the key-value pair plus one control byte.
         let server = w * size_of::<ServerSlot>() + size_of::<AcceptedEntry>() + 1;
-        entry + client.max(server) + 2 * super::timers::ENTRY_BYTES
+        entry + client.max(server) + super::timers::ENTRY_BYTES
     }
 
     /// Receive-ring entries reserved by live sessions and the total.
