@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo run --release -p engine --example hello` (needs 2 CPU cores).
 
-use engine::proto::{PeerAddr, ReqHandle};
+use engine::proto::ReqHandle;
 use engine::runtime::{Device, Handler, HandlerTable, Nexus, Rpc, RuntimeError, StopHandle};
 use engine::time::Duration;
 
@@ -36,12 +36,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         // The client: whatever happens, stop the server when done.
         let result = (|| {
-            let server = PeerAddr {
-                mac: Some(nexus.mac()),
-                ip: rpc.endpoint().local_addr().ip,
-                port: nexus.udp_port(1),
-            };
-            let session = rpc.connect(server)?;
+            let session = rpc.connect(nexus.worker_addr(1))?;
             // Requests may be queued while the session is connecting.
             rpc.enqueue_request_bytes(session, HELLO, b"world", None, 0)?;
             let deadline = rpc.now() + Duration::from_secs(5);

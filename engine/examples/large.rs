@@ -5,7 +5,7 @@
 //!
 //! Run: `cargo run --release -p engine --example large` (needs 2 CPU cores).
 
-use engine::proto::{PeerAddr, ReqHandle, DEFAULT_MAX_MSG_SIZE};
+use engine::proto::{ReqHandle, DEFAULT_MAX_MSG_SIZE};
 use engine::runtime::{Device, Handler, HandlerTable, Nexus, Rpc, RuntimeError, StopHandle};
 use engine::time::Duration;
 
@@ -66,12 +66,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             return Ok(());
         }
         let result = (|| {
-            let server = PeerAddr {
-                mac: Some(nexus.mac()),
-                ip: rpc.endpoint().local_addr().ip,
-                port: nexus.udp_port(1),
-            };
-            let s = rpc.connect(server)?;
+            let s = rpc.connect(nexus.worker_addr(1))?;
             let start = rpc.clock().now();
             rpc.enqueue_request_bytes(s, BIG, &message(0xa5), None, 0)?;
             let deadline = rpc.now() + Duration::from_secs(20);

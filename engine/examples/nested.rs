@@ -9,7 +9,7 @@
 //!
 //! Run: `cargo run --release -p engine --example nested` (needs 2 CPU cores).
 
-use engine::proto::{PeerAddr, ReqHandle, SessionId};
+use engine::proto::{ReqHandle, SessionId};
 use engine::runtime::{
     Completion, Device, Handler, HandlerTable, Nexus, Rpc, RuntimeError, StopHandle,
 };
@@ -77,21 +77,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     nexus.run(&|w| -> Result<(), RuntimeError> {
         let mut rpc = nexus.rpc(w.index)?;
         let mut app = App::default();
-        let ip = rpc.endpoint().local_addr().ip;
-        let peer = |i: u16| PeerAddr {
-            mac: Some(nexus.mac()),
-            ip,
-            port: nexus.udp_port(i),
-        };
         if w.index == 1 {
             // Front server: a session to the back server, then serve.
-            app.back = Some(rpc.connect(peer(0))?);
+            app.back = Some(rpc.connect(nexus.worker_addr(0))?);
             rpc.run_until_stopped(&mut app, &stop);
             return Ok(());
         }
         // Worker 0: the client (its loop also serves BACK requests).
         let result = (|| {
-            let s = rpc.connect(peer(1))?;
+            let s = rpc.connect(nexus.worker_addr(1))?;
             rpc.enqueue_request_bytes(s, FRONT, b"hi", None, 0)?;
             let deadline = rpc.now() + Duration::from_secs(5);
             loop {

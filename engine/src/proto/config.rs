@@ -85,6 +85,9 @@ pub enum FlowMode {
     Lossy,
 }
 
+/// The IPv4 address of an endpoint that [`EndpointConfig::default`] gives.
+pub const DEFAULT_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
+
 /// Configuration of one [`Endpoint`](super::Endpoint). See the field docs for
 /// units; [`Default`] gives eRPC's values on a 1500-byte MTU.
 #[derive(Clone, Debug, PartialEq)]
@@ -157,7 +160,7 @@ impl Default for EndpointConfig {
         EndpointConfig {
             local: EndpointAddr {
                 mac: MacAddr([0x02, 0, 0, 0, 0, 1]),
-                ip: Ipv4Addr::new(10, 0, 0, 1),
+                ip: DEFAULT_IP,
                 port: 31850,
             },
             mtu: 1500,

@@ -54,8 +54,8 @@ mod txq;
 pub use crate::wire::ErrorCode;
 pub use config::{
     bdp_credits, lossless_ring_entries, os_seed, EndpointAddr, EndpointConfig, FlowMode,
-    LossPolicy, PeerAddr, DEFAULT_MAX_MSG_SIZE, MAX_MTU, MAX_PKTS_PER_MSG, MAX_REQ_WINDOW,
-    MAX_SESSIONS, MIN_MTU, PKT_OVERHEAD,
+    LossPolicy, PeerAddr, DEFAULT_IP, DEFAULT_MAX_MSG_SIZE, MAX_MTU, MAX_PKTS_PER_MSG,
+    MAX_REQ_WINDOW, MAX_SESSIONS, MIN_MTU, PKT_OVERHEAD,
 };
 pub use endpoint::Endpoint;
 pub use error::{refusal_reason, ConfigError, RpcError};

@@ -5,7 +5,7 @@
 use super::builder::{Device, NexusBuilder};
 use super::{HandlerTable, Rpc, RuntimeError};
 use crate::dpdk::{Eal, EalBuilder, LcoreId, Mempool, Port, PortConfig};
-use crate::proto::EndpointConfig;
+use crate::proto::{EndpointConfig, PeerAddr, DEFAULT_IP};
 use crate::wire::MacAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -205,6 +205,18 @@ impl<A> Nexus<A> {
     /// The UDP port of worker `index`'s endpoint (base + index).
     pub fn udp_port(&self, index: u16) -> u16 {
         self.base_udp_port + index
+    }
+
+    /// Where worker `index`'s endpoint listens when it runs with
+    /// [`endpoint_config`](Self::endpoint_config) unchanged (this port's MAC,
+    /// the default IP, [`udp_port`](Self::udp_port)): what another worker of
+    /// the same process connects to.
+    pub fn worker_addr(&self, index: u16) -> PeerAddr {
+        PeerAddr {
+            mac: Some(self.mac),
+            ip: DEFAULT_IP,
+            port: self.udp_port(index),
+        }
     }
 
     /// The endpoint configuration of worker `index`: `EndpointConfig::default()`
