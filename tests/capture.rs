@@ -213,13 +213,7 @@ fn exchange(
     let srv_stderr = std::fs::read_to_string(&srv_err).unwrap_or_default();
     // The client's outcome first: when it fails, the server's complaint
     // (no peer on the link) says nothing about why.
-    assert!(
-        r.ok(),
-        "rpc-client failed (exit {:?}):\n{}\n{}",
-        r.code,
-        r.stdout,
-        r.stderr
-    );
+    r.assert_ok("rpc-client");
     assert!(status.success(), "rpc-server failed: {srv_stderr}");
     let srv = srv_out
         .lines()

@@ -53,13 +53,7 @@ fn bench_run(link: &[String], extra: &[&str]) -> Value {
     args.extend(link.iter().map(String::as_str));
     args.extend_from_slice(extra);
     let r = run(BENCH, &args, LIMIT);
-    assert!(
-        r.ok(),
-        "rpc-bench run failed (exit {:?}):\n{}\n{}",
-        r.code,
-        r.stdout,
-        r.stderr
-    );
+    r.assert_ok("rpc-bench run");
     r.json()
 }
 
@@ -190,13 +184,7 @@ fn tbf_egress_lossless_fits_the_queue_lossy_overflows_it() {
     );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let r = run(BENCH, &args, LIMIT);
-    assert!(
-        r.ok(),
-        "rpc-bench compare failed (exit {:?}):\n{}\n{}",
-        r.code,
-        r.stdout,
-        r.stderr
-    );
+    r.assert_ok("rpc-bench compare");
     let v = r.json();
     let (ll, ly) = (&v["lossless"], &v["lossy"]);
     assert_eq!(u(ll, &["credits"]), 2, "BDP of 1 Gb/s x 20 us: {ll}");

@@ -32,13 +32,7 @@ fn exchange(link: &[String], extra: &[&str]) -> (serde_json::Value, serde_json::
     args.push("--json");
     let r = run(CLIENT, &args, LIMIT);
     let srv = server.stop();
-    assert!(
-        r.ok(),
-        "rpc-client failed (exit {:?}):\n{}\n{}",
-        r.code,
-        r.stdout,
-        r.stderr
-    );
+    r.assert_ok("rpc-client");
     let v = r.json();
     assert_eq!(v["failed"], 0, "{v}");
     assert_eq!(v["bad_responses"], 0, "every byte checked: {v}");

@@ -32,13 +32,7 @@ fn twenty_thousand_sessions_lossy_window_1_all_connect_and_complete() {
     let r = run(CLIENT, &client_args, LIMIT);
     // The client's outcome first: when it fails, the server's complaint
     // (no peer on the link) says nothing about why.
-    assert!(
-        r.ok(),
-        "rpc-client failed (exit {:?}):\n{}\n{}",
-        r.code,
-        r.stdout,
-        r.stderr
-    );
+    r.assert_ok("rpc-client");
     let srv = server.stop();
     let v = r.json();
     assert_eq!(v["failed"], 0, "{v}");

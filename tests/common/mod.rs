@@ -33,6 +33,17 @@ impl Run {
     pub fn ok(&self) -> bool {
         self.code == Some(0)
     }
+
+    /// Panics with the exit code and both outputs unless the run exited 0.
+    pub fn assert_ok(&self, what: &str) {
+        assert!(
+            self.ok(),
+            "{what} failed (exit {:?}):\n{}\n{}",
+            self.code,
+            self.stdout,
+            self.stderr
+        );
+    }
 }
 
 /// Runs `bin args` and kills it (by PID) if it outlives `limit`.
