@@ -3,6 +3,7 @@
 //! mode. [`EndpointConfig::validate`] checks every value once against the
 //! limits below, so the rest of the core can trust it; `Endpoint::new` calls it.
 
+pub use super::cc::CcKind;
 use super::error::ConfigError;
 use crate::time::Duration;
 use crate::wire::{MacAddr, IPV4_HEADER_LEN, RPC_HEADER_LEN, SM_BODY_LEN, UDP_HEADER_LEN};
@@ -25,6 +26,9 @@ pub const MAX_REQ_WINDOW: usize = 64;
 pub const MAX_SESSIONS: usize = 0xFFFF;
 /// Most packets one message may span: `pkt_num` is a u16.
 pub const MAX_PKTS_PER_MSG: usize = 1 << 16;
+/// Selective mode: at most this many packets in flight and the short
+/// timeout `rto_low` applies (IRN's N = 3).
+pub const RTO_LOW_MAX_IN_FLIGHT: u32 = 3;
 /// Message size eRPC supports and this engine must too (the default limit).
 pub const DEFAULT_MAX_MSG_SIZE: usize = 8 << 20;
 
@@ -81,8 +85,46 @@ pub enum FlowMode {
         /// What a retransmission timeout does.
         on_loss: LossPolicy,
     },
-    /// Nothing reserved; credits may exceed the BDP; go-back-N repairs loss.
+    /// Nothing reserved; credits may exceed the BDP; retransmission repairs loss.
     Lossy,
+    /// Nothing reserved per session: the receiver watches its receive ring
+    /// and pauses every peer sending to it above a threshold, as PFC pauses
+    /// a priority, but end to end (`pause.rs`). Loss that happens anyway
+    /// (headroom too small) is repaired like lossy mode.
+    Pause(PauseConfig),
+}
+
+/// Thresholds of the reactive pause ([`FlowMode::Pause`]), in receive-ring
+/// entries as the driver reports them to [`Endpoint::observe_rx_ring`].
+///
+/// [`Endpoint::observe_rx_ring`]: super::Endpoint::observe_rx_ring
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PauseConfig {
+    /// Occupancy at or above which XOFF goes to every peer.
+    pub xoff: usize,
+    /// Occupancy at or below which XON releases them.
+    pub xon: usize,
+    /// How long one XOFF stops a sender (PFC's pause quanta): the receiver
+    /// refreshes it while still above `xon`, so a lost XON costs at most
+    /// this much idle time.
+    pub pause_time: Duration,
+    /// Ring entries above `xoff` that must stay free to absorb what is on
+    /// the wire when the XOFF lands (the BDP of the receiver's link, plus
+    /// a receive burst): `validate` checks `rx_ring_entries - xoff >=
+    /// headroom`, as a PFC switch reserves headroom per port.
+    pub headroom: usize,
+}
+
+/// How a sender repairs loss.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Retransmit {
+    /// Resend everything from the first unanswered packet (eRPC, RoCE).
+    #[default]
+    GoBackN,
+    /// The receiver keeps out-of-order packets and names what is missing
+    /// (a SACK per out-of-order packet); the sender resends only that, at
+    /// once, and on a short timeout when few packets are in flight (IRN).
+    Selective,
 }
 
 /// The IPv4 address of an endpoint that [`EndpointConfig::default`] gives.
@@ -142,8 +184,19 @@ pub struct EndpointConfig {
     /// Server: sessions one client IP address may hold at once; more
     /// ConnectReqs from it are refused with `PeerLimit`.
     pub max_sessions_per_peer: usize,
-    /// Lossless (credits backed by ring reservations) or lossy.
+    /// Lossless (credits backed by ring reservations), lossy, or pause.
     pub mode: FlowMode,
+    /// Go-back-N or selective retransmission.
+    pub retransmit: Retransmit,
+    /// Selective mode: the retransmission timeout when at most
+    /// [`RTO_LOW_MAX_IN_FLIGHT`] packets of a request are in flight, so a
+    /// loss no later packet reveals is repaired quickly (IRN's RTO_low).
+    pub rto_low: Duration,
+    /// Client-side rate control of every session this endpoint opens.
+    pub cc: CcKind,
+    /// The link rate congestion control starts at and never exceeds
+    /// (bits/s). Unused without `cc`.
+    pub link_bps: u64,
     /// Check the IPv4 header checksum of every received frame (a bad one is
     /// a `malformed` drop). Turn it off only where the link cannot corrupt
     /// a frame (memif and net_ring copy through shared memory) or the NIC
@@ -182,6 +235,10 @@ impl Default for EndpointConfig {
             mode: FlowMode::Lossless {
                 on_loss: LossPolicy::Retransmit,
             },
+            retransmit: Retransmit::GoBackN,
+            rto_low: Duration::from_micros(500),
+            cc: CcKind::None,
+            link_bps: 10_000_000_000,
             verify_ipv4_checksum: true,
             seed: os_seed(),
         }
@@ -216,7 +273,7 @@ impl EndpointConfig {
     pub(crate) fn ring_reservation(&self, credits: u16) -> usize {
         match self.mode {
             FlowMode::Lossless { .. } => lossless_ring_entries(credits),
-            FlowMode::Lossy => 0,
+            FlowMode::Lossy | FlowMode::Pause(_) => 0,
         }
     }
 
@@ -265,7 +322,17 @@ impl EndpointConfig {
                 limit,
             ));
         }
+        if let FlowMode::Pause(p) = self.mode {
+            p.validate(self.rx_ring_entries)?;
+        }
         let ns = |d: Duration| d.as_nanos();
+        if self.rto_low.as_nanos() == 0 || self.rto_low > self.rto {
+            let limit = format!("must be in 1..={} ns (rto)", ns(self.rto));
+            return Err(ConfigError::new("rto_low", ns(self.rto_low), limit));
+        }
+        if self.cc != CcKind::None && self.link_bps == 0 {
+            return Err(ConfigError::new("link_bps", 0, "must be > 0 with cc"));
+        }
         if ns(self.scan_interval) == 0 {
             return Err(ConfigError::new("scan_interval", 0, "must be > 0"));
         }
@@ -328,6 +395,40 @@ impl EndpointConfig {
             ));
         }
         Ok(())
+    }
+}
+
+impl PauseConfig {
+    /// The headroom rule: `xon < xoff` and `ring - xoff >= headroom`.
+    pub fn validate(&self, ring: usize) -> Result<(), ConfigError> {
+        if self.xon >= self.xoff {
+            let limit = format!("must be below pause xoff ({})", self.xoff);
+            return Err(ConfigError::new("pause.xon", self.xon, limit));
+        }
+        if self.xoff > ring || ring - self.xoff < self.headroom {
+            let limit = format!(
+                "must leave {} ring entries of headroom above it (ring {ring}): at most {}",
+                self.headroom,
+                ring.saturating_sub(self.headroom)
+            );
+            return Err(ConfigError::new("pause.xoff", self.xoff, limit));
+        }
+        if self.pause_time.as_nanos() == 0 {
+            return Err(ConfigError::new("pause.pause_time", 0, "must be > 0"));
+        }
+        Ok(())
+    }
+
+    /// Thresholds for a ring of `ring` entries and a headroom: XOFF right
+    /// below the headroom, XON at half of XOFF.
+    pub fn for_ring(ring: usize, headroom: usize, pause_time: Duration) -> Self {
+        let xoff = ring.saturating_sub(headroom).max(2);
+        PauseConfig {
+            xoff,
+            xon: xoff / 2,
+            pause_time,
+            headroom,
+        }
     }
 }
 

@@ -262,7 +262,7 @@ impl Endpoint {
                 self.handle_sm(now, &p);
                 None
             }
-            PktType::Unknown(_) => {
+            PktType::Sack | PktType::Pause | PktType::Cnp | PktType::Unknown(_) => {
                 self.stats.drops.malformed += 1;
                 None
             }

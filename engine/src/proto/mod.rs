@@ -26,6 +26,7 @@
 //!
 //! [`Instant`]: crate::time::Instant
 
+mod cc;
 mod client;
 mod client_rx;
 mod client_tx;
@@ -40,6 +41,7 @@ mod lifecycle;
 mod loss;
 mod msgbuf;
 mod requests;
+mod sack;
 mod server;
 mod server_rx;
 mod server_tx;
@@ -54,7 +56,7 @@ mod txq;
 pub use crate::wire::ErrorCode;
 pub use config::{
     bdp_credits, lossless_ring_entries, os_seed, EndpointAddr, EndpointConfig, FlowMode,
-    LossPolicy, PeerAddr, DEFAULT_IP, DEFAULT_MAX_MSG_SIZE, MAX_MTU, MAX_PKTS_PER_MSG,
+    LossPolicy, PauseConfig, PeerAddr, Retransmit, DEFAULT_IP, RTO_LOW_MAX_IN_FLIGHT, DEFAULT_MAX_MSG_SIZE, MAX_MTU, MAX_PKTS_PER_MSG,
     MAX_REQ_WINDOW, MAX_SESSIONS, MIN_MTU, PKT_OVERHEAD,
 };
 pub use endpoint::Endpoint;

@@ -70,6 +70,31 @@ pub struct Stats {
     /// Of those, firings that found nothing due (a request completed in
     /// time, a keepalive not yet needed) and only re-armed the session.
     pub timers_idle: u64,
+    /// Selective mode: SACKs sent, one per request packet that arrived
+    /// out of order (kept, and named so the client resends only the hole).
+    pub sacks_sent: u64,
+    /// Selective mode: SACKs received.
+    pub sacks_received: u64,
+    /// Selective mode: packets resent because a SACK showed them missing,
+    /// before any timeout (a subset of `retransmissions`).
+    pub fast_retransmits: u64,
+    /// Pause mode: XOFF and XON frames this receiver sent to its peers.
+    pub pause_frames_sent: u64,
+    /// Pause mode: XOFF and XON frames received from peers.
+    pub pause_frames_received: u64,
+    /// Pause mode: nanoseconds this endpoint held traffic to a paused peer,
+    /// summed over peers.
+    pub paused_ns: u64,
+    /// Received frames whose IPv4 ECN field said Congestion Experienced.
+    pub ecn_marks: u64,
+    /// DCQCN: congestion notifications sent (at most one per session per
+    /// `cc::CNP_INTERVAL`).
+    pub cnps_sent: u64,
+    /// DCQCN: congestion notifications received (each cuts the rate).
+    pub cnps_received: u64,
+    /// Congestion control: times a session waited on the timing wheel for
+    /// its rate to allow the next packet.
+    pub pacing_waits: u64,
     /// Received frames dropped, by reason.
     pub drops: Drops,
 }

@@ -141,6 +141,9 @@ pub struct Parsed<'a> {
     pub src_port: u16,
     /// UDP destination port.
     pub dst_port: u16,
+    /// The IPv4 ECN field (low two bits of the TOS byte): [`ECN_CE`] when a
+    /// switch (or an injected marker) saw congestion.
+    pub ecn: u8,
     /// The decoded RPC header.
     pub rpc: RpcRepr,
     /// Bytes after the RPC header (for `SessionMgmt`, the SM body).
@@ -179,9 +182,48 @@ pub fn parse_frame_with(frame: &[u8], verify_ipv4_checksum: bool) -> Result<Pars
         dst_ip: ip_repr.dst_addr,
         src_port: udp.src_port(),
         dst_port: udp.dst_port(),
+        ecn: ip.dscp_ecn() & ECN_MASK,
         rpc,
         payload: rpc_header.payload(),
     })
+}
+
+/// The ECN field's bits in the IPv4 TOS byte.
+pub const ECN_MASK: u8 = 0b11;
+/// ECN-Capable Transport (0): what a DCQCN sender sets on every frame.
+pub const ECN_ECT0: u8 = 0b10;
+/// Congestion Experienced: what a marking switch writes.
+pub const ECN_CE: u8 = 0b11;
+
+/// Marks a frame Congestion Experienced as an ECN switch would, fixing the
+/// IPv4 header checksum incrementally (RFC 1624). Only an ECN-capable
+/// frame (ECT(0) or ECT(1)) is marked; returns whether it was. A frame
+/// that is not IPv4 or is too short is left alone.
+pub fn mark_ce(frame: &mut [u8]) -> bool {
+    let Ok(eth) = EthernetFrame::new_checked(&*frame) else {
+        return false;
+    };
+    if eth.ethertype() != EtherType::Ipv4 || frame.len() < ETHERNET_HEADER_LEN + IPV4_HEADER_LEN {
+        return false;
+    }
+    let tos_at = ETHERNET_HEADER_LEN + 1;
+    let tos = frame[tos_at];
+    if tos & ECN_MASK == 0 || tos & ECN_MASK == ECN_CE {
+        return false;
+    }
+    let new_tos = tos | ECN_CE;
+    frame[tos_at] = new_tos;
+    // The TOS byte is the low byte of the header's first 16-bit word.
+    let word_at = ETHERNET_HEADER_LEN;
+    let old_word = u16::from_be_bytes([frame[word_at], tos]);
+    let new_word = u16::from_be_bytes([frame[word_at], new_tos]);
+    let sum_at = ETHERNET_HEADER_LEN + 10;
+    let old_sum = u16::from_be_bytes([frame[sum_at], frame[sum_at + 1]]);
+    // HC' = ~(~HC + ~m + m')
+    let s = u64::from(!old_sum) + u64::from(!old_word) + u64::from(new_word);
+    let new_sum = !ipv4::fold(s);
+    frame[sum_at..sum_at + 2].copy_from_slice(&new_sum.to_be_bytes());
+    true
 }
 
 // Big-endian field accessors shared by the views. The ranges are compile-time

@@ -34,6 +34,19 @@ wire_enum! {
         /// Server -> client: the request failed at the server (in place of
         /// Response(0)); the payload is one [`ErrorCode`] byte.
         ErrorResponse = 5,
+        /// Server -> client, selective retransmission: request packet
+        /// `pkt_num` arrived out of order and is kept; every request packet
+        /// below the cumulative ack (carried in the `grant` field) arrived
+        /// too. The packets between are the holes the client resends.
+        Sack = 6,
+        /// Receiver -> peer, reactive pause: stop sending to me for
+        /// `msg_size` microseconds (0: resume now, an XON). Not bound to a
+        /// session: `dest_session` is `SESSION_NONE`, token 0, and the peer
+        /// is named by the frame's source address.
+        Pause = 7,
+        /// Server -> client, DCQCN: a request packet of this session
+        /// arrived with ECN Congestion Experienced; cut the session's rate.
+        Cnp = 8,
     }
 }
 
@@ -304,7 +317,8 @@ pub struct RpcRepr {
     /// Index of this packet within its request/response exchange.
     pub pkt_num: u16,
     /// Request: response packets after Response(0) the client granted
-    /// credits for (the server sends them unasked); 0 in other packets.
+    /// credits for (the server sends them unasked). Sack: the cumulative
+    /// ack (request packets below it all arrived). 0 in other packets.
     pub grant: u16,
     /// The request this packet belongs to (48 bits on the wire: `emit`
     /// keeps the low 48).

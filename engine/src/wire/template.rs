@@ -79,6 +79,15 @@ impl HeaderTemplate {
         HeaderTemplate { bytes, ip_sum }
     }
 
+    /// The same headers with the IPv4 ECN field set to ECT(0), so ECN
+    /// switches mark instead of dropping (DCQCN senders).
+    pub fn with_ect(mut self) -> Self {
+        let tos_at = ETHERNET_HEADER_LEN + 1;
+        self.bytes[tos_at] = (self.bytes[tos_at] & !super::ECN_MASK) | super::ECN_ECT0;
+        self.ip_sum = !super::checksum(&self.bytes[field::IP]);
+        self
+    }
+
     /// Source (MAC, IPv4 address, UDP port).
     pub fn src(&self) -> (MacAddr, Ipv4Addr, u16) {
         let eth = EthernetFrame::new_unchecked(&self.bytes[..]);
