@@ -22,6 +22,7 @@
 
 use super::frame::pkts_of;
 use super::msgbuf::MsgBuf;
+use super::sack::{Window, SACK_WINDOW};
 use super::session::SessionCommon;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -118,6 +119,23 @@ pub(crate) struct ClientReq {
     /// Lossless mode: packet index to resend once as a probe (sent without
     /// a credit, into the one ring entry each session reserves for it).
     pub probe: Option<u32>,
+    /// Selective retransmission (`client_sack.rs`); the two maps below stay
+    /// empty under go-back-N.
+    pub selective: bool,
+    /// Answers (or their credits) received out of order, bit `i` for index
+    /// `num_rx + i`.
+    pub sacked: Window,
+    /// Packets taken as lost and waiting to be resent (they hold no credit).
+    pub lost: Window,
+    /// Holes below this index were resent after a SACK showed them missing;
+    /// later SACKs leave them to the timeout (each hole is resent once per
+    /// recovery, as IRN does).
+    pub recovered_upto: u32,
+    /// When holes first qualified as lost (see `client_sack.rs`).
+    pub reo_since: Option<Instant>,
+    /// The grant the last request packet carried (a resent copy carries it
+    /// again, since its virtual RFRs already count as sent).
+    pub grant_sent: u16,
 }
 
 impl ClientReq {
@@ -145,7 +163,9 @@ impl ClientReq {
     }
 
     pub fn has_work(&self) -> bool {
-        self.num_tx < self.sendable_total()
+        !self.lost.is_empty()
+            || (self.num_tx < self.sendable_total()
+                && (!self.selective || self.num_tx - self.num_rx < SACK_WINDOW))
     }
 
     /// The answer the client's packet `idx` gets: (is a CreditReturn,
@@ -158,8 +178,10 @@ impl ClientReq {
         }
     }
 
+    /// Packets sent and holding a credit: not answered (in order or out of
+    /// order) and not taken as lost.
     pub fn in_flight(&self) -> u32 {
-        self.num_tx - self.num_rx
+        self.num_tx - self.num_rx - self.sacked.count() - self.lost.count()
     }
 }
 
@@ -222,13 +244,40 @@ impl ClientSession {
     /// Go-back-N on slot `i`: every packet in flight is taken as lost, their
     /// credits come home and sending resumes at the first unanswered packet
     /// (a pending probe is moot).
+    /// Selective mode: only the packets in flight are taken as lost and
+    /// resent, not those answered out of order.
     pub fn roll_back(&mut self, i: usize, now: Instant) {
         self.take_probe(i);
         let Some(req) = self.slots[i].req.as_mut() else {
             return;
         };
         self.credits += req.in_flight() as u16;
-        req.num_tx = req.num_rx;
+        if req.selective {
+            // Virtual RFRs wait for Response(0) (the resent last request
+            // packet carries their grant again): they stay in flight.
+            let mut end = req.num_tx - req.num_rx;
+            if req.n_resp == 0 && req.num_rx < req.n_req {
+                end = end.min(req.n_req - req.num_rx);
+            }
+            for j in 0..end {
+                if !req.sacked.get(j) {
+                    req.lost.set(j);
+                }
+            }
+            // The last request packet arrived (a Sack said so) but its
+            // Response(0) did not: only resending it asks for that again.
+            if req.n_resp == 0 && req.num_rx + 1 == req.n_req && req.sacked.get(0) {
+                req.sacked.clear(0);
+                req.lost.set(0);
+            }
+            self.credits -= (req.num_tx - req.num_rx - end
+                - req.sacked.count_from(end)
+                - req.lost.count_from(end)) as u16;
+            req.recovered_upto = req.num_tx;
+            req.reo_since = None;
+        } else {
+            req.num_tx = req.num_rx;
+        }
         req.armed_at = now;
         req.rolled_back = true;
     }
@@ -269,7 +318,7 @@ impl ClientSession {
     }
 
     /// Puts `p` into slot `i` (which must be free) as a new request.
-    pub fn start(&mut self, i: usize, p: Pending, now: Instant, dpp: usize) {
+    pub fn start(&mut self, i: usize, p: Pending, now: Instant, dpp: usize, selective: bool) {
         let window = self.slots.len() as u64;
         let slot = &mut self.slots[i];
         let req_num = slot.next_req_num;
@@ -289,6 +338,12 @@ impl ClientSession {
             progress_at: now,
             rolled_back: false,
             probe: None,
+            selective,
+            sacked: Window::default(),
+            lost: Window::default(),
+            recovered_upto: 0,
+            reo_since: None,
+            grant_sent: 0,
         });
         self.active += 1;
     }

@@ -12,7 +12,8 @@ use super::error::RpcError;
 use super::event::Payload;
 use super::frame::{chunk, pkts_of};
 use super::msgbuf::MsgPool;
-use super::stats::Drops;
+use super::sack::SACK_WINDOW;
+use super::stats::{Drops, Stats};
 use crate::time::Instant;
 use crate::wire::{ErrorCode, Parsed, PktType};
 
@@ -54,7 +55,7 @@ impl ClientSession {
     /// A duplicate or stale answer: if it is the second answer to the
     /// packet resent on slot `i`'s timeout, that timeout was spurious.
     fn evidence<'f>(&mut self, i: usize, req_num: u64, kind: PktType, pkt: u16) -> AnswerRx<'f> {
-        let is_cr = kind == PktType::CreditReturn;
+        let is_cr = matches!(kind, PktType::CreditReturn | PktType::Sack);
         // A cumulative CR covering the resent packet answers it too.
         let hit = self.slots[i].suspect.is_some_and(|s| {
             s.req_num == req_num
@@ -77,7 +78,7 @@ impl ClientSession {
         dpp: usize,
         max_msg: usize,
         pool: &MsgPool,
-        d: &mut Drops,
+        stats: &mut Stats,
     ) -> AnswerRx<'f> {
         let rpc = &p.rpc;
         let kind = rpc.pkt_type;
@@ -88,12 +89,12 @@ impl ClientSession {
             // else is from the future (a peer bug or a forged packet).
             let cur = slot.req.as_ref().map_or(slot.next_req_num, |r| r.req_num);
             if rpc.req_num < cur {
-                d.stale += 1;
-                refine(d, kind, |d| &mut d.stale_response, |d| &mut d.stale_cr);
+                stats.drops.stale += 1;
+                refine(&mut stats.drops, kind, |d| &mut d.stale_response, |d| &mut d.stale_cr);
                 return self.evidence(slot_idx, rpc.req_num, kind, rpc.pkt_num);
             } else {
-                d.future += 1;
-                refine(d, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
+                stats.drops.future += 1;
+                refine(&mut stats.drops, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
             }
             return AnswerRx::Dropped;
         };
@@ -101,13 +102,23 @@ impl ClientSession {
         let malformed = match kind {
             // CRs exist only for non-last request packets.
             PktType::CreditReturn => k + 1 >= req.n_req || !p.payload.is_empty(),
+            PktType::Sack => !p.payload.is_empty(),
             // An error answer stands for Response(0) and carries one code byte.
             PktType::ErrorResponse => k != 0 || p.payload.len() != 1,
             _ => false,
         };
         if malformed {
-            d.malformed += 1;
+            stats.drops.malformed += 1;
             return AnswerRx::Dropped;
+        }
+        if kind == PktType::Sack {
+            req.armed_at = now;
+            req.progress_at = now;
+            let ack = u32::from(rpc.grant);
+            return match self.rx_sack(now, slot_idx, k, ack, stats) {
+                true => AnswerRx::Progress,
+                false => AnswerRx::Dropped,
+            };
         }
         let idx = if kind == PktType::CreditReturn {
             k
@@ -117,21 +128,44 @@ impl ClientSession {
         // A cumulative CR may answer packets beyond `num_rx`, but never one
         // the client has not sent (a peer bug or forged packet).
         let cumulative = kind == PktType::CreditReturn && idx > req.num_rx && idx < req.high_tx;
+        // Selective: Response(0) (or its error stand-in) says every request
+        // packet arrived, so it answers those below it too; a later
+        // response packet is kept out of order.
+        let early = req.selective
+            && kind != PktType::CreditReturn
+            && idx > req.num_rx
+            && idx < req.high_tx
+            && idx - req.num_rx < SACK_WINDOW
+            && rpc.msg_size as usize <= max_msg;
+        if early && k == 0 {
+            let returned = req.ack_through(idx);
+            self.credits += returned as u16;
+            return self.rx_answer(now, p, dpp, max_msg, pool, stats);
+        }
+        if early {
+            req.armed_at = now;
+            req.progress_at = now;
+            let len = rpc.msg_size as usize;
+            return match self.rx_response_early(now, slot_idx, k, len, p.payload, dpp, pool, stats) {
+                true => AnswerRx::Progress,
+                false => AnswerRx::Dropped,
+            };
+        }
         if idx != req.num_rx && !cumulative {
             if idx < req.num_rx {
-                d.duplicate += 1;
-                refine(d, kind, |d| &mut d.dup_response, |d| &mut d.dup_cr);
+                stats.drops.duplicate += 1;
+                refine(&mut stats.drops, kind, |d| &mut d.dup_response, |d| &mut d.dup_cr);
                 return self.evidence(slot_idx, rpc.req_num, kind, rpc.pkt_num);
             } else {
-                d.future += 1;
-                refine(d, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
+                stats.drops.future += 1;
+                refine(&mut stats.drops, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
             }
             return AnswerRx::Dropped;
         }
         let len = rpc.msg_size as usize;
         if kind == PktType::Response {
             if k == 0 && len > max_msg {
-                d.too_large += 1;
+                stats.drops.too_large += 1;
                 let error = RpcError::ResponseTooLarge { len, max: max_msg };
                 return AnswerRx::Rejected {
                     slot: slot_idx,
@@ -140,7 +174,7 @@ impl ClientSession {
             }
             let known = k == 0 || req.resp.as_ref().is_some_and(|m| m.len() == len);
             if !known || p.payload.len() != chunk(len, k, dpp).len() {
-                d.malformed += 1;
+                stats.drops.malformed += 1;
                 return AnswerRx::Dropped;
             }
         }
@@ -151,11 +185,11 @@ impl ClientSession {
         let clean = !req.rolled_back;
         let sample = now.saturating_since(req.armed_at);
         // Answers for packets 'num_rx..=idx': those still in flight return
-        // their credits (after a rollback some are not in flight).
-        let returned = (idx + 1).min(req.num_tx).saturating_sub(req.num_rx);
+        // their credits (after a rollback some are not in flight), then
+        // the answers that came early are passed over (selective).
+        let returned = req.ack_through(idx + 1);
         self.credits += returned as u16;
-        req.num_rx = idx + 1;
-        req.num_tx = req.num_tx.max(req.num_rx);
+        req.skip_sacked();
         req.armed_at = now;
         req.progress_at = now;
         req.rolled_back = false;
@@ -176,10 +210,14 @@ impl ClientSession {
         if k == 0 {
             req.n_resp = pkts_of(len, dpp);
             // Credits granted for response packets beyond the response's
-            // end come home: the virtual RFRs past it were never needed.
+            // end come home: the virtual RFRs past it were never needed
+            // (those taken as lost hold none).
             let total = req.n_req + req.n_resp - 1;
             if req.num_tx > total {
-                self.credits += (req.num_tx - total) as u16;
+                let cut = total - req.num_rx;
+                let lost = req.lost.count_from(cut);
+                req.lost.clear_from(cut);
+                self.credits += (req.num_tx - total - lost) as u16;
                 req.num_tx = total;
                 req.high_tx = req.high_tx.min(total);
             }
@@ -190,7 +228,11 @@ impl ClientSession {
                     payload,
                 };
             }
-            req.resp = Some(pool.alloc(len));
+            if req.resp.is_none() {
+                req.resp = Some(pool.alloc(len));
+            }
+            // Response packets kept out of order follow it now.
+            req.skip_sacked();
         }
         let Some(resp) = req.resp.as_mut() else {
             // Allocated when Response(0) was accepted; `known` checked it.

@@ -72,14 +72,31 @@ impl ClientSession {
             let Some(req) = self.slots[i].req.as_mut() else {
                 continue;
             };
-            let len = write_packet(req, req.num_tx, grant, buf, dpp, &self.common);
-            advance(req, now, stats);
-            // The granted response packets count as sent (virtual RFRs).
-            req.num_tx += u32::from(grant);
-            req.high_tx = req.high_tx.max(req.num_tx);
+            let (len, used) = if let Some(b) = req.lost.first() {
+                // Selective: a packet taken as lost goes first, alone (its
+                // grant, if it is the last request packet, is the one sent).
+                req.lost.clear(b);
+                let idx = req.num_rx + b;
+                if req.in_flight() == 1 {
+                    req.armed_at = now;
+                }
+                let grant = if idx + 1 == req.n_req { req.grant_sent } else { 0 };
+                stats.retransmissions += 1;
+                (write_packet(req, idx, grant, buf, dpp, &self.common), 1)
+            } else {
+                let len = write_packet(req, req.num_tx, grant, buf, dpp, &self.common);
+                if req.num_tx + 1 == req.n_req {
+                    req.grant_sent = grant;
+                }
+                advance(req, now, stats);
+                // The granted response packets count as sent (virtual RFRs).
+                req.num_tx += u32::from(grant);
+                req.high_tx = req.high_tx.max(req.num_tx);
+                (len, 1 + grant)
+            };
             self.common.active_at = now;
             self.cursor = (i + 1) % w;
-            self.credits -= 1 + grant;
+            self.credits -= used;
             self.stalled = false;
             let more = self.has_work();
             if more && self.credits == 0 {

@@ -4,7 +4,7 @@
 //! `requests.rs`, `transmit.rs`, `loss.rs`, `lifecycle.rs`.
 
 use super::client_rx::AnswerRx;
-use super::config::{EndpointAddr, EndpointConfig};
+use super::config::{EndpointAddr, EndpointConfig, Retransmit};
 use super::error::ConfigError;
 use super::event::{Delivery, Event};
 use super::ids::SessionId;
@@ -255,14 +255,14 @@ impl Endpoint {
                 self.rx_rfr(now, &p);
                 None
             }
-            PktType::CreditReturn | PktType::Response | PktType::ErrorResponse => {
+            PktType::CreditReturn | PktType::Response | PktType::ErrorResponse | PktType::Sack => {
                 self.rx_answer(now, &p)
             }
             PktType::SessionMgmt => {
                 self.handle_sm(now, &p);
                 None
             }
-            PktType::Sack | PktType::Pause | PktType::Cnp | PktType::Unknown(_) => {
+            PktType::Pause | PktType::Cnp | PktType::Unknown(_) => {
                 self.stats.drops.malformed += 1;
                 None
             }
@@ -275,8 +275,16 @@ impl Endpoint {
         let srv = self.table.server_for_packet(&p.rpc, d)?;
         srv.common.heard_at(now);
         let sid = srv.common.id();
-        match srv.rx_request(p, self.dpp, self.cfg.max_msg_size, &self.pool, d) {
+        let selective = self.cfg.retransmit == Retransmit::Selective;
+        let max_msg = self.cfg.max_msg_size;
+        match srv.rx_request(p, self.dpp, max_msg, selective, &self.pool, d) {
             RequestRx::Dropped => None,
+            RequestRx::Stored(k) => {
+                self.stats.rx_accepted += 1;
+                self.stats.sacks_sent += 1;
+                self.txq.answer(sid, p.rpc.req_num, AnswerKind::Sack, k);
+                None
+            }
             RequestRx::Reanswer { kind, first, count } => {
                 for k in first..first + count {
                     self.txq.answer(sid, p.rpc.req_num, kind, k);
@@ -291,7 +299,11 @@ impl Endpoint {
                 }
                 None
             }
-            RequestRx::Deliver(delivery) => {
+            RequestRx::Deliver(delivery, cr_too) => {
+                if cr_too {
+                    let cr = AnswerKind::CreditReturn;
+                    self.txq.answer(sid, p.rpc.req_num, cr, 0);
+                }
                 self.stats.rx_accepted += 1;
                 self.stats.handler_invocations += 1;
                 Some(delivery)
@@ -319,7 +331,7 @@ impl Endpoint {
         let c = self.table.client_for_packet(&p.rpc, d)?;
         let sid = c.common.id();
         let max_msg = self.cfg.max_msg_size;
-        let rx = c.rx_answer(now, p, self.dpp, max_msg, &self.pool, d);
+        let rx = c.rx_answer(now, p, self.dpp, max_msg, &self.pool, &mut self.stats);
         let dropped = matches!(
             rx,
             AnswerRx::Dropped | AnswerRx::Spurious | AnswerRx::Rejected { .. }

@@ -17,8 +17,8 @@
 //! Reset until the application disconnects it. Handshakes are retried every
 //! `connect_retry` and abandoned after `connect_timeout`.
 
-use super::client::ClientSession;
-use super::config::{FlowMode, LossPolicy};
+use super::client::{ClientReq, ClientSession};
+use super::config::{FlowMode, LossPolicy, RTO_LOW_MAX_IN_FLIGHT};
 use super::endpoint::Endpoint;
 use super::error::RpcError;
 use super::ids::SessionId;
@@ -42,8 +42,23 @@ pub(crate) enum Verdict {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct LossTimers {
     pub rto: Duration,
+    /// Selective: the RTO with few packets in flight.
+    pub rto_low: Duration,
     pub session_timeout: Duration,
     pub mode: FlowMode,
+}
+
+impl LossTimers {
+    /// The retransmission timeout of `req`: IRN's short one when it is
+    /// selective and has few packets in flight (nothing later would reveal
+    /// their loss), the normal one otherwise.
+    fn rto_for(&self, req: &ClientReq) -> Duration {
+        if req.selective && req.in_flight_real() <= RTO_LOW_MAX_IN_FLIGHT {
+            self.rto_low
+        } else {
+            self.rto
+        }
+    }
 }
 
 /// The judgement delay for an RTT estimate (see `ClientSession::rtt`).
@@ -74,7 +89,7 @@ impl ClientSession {
             if now.saturating_since(req.progress_at) >= t.session_timeout {
                 return Verdict::Reset(RpcError::PeerTimeout);
             }
-            if in_flight == 0 || now.saturating_since(req.armed_at) < t.rto {
+            if in_flight == 0 || now.saturating_since(req.armed_at) < t.rto_for(req) {
                 continue;
             }
             let judge_at = now + judgement(self.rtt, t.rto);
@@ -152,7 +167,7 @@ impl ClientSession {
             }
             earliest(req.progress_at + t.session_timeout);
             if in_flight > 0 {
-                earliest(req.armed_at + t.rto);
+                earliest(req.armed_at + t.rto_for(req));
             }
         }
         at
@@ -187,6 +202,7 @@ impl Endpoint {
     fn loss_timers(&self) -> LossTimers {
         LossTimers {
             rto: self.cfg.rto,
+            rto_low: self.cfg.rto_low,
             session_timeout: self.cfg.session_timeout,
             mode: self.cfg.mode,
         }

@@ -5,6 +5,7 @@
 //! application hears of failures through `Event::RequestFailed`).
 
 use super::client::Pending;
+use super::config::Retransmit;
 use super::endpoint::Endpoint;
 use super::error::RpcError;
 use super::event::Event;
@@ -47,9 +48,10 @@ impl Endpoint {
             return Err((RpcError::WrongRole, msg));
         };
         let limit = self.cfg.max_backlog;
+        let selective = self.cfg.retransmit == Retransmit::Selective;
         match c.free_slot() {
             Some(i) => {
-                c.start(i, Pending { req_type, msg, tag }, now, dpp);
+                c.start(i, Pending { req_type, msg, tag }, now, dpp, selective);
                 self.active_client_reqs += 1;
                 self.schedule_client(s);
             }
@@ -136,12 +138,13 @@ impl Endpoint {
     /// Moves the backlog head into free `slot` and schedules transmission.
     pub(crate) fn refill_slot(&mut self, s: SessionId, slot: usize, now: Instant) {
         let dpp = self.dpp;
+        let selective = self.cfg.retransmit == Retransmit::Selective;
         let Some(c) = self.table.client_mut(s) else {
             return;
         };
         if c.slots[slot].req.is_none() {
             if let Some(p) = c.backlog.pop_front() {
-                c.start(slot, p, now, dpp);
+                c.start(slot, p, now, dpp, selective);
                 self.active_client_reqs += 1;
             }
         }

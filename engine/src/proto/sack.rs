@@ -57,6 +57,23 @@ impl Window {
         c
     }
 
+    /// Set bits at or above `i`.
+    pub fn count_from(&self, i: u32) -> u32 {
+        self.count() - self.count_below(i)
+    }
+
+    /// Clears every bit at or above `i`.
+    pub fn clear_from(&mut self, i: u32) {
+        for k in 0..4u32 {
+            let lo = k * 64;
+            if i <= lo {
+                self.0[k as usize] = 0;
+            } else if i < lo + 64 {
+                self.0[k as usize] &= (1u64 << (i - lo)) - 1;
+            }
+        }
+    }
+
     /// Lowest set bit.
     pub fn first(&self) -> Option<u32> {
         self.0
@@ -137,6 +154,11 @@ mod tests {
         w.shift(100);
         assert_eq!((w.first(), w.count()), (Some(27), 2));
         w.clear(27);
+        assert_eq!(w.count_from(100), 1);
+        w.set(10);
+        w.set(64);
+        w.clear_from(11);
+        assert_eq!((w.count(), w.last()), (1, Some(10)));
         w.shift(300);
         assert!(w.is_empty());
     }

@@ -12,6 +12,7 @@
 
 use super::frame::pkts_of;
 use super::msgbuf::MsgBuf;
+use super::sack::Window;
 use super::session::SessionCommon;
 use crate::wire::ErrorCode;
 
@@ -65,6 +66,9 @@ pub(crate) struct ServerSlot {
     pub grant: u32,
     /// A cumulative credit return is queued and not yet written.
     pub cr_pending: bool,
+    /// Selective mode: request packets stored out of order, bit `i` for
+    /// packet `num_rx + i`.
+    pub ooo: Window,
 }
 
 impl ServerSession {
@@ -85,6 +89,7 @@ impl ServerSession {
                     dup_in_handler: false,
                     grant: 0,
                     cr_pending: false,
+                    ooo: Window::default(),
                 })
                 .collect(),
         }

@@ -14,12 +14,19 @@
 //! packet queues a CR only if none is queued for the slot yet, a duplicate
 //! always queues one; the CR written later names the highest packet
 //! received in order by then.
+//!
+//! Selective mode differs in two places: a later k (up to `SACK_WINDOW`
+//! past `num_rx`) is stored and answered with a Sack naming it, and a newer
+//! req_num may start with any packet, not only packet 0. When the hole
+//! below stored packets fills, `num_rx` jumps past them.
 
 use super::event::{Delivery, Payload};
 use super::frame::{chunk, pkts_of};
 use super::ids::ReqHandle;
 use super::msgbuf::MsgPool;
 use super::server::{granted_after_first, Answer, Phase, ServerSession};
+use super::sack::SACK_WINDOW;
+use super::server::ServerSlot;
 use super::stats::Drops;
 use super::txq::AnswerKind;
 use crate::wire::Parsed;
@@ -39,8 +46,12 @@ pub(crate) enum RequestRx<'f> {
         first: u32,
         count: u32,
     },
-    /// The request is complete: hand it to the application.
-    Deliver(Delivery<'f>),
+    /// Selective mode: stored out of order; answer with a Sack for it.
+    Stored(u32),
+    /// The request is complete: hand it to the application; `true`: queue
+    /// a cumulative credit return too (a hole below stored packets filled,
+    /// and those packets' answers are the CR, not Response(0) alone).
+    Deliver(Delivery<'f>, bool),
 }
 
 impl ServerSession {
@@ -50,6 +61,7 @@ impl ServerSession {
         p: &Parsed<'f>,
         dpp: usize,
         max_msg: usize,
+        selective: bool,
         pool: &MsgPool,
         d: &mut Drops,
     ) -> RequestRx<'f> {
@@ -79,6 +91,20 @@ impl ServerSession {
                     return RequestRx::Dropped;
                 }
                 if k > slot.num_rx {
+                    if selective && k - slot.num_rx < SACK_WINDOW {
+                        if slot.ooo.get(k - slot.num_rx) {
+                            // A copy of a stored packet: its Sack was lost.
+                            d.duplicate += 1;
+                            d.dup_request += 1;
+                            let kind = AnswerKind::Sack;
+                            return RequestRx::Reanswer {
+                                kind,
+                                first: k,
+                                count: 1,
+                            };
+                        }
+                        return store_out_of_order(slot, p, dpp, pool);
+                    }
                     d.future += 1;
                     d.future_request += 1;
                     return RequestRx::Dropped;
@@ -119,8 +145,10 @@ impl ServerSession {
                 }
             }
             _ => {
-                // A newer request (or the first) for this slot.
-                if k != 0 {
+                // A newer request (or the first) for this slot. Go-back-N
+                // starts it only with packet 0; selective with any packet (a
+                // newer req_num means the client finished the slot's last one).
+                if k != 0 && !(selective && k < SACK_WINDOW) {
                     d.future += 1;
                     d.future_request += 1;
                     return RequestRx::Dropped;
@@ -137,13 +165,24 @@ impl ServerSession {
                 slot.dup_in_handler = false;
                 slot.grant = 0;
                 slot.cr_pending = false;
+                slot.ooo = Default::default();
+                if k != 0 {
+                    return store_out_of_order(slot, p, dpp, pool);
+                }
             }
         }
-        // In order: k == num_rx.
+        // In order: k == num_rx; packets stored past it follow.
         slot.num_rx += 1;
+        slot.ooo.shift(1);
+        let run = slot.ooo.leading_run();
+        slot.num_rx += run;
+        slot.ooo.shift(run);
         if k + 1 == n {
             slot.grant = rpc.grant as u32;
         }
+        // A hole filled below stored packets up to the last: the CR answers
+        // the non-last ones (Response(0) answers only the last).
+        let cr_too = run > 0 && k + 1 < n;
         let deliver = |payload| {
             RequestRx::Deliver(Delivery::Request {
                 handle: ReqHandle {
@@ -152,7 +191,7 @@ impl ServerSession {
                 },
                 req_type: rpc.req_type,
                 payload,
-            })
+            }, cr_too)
         };
         if n == 1 {
             slot.phase = Phase::InHandler;
@@ -160,8 +199,11 @@ impl ServerSession {
         }
         let buf = slot.req_buf.get_or_insert_with(|| pool.alloc(len));
         buf[chunk(len, k, dpp)].copy_from_slice(p.payload);
-        if k + 1 < n {
+        if slot.num_rx < n {
             return RequestRx::Accepted(!std::mem::replace(&mut slot.cr_pending, true));
+        }
+        if cr_too {
+            slot.cr_pending = true;
         }
         slot.phase = Phase::InHandler;
         match slot.req_buf.take() {
@@ -208,4 +250,22 @@ impl ServerSession {
         }
         Some((k, new))
     }
+}
+
+/// Selective mode: keeps request packet `k` (past `num_rx`, within the
+/// window, not stored yet) of the slot's current request.
+fn store_out_of_order<'f>(
+    slot: &mut ServerSlot,
+    p: &Parsed<'f>,
+    dpp: usize,
+    pool: &MsgPool,
+) -> RequestRx<'f> {
+    let (k, len) = (p.rpc.pkt_num as u32, p.rpc.msg_size as usize);
+    let buf = slot.req_buf.get_or_insert_with(|| pool.alloc(len));
+    buf[chunk(len, k, dpp)].copy_from_slice(p.payload);
+    slot.ooo.set(k - slot.num_rx);
+    if k + 1 == slot.n_req {
+        slot.grant = p.rpc.grant as u32;
+    }
+    RequestRx::Stored(k)
 }

@@ -4,7 +4,9 @@
 //! on to a newer request, and then nothing is sent). A credit return is
 //! cumulative and takes its packet number at this moment: the highest
 //! non-last request packet received in order, so the CR queued by the
-//! first packet of a receive burst acknowledges the whole burst.
+//! first packet of a receive burst acknowledges the whole burst. A Sack
+//! (selective mode) names the packet it answers and carries the cumulative
+//! ack as of the moment it is written.
 
 use super::frame::{chunk, write_frame};
 use super::server::{Answer, ServerSession};
@@ -50,6 +52,12 @@ impl ServerSession {
         let code;
         let payload: &[u8] = match (kind, slot.answer.as_ref()) {
             (AnswerKind::CreditReturn, _) => &[],
+            (AnswerKind::Sack, _) => {
+                rpc.pkt_type = PktType::Sack;
+                // The cumulative ack as of now, not as of the arrival.
+                rpc.grant = slot.num_rx.min(u32::from(u16::MAX)) as u16;
+                &[]
+            }
             (AnswerKind::Response, Some(Answer::Response(resp))) => {
                 rpc.pkt_type = PktType::Response;
                 rpc.msg_size = resp.len() as u32;

@@ -3,6 +3,7 @@
 //! handshake packets) first, then client packets round-robin over the
 //! sessions that have work and credits.
 
+use super::config::Retransmit;
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
 use super::state::SessionState;
@@ -85,8 +86,12 @@ impl Endpoint {
             if turn.written.is_some() {
                 // A packet sent may have started an RTO (`armed_at = now`):
                 // O(1) when the session is armed earlier already.
-                self.timers
-                    .arm(&mut c.common.timer_at, s, now + self.cfg.rto);
+                // Selective: the short RTO may apply once most answers are in.
+                let rto = match self.cfg.retransmit {
+                    Retransmit::Selective => self.cfg.rto_low,
+                    Retransmit::GoBackN => self.cfg.rto,
+                };
+                self.timers.arm(&mut c.common.timer_at, s, now + rto);
             }
             if turn.again {
                 c.tx_queued = true;

@@ -24,6 +24,8 @@ pub(crate) enum AnswerKind {
     Response,
     /// The application's error answer (an `ErrorResponse` packet).
     Error,
+    /// Selective mode: request packet `pkt` arrived out of order.
+    Sack,
 }
 
 /// One queued control packet.

@@ -268,6 +268,35 @@ fn set_u64(data: &mut [u8], r: Range<usize>, value: u64) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn mark_ce_sets_the_bits_and_keeps_the_checksum_valid() {
+        use std::net::Ipv4Addr;
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        let ip = Ipv4Addr::new(10, 0, 0, 1);
+        let plain = HeaderTemplate::new((mac, ip, 1), (mac, ip, 2));
+        let rpc = RpcRepr {
+            pkt_type: PktType::Request,
+            req_type: 1,
+            msg_size: 0,
+            dest_session: 0,
+            pkt_num: 0,
+            grant: 0,
+            req_num: 0,
+            token: 0,
+        };
+        let mut frame = [0u8; HEADERS_LEN];
+        plain.write(&mut frame, &rpc, 0);
+        assert!(!mark_ce(&mut frame), "a frame not ECN-capable was marked");
+        assert_eq!(parse_frame(&frame).unwrap().ecn, 0);
+        plain.clone().with_ect().write(&mut frame, &rpc, 0);
+        assert_eq!(parse_frame(&frame).unwrap().ecn, ECN_ECT0);
+        assert!(mark_ce(&mut frame));
+        // parse_frame verifies the IPv4 checksum.
+        assert_eq!(parse_frame(&frame).unwrap().ecn, ECN_CE);
+        assert!(!mark_ce(&mut frame), "marked twice");
+        assert!(!mark_ce(&mut [0u8; 10]));
+    }
+
     use super::template::tests::{arb_frame, FRAME_BYTES};
     use super::*;
     use proptest::prelude::*;

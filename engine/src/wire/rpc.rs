@@ -626,6 +626,76 @@ pub(super) mod tests {
         assert_eq!(bytes, CR_BYTES);
     }
 
+    // Sack: request packet 9 of req_num 9 arrived out of order; packets
+    // 0..=3 arrived (cumulative ack 4), so 4..=8 are the holes.
+    static SACK_BYTES: [u8; 24] = [
+        0xe7, 0x01, 0x06, 0x07, // magic, version, pkt_type, req_type
+        0x00, 0x00, 0x4e, 0x20, // msg_size (the request's)
+        0x00, 0x05, // dest_session
+        0x00, 0x09, // pkt_num: the packet kept out of order
+        0x00, 0x04, // grant field: the cumulative ack
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x09, // req_num
+        0x01, 0x02, 0x03, 0x04, // token
+    ];
+
+    // Pause (XOFF) for 200 us: no session, token 0.
+    static PAUSE_BYTES: [u8; 24] = [
+        0xe7, 0x01, 0x07, 0x00, // magic, version, pkt_type, req_type
+        0x00, 0x00, 0x00, 0xc8, // msg_size: pause time in us (0 = XON)
+        0xff, 0xff, // dest_session: none
+        0x00, 0x00, 0x00, 0x00, // pkt_num, grant
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // req_num
+        0x00, 0x00, 0x00, 0x00, // token
+    ];
+
+    // Cnp to client session 5.
+    static CNP_BYTES: [u8; 24] = [
+        0xe7, 0x01, 0x08, 0x00, // magic, version, pkt_type, req_type
+        0x00, 0x00, 0x00, 0x00, // msg_size
+        0x00, 0x05, // dest_session
+        0x00, 0x00, 0x00, 0x00, // pkt_num, grant
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // req_num
+        0x01, 0x02, 0x03, 0x04, // token
+    ];
+
+    #[test]
+    fn test_regime_packets_golden() {
+        let base = RpcRepr {
+            pkt_type: PktType::Sack,
+            req_type: 7,
+            msg_size: 20000,
+            dest_session: 5,
+            pkt_num: 9,
+            grant: 4,
+            req_num: 9,
+            token: 0x0102_0304,
+        };
+        let pause = RpcRepr {
+            pkt_type: PktType::Pause,
+            req_type: 0,
+            msg_size: 200,
+            dest_session: SESSION_NONE,
+            pkt_num: 0,
+            grant: 0,
+            req_num: 0,
+            token: 0,
+        };
+        let cnp = RpcRepr {
+            pkt_type: PktType::Cnp,
+            dest_session: 5,
+            msg_size: 0,
+            token: 0x0102_0304,
+            ..pause
+        };
+        for (repr, golden) in [(base, &SACK_BYTES), (pause, &PAUSE_BYTES), (cnp, &CNP_BYTES)] {
+            let mut bytes = [0u8; 24];
+            repr.emit(&mut RpcHeader::new_unchecked(&mut bytes[..]));
+            assert_eq!(&bytes, golden);
+            let parsed = RpcRepr::parse(&RpcHeader::new_checked(&golden[..]).unwrap()).unwrap();
+            assert_eq!(parsed, repr);
+        }
+    }
+
     #[test]
     fn test_req_num_is_48_bits() {
         // Bits above 48 never leak into the grant: emit keeps the low 48.
@@ -808,7 +878,10 @@ pub(super) mod tests {
             (3, PktType::ReqForResp),
             (4, PktType::SessionMgmt),
             (5, PktType::ErrorResponse),
-            (6, PktType::Unknown(6)),
+            (6, PktType::Sack),
+            (7, PktType::Pause),
+            (8, PktType::Cnp),
+            (9, PktType::Unknown(9)),
         ];
         for (v, t) in pkt {
             assert_eq!(PktType::from(v), t);

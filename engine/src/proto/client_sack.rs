@@ -1,0 +1,231 @@
+//! Selective retransmission, client side: answers accepted out of order,
+//! SACKs, and the decision that a hole is lost.
+//!
+//! Indices are the client's packet sequence of `client.rs` (request
+//! packets, then RFRs). `num_rx` stays the first index not answered;
+//! `sacked` marks indices past it whose answer (or, for the last request
+//! packet, whose credit) came early, `lost` those to resend. Accepting in
+//! order then skips every sacked index that follows, except that it never
+//! passes the last request packet before Response(0) is in: that packet's
+//! real answer carries the response.
+//!
+//! A hole is taken as lost once [`DUP_THRESH`] packets sent after it were
+//! answered (TCP's duplicate-ACK threshold) and it stayed a hole for a
+//! reordering window (RACK's RTT/4: small requests-for-response overtake
+//! each other easily, and the responses they ask for follow their order);
+//! it is resent at once and, should the copy be lost too, left to the
+//! timeout. A loss no later packet reveals (the tail
+//! of a window) waits for the timeout, short when few packets are in flight
+//! (`EndpointConfig::rto_low`).
+
+use super::client::{ClientReq, ClientSession};
+use super::frame::chunk;
+use super::msgbuf::MsgPool;
+use super::sack::SACK_WINDOW;
+use super::stats::Stats;
+use crate::time::{Duration, Instant};
+
+/// Answers to later packets that make an unanswered one lost.
+pub(crate) const DUP_THRESH: u32 = 3;
+/// Smallest reordering window (see `ClientSession::reorder_window`): the
+/// RTT estimate follows the gaps between answers when many are in flight,
+/// which can be far below the round trip, and 4 us holds back a repair by
+/// a fraction of a datacenter round trip only.
+pub(crate) const MIN_REORDER_WINDOW: Duration = Duration::from_micros(4);
+
+impl ClientReq {
+    /// Every index below `t` is answered: returns the credits that come
+    /// back (of packets that were in flight) and moves `num_rx` to `t`.
+    pub fn ack_through(&mut self, t: u32) -> u32 {
+        if t <= self.num_rx {
+            return 0;
+        }
+        let n = t - self.num_rx;
+        let sent = t.min(self.num_tx).saturating_sub(self.num_rx);
+        let returned = sent - self.sacked.count_below(n) - self.lost.count_below(n);
+        self.sacked.shift(n);
+        self.lost.shift(n);
+        self.num_rx = t;
+        self.num_tx = self.num_tx.max(t);
+        self.high_tx = self.high_tx.max(t);
+        returned
+    }
+
+    /// Moves `num_rx` past the answers that came early, stopping at the
+    /// last request packet while Response(0) is still missing.
+    pub fn skip_sacked(&mut self) {
+        let mut run = self.sacked.leading_run();
+        if self.n_resp == 0 {
+            run = run.min((self.n_req - 1).saturating_sub(self.num_rx));
+        }
+        self.sacked.shift(run);
+        self.lost.shift(run);
+        self.num_rx += run;
+    }
+
+    /// Marks index `idx` (past `num_rx`, sent) answered out of order;
+    /// returns the credit it gives back (0 if it was already taken as
+    /// lost), or `None` if it was answered already.
+    pub fn sack(&mut self, idx: u32) -> Option<u32> {
+        let b = idx - self.num_rx;
+        if self.sacked.get(b) {
+            return None;
+        }
+        self.sacked.set(b);
+        if self.lost.get(b) {
+            self.lost.clear(b);
+            return Some(0);
+        }
+        Some(1)
+    }
+
+    /// Takes as lost every hole with at least `DUP_THRESH` answered
+    /// packets above it, once holes have qualified for `reo_wnd` (answers
+    /// overtaken by a little reordering fill their hole within it); returns
+    /// how many were marked (each gives its credit back).
+    pub fn detect_losses(&mut self, now: Instant, reo_wnd: Duration) -> u32 {
+        let qualifying = self.scan_holes(false);
+        if qualifying == 0 {
+            self.reo_since = None;
+            return 0;
+        }
+        let since = *self.reo_since.get_or_insert(now);
+        if now.saturating_since(since) < reo_wnd {
+            return 0;
+        }
+        self.reo_since = None;
+        self.scan_holes(true)
+    }
+
+    /// Counts (and with `mark`, marks lost) the holes at or above
+    /// `recovered_upto` with `DUP_THRESH` answered packets above them.
+    /// Holes past the last request packet while Response(0) is missing are
+    /// skipped: they are virtual RFRs, answered once it comes.
+    fn scan_holes(&mut self, mark: bool) -> u32 {
+        let Some(top) = self.sacked.last() else {
+            return 0;
+        };
+        let mut end = top.min(self.num_tx - self.num_rx);
+        if self.n_resp == 0 {
+            end = end.min(self.n_req.saturating_sub(self.num_rx));
+        }
+        let start = self.recovered_upto.saturating_sub(self.num_rx);
+        let mut above = self.sacked.count_from(start + 1);
+        let mut found = 0;
+        for b in start..end {
+            let hole = !self.sacked.get(b) && !self.lost.get(b);
+            if hole && above >= DUP_THRESH {
+                found += 1;
+                if mark {
+                    self.lost.set(b);
+                    self.recovered_upto = self.num_rx + b + 1;
+                }
+            }
+            if self.sacked.get(b + 1) {
+                above -= 1;
+            }
+        }
+        found
+    }
+
+    /// Packets in flight that a timeout should count: virtual RFRs past the
+    /// last request packet are left out while Response(0) is missing (they
+    /// stand or fall with that packet).
+    pub fn in_flight_real(&self) -> u32 {
+        if self.n_resp > 0 || self.num_tx <= self.n_req || self.num_rx >= self.n_req {
+            return self.in_flight();
+        }
+        let cut = self.n_req - self.num_rx;
+        cut - self.sacked.count_below(cut) - self.lost.count_below(cut)
+    }
+}
+
+impl ClientSession {
+    /// How long holes must stay unfilled before they count as lost: a
+    /// quarter of the RTT estimate (RACK's reordering window), at least
+    /// [`MIN_REORDER_WINDOW`].
+    fn reorder_window(&self) -> Duration {
+        Duration::from_nanos((self.rtt.as_nanos() / 4).max(MIN_REORDER_WINDOW.as_nanos()))
+    }
+
+    /// A Sack for request packet `k` of slot `i`'s request with
+    /// cumulative ack `ack` (as of when the server wrote it, so it may have
+    /// passed `k`): the packets below `ack` are answered, `k` is answered
+    /// out of order, and holes may be lost. `false` if it told nothing new
+    /// (counted as a duplicate) or is malformed (counted).
+    pub fn rx_sack(&mut self, now: Instant, i: usize, k: u32, ack: u32, stats: &mut Stats) -> bool {
+        let reo_wnd = self.reorder_window();
+        let d = &mut stats.drops;
+        let Some(req) = self.slots[i].req.as_mut() else {
+            return false;
+        };
+        if !req.selective || k >= req.n_req || k >= req.high_tx || ack > req.n_req {
+            d.malformed += 1;
+            return false;
+        }
+        stats.sacks_received += 1;
+        let before = req.num_rx;
+        // The cumulative part, as a CR(ack - 1) would (never past the last
+        // request packet: its answer is Response(0)).
+        let mut returned = req.ack_through(ack.min(req.n_req - 1));
+        let mut fresh = false;
+        if k >= req.num_rx && k - req.num_rx < SACK_WINDOW {
+            if let Some(c) = req.sack(k) {
+                returned += c;
+                fresh = true;
+            }
+        }
+        req.skip_sacked();
+        let lost = req.detect_losses(now, reo_wnd);
+        returned += lost;
+        stats.fast_retransmits += u64::from(lost);
+        self.credits += returned as u16;
+        let useful = fresh || req.num_rx > before || lost > 0;
+        if !useful {
+            d.duplicate += 1;
+            d.dup_cr += 1;
+        }
+        useful
+    }
+
+    /// A response packet `k >= 1` of slot `i`'s request that arrived before
+    /// those below it: its data is kept and its index answered. `false` if
+    /// it is a duplicate or does not fit (counted).
+    #[allow(clippy::too_many_arguments)]
+    pub fn rx_response_early(
+        &mut self,
+        now: Instant,
+        i: usize,
+        k: u32,
+        len: usize,
+        payload: &[u8],
+        dpp: usize,
+        pool: &MsgPool,
+        stats: &mut Stats,
+    ) -> bool {
+        let reo_wnd = self.reorder_window();
+        let Some(req) = self.slots[i].req.as_mut() else {
+            return false;
+        };
+        let idx = req.n_req - 1 + k;
+        let known = req.resp.as_ref().is_none_or(|m| m.len() == len);
+        if !known || payload.len() != chunk(len, k, dpp).len() || req.sacked.get(idx - req.num_rx) {
+            let d = &mut stats.drops;
+            if known && req.sacked.get(idx - req.num_rx) {
+                d.duplicate += 1;
+                d.dup_response += 1;
+            } else {
+                d.malformed += 1;
+            }
+            return false;
+        }
+        let resp = req.resp.get_or_insert_with(|| pool.alloc(len));
+        resp[chunk(len, k, dpp)].copy_from_slice(payload);
+        let mut returned = req.sack(idx).unwrap_or(0);
+        let lost = req.detect_losses(now, reo_wnd);
+        returned += lost;
+        stats.fast_retransmits += u64::from(lost);
+        self.credits += returned as u16;
+        true
+    }
+}
