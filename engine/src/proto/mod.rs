@@ -29,6 +29,7 @@
 mod cc;
 mod client;
 mod client_rx;
+mod client_sack;
 mod client_tx;
 mod config;
 mod endpoint;
