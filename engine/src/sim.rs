@@ -75,6 +75,8 @@ pub struct LinkStats {
     pub dropped_blocked: u64,
     /// Frames delivered a second time (`dup_p`).
     pub duplicated: u64,
+    /// Dropped at the receiver's full receive ring (`Sim::set_rx_ring`).
+    pub dropped_ring: u64,
     /// Frames held back by an extra delay (`reorder_p`).
     pub reordered: u64,
 }
@@ -96,6 +98,22 @@ pub type Filter = Box<dyn FnMut(Instant, usize, usize, &[u8]) -> bool>;
 struct Node {
     ep: Endpoint,
     rx_enabled: bool,
+    ring: Option<RxRing>,
+    /// NIC pacing (`Sim::set_tx_rate`): bits/s, and when the current frame
+    /// has left.
+    tx_rate: Option<u64>,
+    tx_free_at: Instant,
+}
+
+/// A node's receive ring (see [`Sim::set_rx_ring`]).
+struct RxRing {
+    capacity: usize,
+    /// Time the endpoint takes per frame.
+    service: Duration,
+    frames: VecDeque<(usize, Vec<u8>)>,
+    /// When the endpoint can take the next frame.
+    next_at: Instant,
+    peak: usize,
 }
 
 struct Direction {
@@ -185,6 +203,9 @@ impl Sim {
         self.nodes.push(Node {
             ep,
             rx_enabled: true,
+            ring: None,
+            tx_rate: None,
+            tx_free_at: Instant::ZERO,
         });
         self.nodes.len() - 1
     }
@@ -220,6 +241,34 @@ impl Sim {
     /// already in flight: models a dead or partitioned peer.
     pub fn set_rx_enabled(&mut self, node: usize, enabled: bool) {
         self.nodes[node].rx_enabled = enabled;
+    }
+
+    /// Gives `node` a receive ring of `capacity` frames that its endpoint
+    /// drains at one frame per `service` (a slow receiver): arriving frames
+    /// wait there, a full ring drops them (`LinkStats::dropped_ring`), and
+    /// the endpoint is told the occupancy after every change
+    /// ([`Endpoint::observe_rx_ring`], which pause mode acts on).
+    pub fn set_rx_ring(&mut self, node: usize, capacity: usize, service: Duration) {
+        self.nodes[node].ring = Some(RxRing {
+            capacity,
+            service,
+            frames: VecDeque::new(),
+            next_at: Instant::ZERO,
+            peak: 0,
+        });
+    }
+
+    /// Makes `node` send like a NIC with a one-frame transmit ring at
+    /// `bps`: it takes the next frame from its endpoint only when the last
+    /// one has been serialised, so what the endpoint holds back (pause,
+    /// credits) is not already queued on the wire.
+    pub fn set_tx_rate(&mut self, node: usize, bps: u64) {
+        self.nodes[node].tx_rate = Some(bps.max(1));
+    }
+
+    /// The most frames `node`'s receive ring held at once (0 without one).
+    pub fn rx_ring_peak(&self, node: usize) -> usize {
+        self.nodes[node].ring.as_ref().map_or(0, |r| r.peak)
     }
 
     /// Installs a per-frame drop filter, consulted before the link model.
@@ -263,11 +312,30 @@ impl Sim {
     fn run<A: SimApp>(&mut self, app: &mut A, deadline: Instant, stop_when_idle: bool) -> bool {
         loop {
             self.flush(app);
-            let next_pkt = self.in_flight.peek().map(|Reverse(p)| p.at);
+            let next_ring = self
+                .nodes
+                .iter()
+                .filter_map(|n| n.ring.as_ref().filter(|r| !r.frames.is_empty()))
+                .map(|r| r.next_at.max(self.now))
+                .min();
+            let next_pkt = match (self.in_flight.peek().map(|Reverse(p)| p.at), next_ring) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             if stop_when_idle && next_pkt.is_none() && self.nodes.iter().all(|n| n.ep.is_idle()) {
                 return true;
             }
-            let next_timer = self.nodes.iter().filter_map(|n| n.ep.poll_timeout()).min();
+            let now = self.now;
+            let next_timer = self
+                .nodes
+                .iter()
+                .flat_map(|n| {
+                    let tx = (n.tx_free_at > now && n.ep.has_pending_transmit())
+                        .then_some(n.tx_free_at);
+                    [n.ep.poll_timeout(), tx]
+                })
+                .flatten()
+                .min();
             let next = match (next_pkt, next_timer) {
                 (Some(a), Some(b)) => a.min(b),
                 (a, b) => match a.or(b) {
@@ -281,6 +349,7 @@ impl Sim {
             }
             self.now = self.now.max(next);
             self.deliver_due(app);
+            self.serve_rings(app);
             let now = self.now;
             for n in &mut self.nodes {
                 if n.ep.poll_timeout().is_some_and(|t| t <= now) {
@@ -302,8 +371,15 @@ impl Sim {
         loop {
             let mut busy = false;
             for i in 0..self.nodes.len() {
-                while let Some(len) = self.nodes[i].ep.poll_transmit(now, &mut self.tx_buf) {
+                while self.nodes[i].tx_free_at <= now {
+                    let Some(len) = self.nodes[i].ep.poll_transmit(now, &mut self.tx_buf) else {
+                        break;
+                    };
                     busy = true;
+                    if let Some(bps) = self.nodes[i].tx_rate {
+                        let ns = (len as u64 * 8 * 1_000_000_000).div_ceil(bps);
+                        self.nodes[i].tx_free_at = now + Duration::from_nanos(ns);
+                    }
                     self.route(i, len);
                 }
                 while let Some(ev) = self.nodes[i].ep.poll_event() {
@@ -414,6 +490,22 @@ impl Sim {
                     s.dropped_blocked += 1;
                 }
             } else {
+                if let Some(ring) = node.ring.as_mut() {
+                    if ring.frames.len() >= ring.capacity {
+                        if let Some(s) = stats {
+                            s.dropped_ring += 1;
+                        }
+                        self.spare.push(p.frame);
+                    } else {
+                        if let Some(s) = stats {
+                            s.delivered += 1;
+                        }
+                        ring.frames.push_back((p.from, p.frame));
+                        ring.peak = ring.peak.max(ring.frames.len());
+                        node.ep.observe_rx_ring(now, ring.frames.len());
+                    }
+                    continue;
+                }
                 if let Some(s) = stats {
                     s.delivered += 1;
                 }
@@ -422,6 +514,28 @@ impl Sim {
                 }
             }
             self.spare.push(p.frame);
+        }
+    }
+
+    /// Lets every endpoint with a receive ring take the frames it has had
+    /// time for by now.
+    fn serve_rings<A: SimApp>(&mut self, app: &mut A) {
+        let now = self.now;
+        for (i, node) in self.nodes.iter_mut().enumerate() {
+            let Some(ring) = node.ring.as_mut() else {
+                continue;
+            };
+            while ring.next_at <= now {
+                let Some((_, frame)) = ring.frames.pop_front() else {
+                    break;
+                };
+                ring.next_at = now + ring.service;
+                node.ep.observe_rx_ring(now, ring.frames.len());
+                if let Some(d) = node.ep.handle_frame(now, &frame) {
+                    app.on_delivery(i, now, &mut node.ep, d);
+                }
+                self.spare.push(frame);
+            }
         }
     }
 

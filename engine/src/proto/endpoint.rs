@@ -13,6 +13,7 @@ use super::server_rx::RequestRx;
 use super::state::SessionState;
 use super::stats::{SessionCounts, Stats};
 use super::table::SessionTable;
+use super::pause::PauseLinks;
 use super::timers::TimerHeap;
 use super::txq::{AnswerKind, TxQueues};
 use crate::rng::Rng;
@@ -79,6 +80,8 @@ pub struct Endpoint {
     pub(crate) sm_pending: usize,
     /// Timeouts under judgement (client slots' suspects): busy while > 0.
     pub(crate) pending_suspects: usize,
+    /// Pause mode: peer links, their pauses and the receiver's XOFF state.
+    pub(crate) pause: PauseLinks,
 }
 
 impl Endpoint {
@@ -100,6 +103,7 @@ impl Endpoint {
             active_client_reqs: 0,
             sm_pending: 0,
             pending_suspects: 0,
+            pause: PauseLinks::default(),
             cfg,
         })
     }
@@ -206,7 +210,10 @@ impl Endpoint {
     /// progress. O(1): the top of the deadline heap (it may be a deadline
     /// that no longer applies, so an early call is possible, never a late one).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        self.timers.next()
+        match (self.timers.next(), self.pause.next_expiry()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Whether nothing is in progress: no client request outstanding, no
@@ -215,6 +222,7 @@ impl Endpoint {
     pub fn is_idle(&self) -> bool {
         self.active_client_reqs + self.sm_pending + self.pending_suspects == 0
             && self.txq.is_empty()
+            && self.pause.next_expiry().is_none()
     }
 
     /// Next event, if any.
@@ -262,7 +270,11 @@ impl Endpoint {
                 self.handle_sm(now, &p);
                 None
             }
-            PktType::Pause | PktType::Cnp | PktType::Unknown(_) => {
+            PktType::Pause => {
+                self.rx_pause(now, &p);
+                None
+            }
+            PktType::Cnp | PktType::Unknown(_) => {
                 self.stats.drops.malformed += 1;
                 None
             }

@@ -21,12 +21,13 @@
 //! status UnknownSession so the client stops retrying.
 
 use super::client::ClientSession;
-use super::config::PeerAddr;
+use super::config::{FlowMode, PeerAddr};
 use super::endpoint::Endpoint;
 use super::error::RpcError;
 use super::event::Event;
 use super::ids::SessionId;
 use super::server::ServerSession;
+use super::pause::NO_LINK;
 use super::session::SessionCommon;
 use super::state::{Effect, SessionInput, SessionState};
 use super::table::Session;
@@ -49,6 +50,7 @@ impl Endpoint {
         let common = SessionCommon {
             token: self.rng.next_u32(),
             ring_reserved: need,
+            link: self.attach_link(peer),
             ..SessionCommon::new(id, SessionState::Connecting, peer, template, now)
         };
         let window = self.cfg.req_window;
@@ -158,6 +160,7 @@ impl Endpoint {
             remote: req.client_session,
             token: p.rpc.token,
             ring_reserved: need,
+            link: self.attach_link(peer),
             ..SessionCommon::new(id, SessionState::Connected, peer, template, now)
         };
         *self.peer_sessions.entry(p.src_ip).or_default() += 1;
@@ -304,8 +307,19 @@ impl Endpoint {
         let template = self.template_to(peer.mac.unwrap_or(MacAddr::BROADCAST), peer);
         if let Some(c) = self.table.client_mut(id) {
             c.common.template = template;
+            if let Some(mac) = peer.mac {
+                self.pause.learn_mac(c.common.link, mac);
+            }
         }
         self.step(now, id, SessionInput::ConnectOk, RpcError::SessionClosed);
+    }
+
+    /// Pause mode: the session's peer link; none in other modes.
+    fn attach_link(&mut self, peer: PeerAddr) -> u32 {
+        match self.cfg.mode {
+            FlowMode::Pause(_) => self.pause.attach(peer),
+            _ => NO_LINK,
+        }
     }
 
     fn template_to(&self, dst_mac: MacAddr, peer: PeerAddr) -> HeaderTemplate {

@@ -6,6 +6,7 @@
 //! in the state the table starts them in.
 
 use super::endpoint::Endpoint;
+use super::pause::NO_LINK;
 use super::error::RpcError;
 use super::event::Event;
 use super::ids::SessionId;
@@ -154,6 +155,9 @@ impl Endpoint {
             self.timers.clear();
         }
         self.ring_reserved -= sess.common().ring_reserved;
+        if sess.common().link != NO_LINK {
+            self.pause.detach(sess.common().link);
+        }
         match &sess {
             Session::Server(srv) => {
                 let c = &srv.common;

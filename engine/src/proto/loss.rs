@@ -179,6 +179,7 @@ impl Endpoint {
     /// is checked and re-armed. Cheap to call early (it returns at once
     /// when the heap's top is not due) and safe to call late.
     pub fn handle_timeout(&mut self, now: Instant) {
+        self.expire_pauses(now);
         while let Some((id, at)) = self.timers.pop_due(now) {
             let Some(sess) = self.table.get_mut(id) else {
                 continue; // freed since: a stale entry

@@ -41,6 +41,7 @@ mod ids;
 mod lifecycle;
 mod loss;
 mod msgbuf;
+mod pause;
 mod requests;
 mod sack;
 mod server;

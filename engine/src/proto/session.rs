@@ -6,6 +6,7 @@
 
 use super::config::PeerAddr;
 use super::ids::SessionId;
+use super::pause::NO_LINK;
 use super::state::SessionState;
 use super::timers::UNARMED;
 use crate::time::Instant;
@@ -49,6 +50,8 @@ pub(crate) struct SessionCommon {
     pub active_at: Instant,
     /// Server: heard anything since the ConnectReq (else half-open).
     pub heard: bool,
+    /// Pause mode: this session's peer link (`pause::NO_LINK` otherwise).
+    pub link: u32,
     /// Deadline of this session's valid entry in the endpoint's timer heap
     /// (`timers::UNARMED` if none; see `timers.rs`).
     pub timer_at: Instant,
@@ -77,6 +80,7 @@ impl SessionCommon {
             sm: SmTimer::IDLE,
             active_at: now,
             heard: false,
+            link: NO_LINK,
             timer_at: UNARMED,
         }
     }

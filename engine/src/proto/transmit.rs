@@ -27,7 +27,7 @@ impl Endpoint {
             self.min_tx_buf_len()
         );
         let len = self
-            .next_ctrl_frame(buf)
+            .next_ctrl_frame(now, buf)
             .or_else(|| self.next_client_frame(now, buf))?;
         self.stats.tx_pkts += 1;
         self.stats.tx_bytes += len as u64;
@@ -46,7 +46,7 @@ impl Endpoint {
         }
     }
 
-    fn next_ctrl_frame(&mut self, buf: &mut [u8]) -> Option<usize> {
+    fn next_ctrl_frame(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         while let Some(d) = self.txq.ctrl.pop_front() {
             let written = match d {
                 TxDesc::Answer {
@@ -54,11 +54,24 @@ impl Endpoint {
                     req_num,
                     kind,
                     pkt,
-                } => self
-                    .table
-                    .server_mut(session)
-                    .filter(|s| s.common.state == SessionState::Connected)
-                    .and_then(|s| s.write_answer(buf, req_num, kind, pkt, self.dpp)),
+                } => {
+                    let Some(s) = self
+                        .table
+                        .server_mut(session)
+                        .filter(|s| s.common.state == SessionState::Connected)
+                    else {
+                        continue;
+                    };
+                    if self.pause.is_paused(s.common.link, now) {
+                        // Held with everything else towards that peer.
+                        if let Some(l) = self.pause.link_mut(s.common.link) {
+                            l.parked_ctrl.push_back(d);
+                        }
+                        continue;
+                    }
+                    s.write_answer(buf, req_num, kind, pkt, self.dpp)
+                }
+                TxDesc::Pause { link, us } => self.write_pause(buf, link, us),
                 TxDesc::ConnectReq(s) => self.write_client_sm(buf, s, SmType::ConnectReq),
                 TxDesc::DisconnectReq(s) => self.write_client_sm(buf, s, SmType::DisconnectReq),
                 TxDesc::KeepAlive(s) => self.write_client_sm(buf, s, SmType::KeepAlive),
@@ -80,6 +93,13 @@ impl Endpoint {
             };
             if c.common.state != SessionState::Connected {
                 c.tx_queued = false;
+                continue;
+            }
+            if self.pause.is_paused(c.common.link, now) {
+                // Parked (still marked queued) until the peer's XON.
+                if let Some(l) = self.pause.link_mut(c.common.link) {
+                    l.parked_clients.push(s);
+                }
                 continue;
             }
             let turn = c.write_next(now, buf, self.dpp, &mut self.stats);

@@ -44,6 +44,9 @@ pub(crate) enum TxDesc {
     DisconnectReq(SessionId),
     /// Client: a keepalive of an idle Connected session.
     KeepAlive(SessionId),
+    /// Pause mode: a Pause frame of `us` microseconds (0: XON) to the
+    /// peer of a link.
+    Pause { link: u32, us: u32 },
     /// An SM reply needing no session state (server side: ConnectResp,
     /// DisconnectResp, refusals).
     SmReply(SmReply),

@@ -1,0 +1,257 @@
+//! The reactive pause (`FlowMode::Pause`): PFC's XOFF/XON, end to end.
+//!
+//! Receiver side: the driver reports its receive-ring occupancy through
+//! [`Endpoint::observe_rx_ring`]; at or above `xoff` the endpoint sends a
+//! Pause frame (XOFF, with a pause time) to every peer it has a session
+//! with, refreshes it every half pause time while still above `xon`, and
+//! sends XON (pause time 0) once at or below `xon`.
+//!
+//! Sender side: a Pause frame from a peer stops *all* data to that peer,
+//! client packets and server answers alike, as PFC stops a whole priority
+//! on a link: sessions and answers towards it are parked on its link and
+//! released by XON or when the pause time runs out, in their order. Session
+//! management packets are not paused (PFC deployments carry control on
+//! another priority). A peer is one (IPv4 address, UDP port) with one or
+//! more sessions; a Pause frame from any other address is dropped as
+//! `unknown_session` (a pause from a stranger must not stop anything).
+
+use super::config::{FlowMode, PeerAddr};
+use super::endpoint::Endpoint;
+use super::ids::SessionId;
+use super::txq::TxDesc;
+use crate::time::{Duration, Instant};
+use crate::wire::{HeaderTemplate, MacAddr, Parsed, PktType, RpcRepr, SESSION_NONE};
+use std::collections::{HashMap, VecDeque};
+use std::net::Ipv4Addr;
+
+/// `SessionCommon::link` of a session that has no peer link (not pause
+/// mode).
+pub(crate) const NO_LINK: u32 = u32::MAX;
+
+/// What this endpoint knows of one peer in pause mode.
+#[derive(Debug)]
+pub(crate) struct PeerLink {
+    pub peer: PeerAddr,
+    /// Sessions (either role) towards this peer; the link is freed at 0.
+    pub sessions: u32,
+    /// Paused until then (the past: not paused).
+    pub paused_until: Instant,
+    /// Start of the current pause, for `paused_ns`.
+    pub paused_since: Option<Instant>,
+    /// Client sessions that had packets for this peer while it was paused.
+    pub parked_clients: Vec<SessionId>,
+    /// Server answers held while it was paused.
+    pub parked_ctrl: VecDeque<TxDesc>,
+}
+
+/// Every peer link, the receiver's XOFF state and the paused links.
+#[derive(Debug, Default)]
+pub(crate) struct PauseLinks {
+    links: Vec<Option<PeerLink>>,
+    free: Vec<u32>,
+    index: HashMap<(Ipv4Addr, u16), u32>,
+    /// Links paused now, for their expiry.
+    paused: Vec<u32>,
+    /// Receiver: an XOFF is in force at the peers.
+    xoff_active: bool,
+    /// Receiver: when the last XOFF went out.
+    last_xoff: Instant,
+}
+
+impl PauseLinks {
+    /// The link of `peer`, created if needed; one more session on it.
+    pub fn attach(&mut self, peer: PeerAddr) -> u32 {
+        if let Some(&i) = self.index.get(&(peer.ip, peer.port)) {
+            if let Some(l) = self.links[i as usize].as_mut() {
+                l.sessions += 1;
+                return i;
+            }
+        }
+        let link = PeerLink {
+            peer,
+            sessions: 1,
+            paused_until: Instant::ZERO,
+            paused_since: None,
+            parked_clients: Vec::new(),
+            parked_ctrl: VecDeque::new(),
+        };
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.links[i as usize] = Some(link);
+                i
+            }
+            None => {
+                self.links.push(Some(link));
+                (self.links.len() - 1) as u32
+            }
+        };
+        self.index.insert((peer.ip, peer.port), i);
+        i
+    }
+
+    /// One session fewer on link `i`; frees it at none.
+    pub fn detach(&mut self, i: u32) {
+        let Some(l) = self.links.get_mut(i as usize).and_then(Option::as_mut) else {
+            return;
+        };
+        l.sessions -= 1;
+        if l.sessions == 0 {
+            self.index.remove(&(l.peer.ip, l.peer.port));
+            self.links[i as usize] = None;
+            self.paused.retain(|&p| p != i);
+            self.free.push(i);
+        }
+    }
+
+    /// The peer's MAC became known (client side, from its ConnectResp).
+    pub fn learn_mac(&mut self, i: u32, mac: MacAddr) {
+        if let Some(l) = self.links.get_mut(i as usize).and_then(Option::as_mut) {
+            l.peer.mac = Some(mac);
+        }
+    }
+
+    /// Whether link `i` is paused at `now`.
+    #[inline]
+    pub fn is_paused(&self, i: u32, now: Instant) -> bool {
+        i != NO_LINK
+            && self
+                .links
+                .get(i as usize)
+                .and_then(Option::as_ref)
+                .is_some_and(|l| now < l.paused_until)
+    }
+
+    pub fn link_mut(&mut self, i: u32) -> Option<&mut PeerLink> {
+        self.links.get_mut(i as usize).and_then(Option::as_mut)
+    }
+
+    /// The earliest pause expiry, if any link is paused.
+    pub fn next_expiry(&self) -> Option<Instant> {
+        self.paused
+            .iter()
+            .filter_map(|&i| self.links[i as usize].as_ref())
+            .map(|l| l.paused_until)
+            .min()
+    }
+}
+
+impl Endpoint {
+    /// Pause mode: the driver's receive-ring occupancy (entries waiting) at
+    /// `now`. Sends XOFF to every peer at or above the threshold (again
+    /// every half pause time while it stays above XON), XON once at or
+    /// below the lower one. No effect in other modes. Call it once per
+    /// receive burst; O(1) unless a pause frame goes out (then O(peers)).
+    pub fn observe_rx_ring(&mut self, now: Instant, occupancy: usize) {
+        let FlowMode::Pause(p) = self.cfg.mode else {
+            return;
+        };
+        let pl = &mut self.pause;
+        let refresh = Duration::from_nanos(p.pause_time.as_nanos() / 2);
+        let send = if occupancy >= p.xoff {
+            let due = !pl.xoff_active || now.saturating_since(pl.last_xoff) >= refresh;
+            due.then_some(p.pause_time)
+        } else if pl.xoff_active && occupancy <= p.xon {
+            Some(Duration::ZERO)
+        } else {
+            None
+        };
+        let Some(time) = send else {
+            return;
+        };
+        pl.xoff_active = time > Duration::ZERO;
+        if pl.xoff_active {
+            pl.last_xoff = now;
+        }
+        let us = time.as_nanos().div_ceil(1000).min(u64::from(u32::MAX)) as u32;
+        for i in 0..pl.links.len() as u32 {
+            if pl.links[i as usize].is_some() {
+                self.txq.ctrl.push_back(TxDesc::Pause { link: i, us });
+            }
+        }
+    }
+
+    /// Writes a Pause frame of `us` microseconds to link `link`'s peer.
+    pub(crate) fn write_pause(&mut self, buf: &mut [u8], link: u32, us: u32) -> Option<usize> {
+        let l = self.pause.link_mut(link)?;
+        let peer = l.peer;
+        let local = self.cfg.local;
+        let dst = (peer.mac.unwrap_or(MacAddr::BROADCAST), peer.ip, peer.port);
+        let template = HeaderTemplate::new((local.mac, local.ip, local.port), dst);
+        let rpc = RpcRepr {
+            pkt_type: PktType::Pause,
+            req_type: 0,
+            msg_size: us,
+            dest_session: SESSION_NONE,
+            pkt_num: 0,
+            grant: 0,
+            req_num: 0,
+            token: 0,
+        };
+        self.stats.pause_frames_sent += 1;
+        Some(template.write(buf, &rpc, 0))
+    }
+
+    /// A Pause frame from a peer: pause or release its link.
+    pub(crate) fn rx_pause(&mut self, now: Instant, p: &Parsed<'_>) {
+        let Some(&i) = self.pause.index.get(&(p.src_ip, p.src_port)) else {
+            self.stats.drops.unknown_session += 1;
+            return;
+        };
+        self.stats.rx_accepted += 1;
+        self.stats.pause_frames_received += 1;
+        let us = u64::from(p.rpc.msg_size);
+        if us == 0 {
+            self.release_link(now, i);
+            return;
+        }
+        let Some(l) = self.pause.link_mut(i) else {
+            return;
+        };
+        l.paused_until = now + Duration::from_micros(us);
+        if l.paused_since.is_none() {
+            l.paused_since = Some(now);
+            self.pause.paused.push(i);
+        }
+    }
+
+    /// Ends link `i`'s pause: its parked traffic goes back to the queues
+    /// in the order it was parked.
+    fn release_link(&mut self, now: Instant, i: u32) {
+        let Some(l) = self.pause.link_mut(i) else {
+            return;
+        };
+        l.paused_until = Instant::ZERO;
+        let Some(since) = l.paused_since.take() else {
+            return;
+        };
+        self.stats.paused_ns += now.saturating_since(since).as_nanos();
+        self.txq.ctrl.extend(l.parked_ctrl.drain(..));
+        let parked = std::mem::take(&mut l.parked_clients);
+        self.pause.paused.retain(|&p| p != i);
+        for s in &parked {
+            if let Some(c) = self.table.client_mut(*s) {
+                c.tx_queued = false;
+            }
+            self.schedule_client(*s);
+        }
+        // Give the vector back to the link to keep its capacity.
+        if let Some(l) = self.pause.link_mut(i) {
+            let mut v = parked;
+            v.clear();
+            l.parked_clients = v;
+        }
+    }
+
+    /// Releases every link whose pause time has run out by `now`.
+    pub(crate) fn expire_pauses(&mut self, now: Instant) {
+        while let Some(pos) = self.pause.paused.iter().position(|&i| {
+            self.pause.links[i as usize]
+                .as_ref()
+                .is_none_or(|l| l.paused_until <= now)
+        }) {
+            let i = self.pause.paused[pos];
+            self.release_link(now, i);
+            self.pause.paused.retain(|&p| p != i);
+        }
+    }
+}
