@@ -43,6 +43,10 @@ pub struct LinkConfig {
     /// Packets the bottleneck queue holds (including the one being
     /// serialised) before tail-dropping. Ignored without `rate_bps`.
     pub queue_pkts: usize,
+    /// Mark ECN-capable frames Congestion Experienced when they join a
+    /// bottleneck queue holding at least this many (a step marker, as
+    /// DCTCP configures RED; `None`: never mark).
+    pub ecn_mark_pkts: Option<usize>,
 }
 
 impl Default for LinkConfig {
@@ -55,6 +59,7 @@ impl Default for LinkConfig {
             dup_p: 0.0,
             rate_bps: None,
             queue_pkts: 1024,
+            ecn_mark_pkts: None,
         }
     }
 }
@@ -77,6 +82,8 @@ pub struct LinkStats {
     pub duplicated: u64,
     /// Dropped at the receiver's full receive ring (`Sim::set_rx_ring`).
     pub dropped_ring: u64,
+    /// Frames marked CE at the bottleneck (`ecn_mark_pkts`).
+    pub ecn_marked: u64,
     /// Frames held back by an extra delay (`reorder_p`).
     pub reordered: u64,
 }
@@ -330,8 +337,8 @@ impl Sim {
                 .nodes
                 .iter()
                 .flat_map(|n| {
-                    let tx = (n.tx_free_at > now && n.ep.has_pending_transmit())
-                        .then_some(n.tx_free_at);
+                    let tx =
+                        (n.tx_free_at > now && n.ep.has_pending_transmit()).then_some(n.tx_free_at);
                     [n.ep.poll_timeout(), tx]
                 })
                 .flatten()
@@ -444,6 +451,11 @@ impl Sim {
             if dir.queue.len() >= cfg.queue_pkts {
                 dir.stats.dropped_queue += 1;
                 return;
+            }
+            if cfg.ecn_mark_pkts.is_some_and(|k| dir.queue.len() >= k)
+                && wire::mark_ce(&mut self.tx_buf[..len])
+            {
+                dir.stats.ecn_marked += 1;
             }
             let ser = Duration::from_nanos((len as u64 * 8 * 1_000_000_000).div_ceil(rate));
             at = dir.busy_until.max(now) + ser;

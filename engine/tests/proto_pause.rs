@@ -139,7 +139,10 @@ fn pause_with_headroom_for_the_round_trip_keeps_the_ring_from_overflowing() {
 fn pause_with_too_little_headroom_overflows() {
     let o = slow_receiver(pause(2));
     assert!(o.pause_frames > 0);
-    assert!(o.ring_drops > 0, "headroom of 2 held: the rule shows nothing");
+    assert!(
+        o.ring_drops > 0,
+        "headroom of 2 held: the rule shows nothing"
+    );
 }
 
 #[test]
@@ -156,7 +159,10 @@ fn headroom_rule_is_checked_at_config_time() {
     cfg_with(1, FlowMode::Pause(ok)).validate().unwrap();
     let inverted = PauseConfig { xon: 46, ..ok };
     assert_eq!(
-        cfg_with(1, FlowMode::Pause(inverted)).validate().unwrap_err().field,
+        cfg_with(1, FlowMode::Pause(inverted))
+            .validate()
+            .unwrap_err()
+            .field,
         "pause.xon"
     );
 }
@@ -164,7 +170,12 @@ fn headroom_rule_is_checked_at_config_time() {
 #[test]
 fn a_pause_from_a_stranger_is_dropped() {
     use engine::wire::{HeaderTemplate, PktType, RpcRepr, SESSION_NONE};
-    let mut p = Pair::new(3, LinkConfig::default(), cfg_with(1, pause(18)), cfg_with(2, pause(18)));
+    let mut p = Pair::new(
+        3,
+        LinkConfig::default(),
+        cfg_with(1, pause(18)),
+        cfg_with(2, pause(18)),
+    );
     let stranger = addr(9);
     let me = addr(2);
     let t = HeaderTemplate::new(

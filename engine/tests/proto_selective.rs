@@ -56,9 +56,24 @@ fn drop_once(p: &mut Pair, from: usize, kind: PktType, pkt_num: u16) -> Rc<Cell<
 
 /// One request of `req` bytes with a `resp`-byte response, losing one
 /// packet; returns (time to complete, the client's stats).
-fn one_loss(r: Retransmit, kind: PktType, pkt: u16, req: usize, resp: usize) -> (Duration, engine::proto::Stats) {
+fn one_loss(
+    r: Retransmit,
+    kind: PktType,
+    pkt: u16,
+    req: usize,
+    resp: usize,
+) -> (Duration, engine::proto::Stats) {
     let mut p = pair(7, fast_link(), r);
-    let dropped = drop_once(&mut p, if kind == PktType::Request { CLIENT } else { SERVER }, kind, pkt);
+    let dropped = drop_once(
+        &mut p,
+        if kind == PktType::Request {
+            CLIENT
+        } else {
+            SERVER
+        },
+        kind,
+        pkt,
+    );
     p.app.resp_len = Some(if resp == 32 { |_| 32 } else { |_| 40_000 });
     assert!(resp == 32 || resp == 40_000);
     let start: Instant = p.sim.now();
@@ -67,14 +82,17 @@ fn one_loss(r: Retransmit, kind: PktType, pkt: u16, req: usize, resp: usize) -> 
     p.check_clean();
     assert_eq!(dropped.get(), 1, "the filter dropped nothing");
     let done = p.app.completed[0].1;
-    (done.saturating_since(start), p.sim.ep(CLIENT).stats().clone())
+    (done.saturating_since(start), *p.sim.ep(CLIENT).stats())
 }
 
 #[test]
 fn one_request_loss_costs_one_packet_and_about_one_round_trip() {
     // 40 kB: 28 request packets, all in flight at once with 32 credits.
     let (t, c) = one_loss(Retransmit::Selective, PktType::Request, 5, 40_000, 32);
-    assert_eq!(c.retransmissions, 1, "resent more than the lost packet: {c:?}");
+    assert_eq!(
+        c.retransmissions, 1,
+        "resent more than the lost packet: {c:?}"
+    );
     assert_eq!(c.fast_retransmits, 1, "{c:?}");
     assert_eq!(c.rollbacks, 0, "waited for a timeout: {c:?}");
     assert!(c.sacks_received >= 3, "{c:?}");
@@ -133,7 +151,7 @@ fn reordering_within_the_window_resends_nothing() {
         p.check_clean();
         let reordered = p.sim.link_stats(CLIENT, SERVER).reordered;
         assert!(reordered > 10, "too little reordering: {reordered}");
-        let (c, s) = (p.sim.ep(CLIENT).stats().clone(), p.sim.ep(SERVER).stats().clone());
+        let (c, s) = (*p.sim.ep(CLIENT).stats(), *p.sim.ep(SERVER).stats());
         (c, s)
     };
     let (c, s) = run(Retransmit::Selective);
@@ -203,7 +221,7 @@ fn same_seed_same_bytes() {
             p.app.send(&mut p.sim, CLIENT, p.session, tag, 30_000);
         }
         p.run_idle(Duration::from_secs(10));
-        (p.app.completed.clone(), p.sim.ep(CLIENT).stats().clone())
+        (p.app.completed.clone(), *p.sim.ep(CLIENT).stats())
     };
     assert_eq!(trace(), trace());
 }

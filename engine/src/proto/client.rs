@@ -20,6 +20,7 @@
 //!
 //! Invariant: `credits == credits_total - sum over slots (num_tx - num_rx)`.
 
+use super::cc::{RateControl, RateLimit};
 use super::frame::pkts_of;
 use super::msgbuf::MsgBuf;
 use super::sack::{Window, SACK_WINDOW};
@@ -57,7 +58,25 @@ pub(crate) struct ClientSession {
     /// then answers to packets sent once). A timeout is judged only after
     /// twice this has passed, so a late answer is seen before a verdict.
     pub rtt: Duration,
+    /// Congestion control: the session's rate (`cc/`), its pacing, and
+    /// (Timely) when each packet in flight was sent, per slot, by index
+    /// modulo [`TX_TS_RING`] (`Instant::ZERO`: a copy, no sample).
+    /// Boxed and absent without congestion control, so a session that
+    /// runs none carries one pointer of it.
+    pub cc: Option<Box<CcState>>,
 }
+
+/// A client session's congestion-control state.
+#[derive(Debug)]
+pub(crate) struct CcState {
+    pub rate: RateControl,
+    pub pace: RateLimit,
+    pub tx_ts: Option<Box<[[Instant; TX_TS_RING]]>>,
+}
+
+/// Send times kept per slot for Timely's RTT samples: an answer to a packet
+/// sent more than this many packets ago gives no sample.
+pub(crate) const TX_TS_RING: usize = 64;
 
 #[derive(Debug)]
 pub(crate) struct ClientSlot {
@@ -193,8 +212,18 @@ pub(crate) fn sample_rtt(rtt: &mut Duration, sample: Duration) {
 }
 
 impl ClientSession {
-    pub fn new(common: SessionCommon, window: usize, credits: u16) -> Self {
+    pub fn new(common: SessionCommon, window: usize, credits: u16, cc: RateControl) -> Self {
+        let tx_ts = matches!(cc, RateControl::Timely(_))
+            .then(|| vec![[Instant::ZERO; TX_TS_RING]; window].into_boxed_slice());
+        let cc = (!matches!(cc, RateControl::None)).then(|| {
+            Box::new(CcState {
+                rate: cc,
+                pace: RateLimit::new(common.active_at),
+                tx_ts,
+            })
+        });
         ClientSession {
+            cc,
             common,
             slots: (0..window)
                 .map(|i| ClientSlot {
@@ -270,7 +299,9 @@ impl ClientSession {
                 req.sacked.clear(0);
                 req.lost.set(0);
             }
-            self.credits -= (req.num_tx - req.num_rx - end
+            self.credits -= (req.num_tx
+                - req.num_rx
+                - end
                 - req.sacked.count_from(end)
                 - req.lost.count_from(end)) as u16;
             req.recovered_upto = req.num_tx;
@@ -287,6 +318,14 @@ impl ClientSession {
     /// window for a while.
     pub fn sample_rtt(&mut self, sample: Duration) {
         sample_rtt(&mut self.rtt, sample);
+    }
+
+    /// Timely: packet `idx` of slot `i` went out at `now` (`first`: not a
+    /// copy, so its answer is a clean sample).
+    pub fn stamp(&mut self, i: usize, idx: u32, now: Instant, first: bool) {
+        if let Some(ts) = self.cc.as_mut().and_then(|c| c.tx_ts.as_mut()) {
+            ts[i][idx as usize % TX_TS_RING] = if first { now } else { Instant::ZERO };
+        }
     }
 
     /// Puts slot `i` under judgement (replacing any older suspect there).

@@ -7,7 +7,7 @@
 //! so it is accepted whenever k >= `num_rx` (and k was sent) and answers
 //! every packet up to k at once; a lost CR is repaired by the next one.
 
-use super::client::{sample_rtt, ClientSession};
+use super::client::{sample_rtt, ClientSession, TX_TS_RING};
 use super::error::RpcError;
 use super::event::Payload;
 use super::frame::{chunk, pkts_of};
@@ -90,11 +90,21 @@ impl ClientSession {
             let cur = slot.req.as_ref().map_or(slot.next_req_num, |r| r.req_num);
             if rpc.req_num < cur {
                 stats.drops.stale += 1;
-                refine(&mut stats.drops, kind, |d| &mut d.stale_response, |d| &mut d.stale_cr);
+                refine(
+                    &mut stats.drops,
+                    kind,
+                    |d| &mut d.stale_response,
+                    |d| &mut d.stale_cr,
+                );
                 return self.evidence(slot_idx, rpc.req_num, kind, rpc.pkt_num);
             } else {
                 stats.drops.future += 1;
-                refine(&mut stats.drops, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
+                refine(
+                    &mut stats.drops,
+                    kind,
+                    |d| &mut d.future_response,
+                    |d| &mut d.future_cr,
+                );
             }
             return AnswerRx::Dropped;
         };
@@ -146,7 +156,8 @@ impl ClientSession {
             req.armed_at = now;
             req.progress_at = now;
             let len = rpc.msg_size as usize;
-            return match self.rx_response_early(now, slot_idx, k, len, p.payload, dpp, pool, stats) {
+            return match self.rx_response_early(now, slot_idx, k, len, p.payload, dpp, pool, stats)
+            {
                 true => AnswerRx::Progress,
                 false => AnswerRx::Dropped,
             };
@@ -154,11 +165,21 @@ impl ClientSession {
         if idx != req.num_rx && !cumulative {
             if idx < req.num_rx {
                 stats.drops.duplicate += 1;
-                refine(&mut stats.drops, kind, |d| &mut d.dup_response, |d| &mut d.dup_cr);
+                refine(
+                    &mut stats.drops,
+                    kind,
+                    |d| &mut d.dup_response,
+                    |d| &mut d.dup_cr,
+                );
                 return self.evidence(slot_idx, rpc.req_num, kind, rpc.pkt_num);
             } else {
                 stats.drops.future += 1;
-                refine(&mut stats.drops, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
+                refine(
+                    &mut stats.drops,
+                    kind,
+                    |d| &mut d.future_response,
+                    |d| &mut d.future_cr,
+                );
             }
             return AnswerRx::Dropped;
         }
@@ -184,6 +205,16 @@ impl ClientSession {
         // samples, which the decaying maximum ignores).
         let clean = !req.rolled_back;
         let sample = now.saturating_since(req.armed_at);
+        // Timely: the answered packet's own round trip, if it was sent once.
+        if let Some(cc) = self.cc.as_mut() {
+            let sent = cc
+                .tx_ts
+                .as_ref()
+                .map_or(Instant::ZERO, |ts| ts[slot_idx][idx as usize % TX_TS_RING]);
+            if sent != Instant::ZERO && req.num_tx.saturating_sub(idx) as usize <= TX_TS_RING {
+                cc.rate.on_rtt(now, now.saturating_since(sent));
+            }
+        }
         // Answers for packets 'num_rx..=idx': those still in flight return
         // their credits (after a rollback some are not in flight), then
         // the answers that came early are passed over (selective).

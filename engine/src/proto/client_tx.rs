@@ -72,7 +72,7 @@ impl ClientSession {
             let Some(req) = self.slots[i].req.as_mut() else {
                 continue;
             };
-            let (len, used) = if let Some(b) = req.lost.first() {
+            let (len, used, idx, first) = if let Some(b) = req.lost.first() {
                 // Selective: a packet taken as lost goes first, alone (its
                 // grant, if it is the last request packet, is the one sent).
                 req.lost.clear(b);
@@ -80,20 +80,38 @@ impl ClientSession {
                 if req.in_flight() == 1 {
                     req.armed_at = now;
                 }
-                let grant = if idx + 1 == req.n_req { req.grant_sent } else { 0 };
+                let grant = if idx + 1 == req.n_req {
+                    req.grant_sent
+                } else {
+                    0
+                };
                 stats.retransmissions += 1;
-                (write_packet(req, idx, grant, buf, dpp, &self.common), 1)
+                (
+                    write_packet(req, idx, grant, buf, dpp, &self.common),
+                    1,
+                    idx,
+                    false,
+                )
             } else {
-                let len = write_packet(req, req.num_tx, grant, buf, dpp, &self.common);
-                if req.num_tx + 1 == req.n_req {
+                let idx = req.num_tx;
+                let first = idx >= req.high_tx;
+                let len = write_packet(req, idx, grant, buf, dpp, &self.common);
+                if idx + 1 == req.n_req {
                     req.grant_sent = grant;
                 }
                 advance(req, now, stats);
-                // The granted response packets count as sent (virtual RFRs).
+                // The granted response packets count as sent (virtual RFRs);
+                // their answers wait for the handler: no RTT samples.
+                for v in req.num_tx..req.num_tx + u32::from(grant) {
+                    if let Some(ts) = self.cc.as_mut().and_then(|c| c.tx_ts.as_mut()) {
+                        ts[i][v as usize % super::client::TX_TS_RING] = Instant::ZERO;
+                    }
+                }
                 req.num_tx += u32::from(grant);
                 req.high_tx = req.high_tx.max(req.num_tx);
-                (len, 1 + grant)
+                (len, 1 + grant, idx, first)
             };
+            self.stamp(i, idx, now, first);
             self.common.active_at = now;
             self.cursor = (i + 1) % w;
             self.credits -= used;

@@ -3,17 +3,19 @@
 //! other `impl Endpoint` blocks live beside their concern: `handshake.rs`,
 //! `requests.rs`, `transmit.rs`, `loss.rs`, `lifecycle.rs`.
 
+use super::cc::TimingWheel;
 use super::client_rx::AnswerRx;
 use super::config::{EndpointAddr, EndpointConfig, Retransmit};
+use super::congestion::marked;
 use super::error::ConfigError;
 use super::event::{Delivery, Event};
 use super::ids::SessionId;
 use super::msgbuf::{MsgBuf, MsgPool, PoolStats};
+use super::pause::PauseLinks;
 use super::server_rx::RequestRx;
 use super::state::SessionState;
 use super::stats::{SessionCounts, Stats};
 use super::table::SessionTable;
-use super::pause::PauseLinks;
 use super::timers::TimerHeap;
 use super::txq::{AnswerKind, TxQueues};
 use crate::rng::Rng;
@@ -21,6 +23,11 @@ use crate::time::Instant;
 use crate::wire::{self, Parsed, PktType, HEADERS_LEN};
 use std::collections::{HashMap, VecDeque};
 use std::net::Ipv4Addr;
+
+/// Pacing wheel: 1 us slots (a 1500-byte frame at 10 Gb/s), 4096 of them
+/// (a 4 ms horizon: a gap at Timely's minimum rate fits many times).
+const PACING_GRAIN: crate::time::Duration = crate::time::Duration::from_micros(1);
+const PACING_SLOTS: usize = 4096;
 
 /// Events pre-sized per endpoint: a session reset with a full window and a
 /// modest backlog fits without growing the queue.
@@ -82,6 +89,8 @@ pub struct Endpoint {
     pub(crate) pending_suspects: usize,
     /// Pause mode: peer links, their pauses and the receiver's XOFF state.
     pub(crate) pause: PauseLinks,
+    /// Congestion control: client sessions waiting for their pacing time.
+    pub(crate) wheel: TimingWheel<SessionId>,
 }
 
 impl Endpoint {
@@ -104,6 +113,7 @@ impl Endpoint {
             sm_pending: 0,
             pending_suspects: 0,
             pause: PauseLinks::default(),
+            wheel: TimingWheel::new(PACING_GRAIN, PACING_SLOTS, Instant::ZERO),
             cfg,
         })
     }
@@ -155,6 +165,15 @@ impl Endpoint {
     /// client session. Equals the session's credits whenever it is idle.
     pub fn session_credits_available(&self, s: SessionId) -> Option<u16> {
         self.table.client(s).map(|c| c.credits)
+    }
+
+    /// The rate congestion control allows client session `s` now, in
+    /// bits/s; `None` without congestion control or for no such session.
+    pub fn session_rate_bps(&self, s: SessionId) -> Option<u64> {
+        self.table
+            .client(s)
+            .and_then(|c| c.cc.as_ref())
+            .and_then(|c| c.rate.rate_bps())
     }
 
     /// Requests of a client session not yet completed (in slots and backlog).
@@ -210,10 +229,14 @@ impl Endpoint {
     /// progress. O(1): the top of the deadline heap (it may be a deadline
     /// that no longer applies, so an early call is possible, never a late one).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        match (self.timers.next(), self.pause.next_expiry()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [
+            self.timers.next(),
+            self.pause.next_expiry(),
+            self.wheel.next_due(),
+        ]
+        .into_iter()
+        .flatten()
+        .min()
     }
 
     /// Whether nothing is in progress: no client request outstanding, no
@@ -223,6 +246,7 @@ impl Endpoint {
         self.active_client_reqs + self.sm_pending + self.pending_suspects == 0
             && self.txq.is_empty()
             && self.pause.next_expiry().is_none()
+            && self.wheel.is_empty()
     }
 
     /// Next event, if any.
@@ -257,10 +281,17 @@ impl Endpoint {
             self.stats.drops.not_ours += 1;
             return None;
         }
+        if marked(&p) {
+            self.stats.ecn_marks += 1;
+        }
         match p.rpc.pkt_type {
             PktType::Request => self.rx_request(now, &p),
             PktType::ReqForResp => {
                 self.rx_rfr(now, &p);
+                None
+            }
+            PktType::Cnp => {
+                self.rx_cnp(now, &p);
                 None
             }
             PktType::CreditReturn | PktType::Response | PktType::ErrorResponse | PktType::Sack => {
@@ -274,7 +305,7 @@ impl Endpoint {
                 self.rx_pause(now, &p);
                 None
             }
-            PktType::Cnp | PktType::Unknown(_) => {
+            PktType::Unknown(_) => {
                 self.stats.drops.malformed += 1;
                 None
             }
@@ -287,6 +318,11 @@ impl Endpoint {
         let srv = self.table.server_for_packet(&p.rpc, d)?;
         srv.common.heard_at(now);
         let sid = srv.common.id();
+        if marked(p) {
+            self.on_ce(now, sid, true);
+        }
+        let srv = self.table.server_mut(sid)?;
+        let d = &mut self.stats.drops;
         let selective = self.cfg.retransmit == Retransmit::Selective;
         let max_msg = self.cfg.max_msg_size;
         match srv.rx_request(p, self.dpp, max_msg, selective, &self.pool, d) {
@@ -331,6 +367,13 @@ impl Endpoint {
         };
         srv.common.heard_at(now);
         let sid = srv.common.id();
+        if marked(p) {
+            self.on_ce(now, sid, true);
+        }
+        let Some(srv) = self.table.server_mut(sid) else {
+            return;
+        };
+        let d = &mut self.stats.drops;
         if let Some((k, new)) = srv.rx_rfr(p, self.dpp, d) {
             self.stats.rx_accepted += new as u64;
             self.txq.answer(sid, p.rpc.req_num, AnswerKind::Response, k);
@@ -342,6 +385,10 @@ impl Endpoint {
         let d = &mut self.stats.drops;
         let c = self.table.client_for_packet(&p.rpc, d)?;
         let sid = c.common.id();
+        if marked(p) {
+            self.on_ce(now, sid, false);
+        }
+        let c = self.table.client_mut(sid)?;
         let max_msg = self.cfg.max_msg_size;
         let rx = c.rx_answer(now, p, self.dpp, max_msg, &self.pool, &mut self.stats);
         let dropped = matches!(

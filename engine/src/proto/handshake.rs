@@ -20,14 +20,15 @@
 //! answers; a DisconnectReq for a session it no longer has is answered with
 //! status UnknownSession so the client stops retrying.
 
+use super::cc::{CcKind, RateControl};
 use super::client::ClientSession;
 use super::config::{FlowMode, PeerAddr};
 use super::endpoint::Endpoint;
 use super::error::RpcError;
 use super::event::Event;
 use super::ids::SessionId;
-use super::server::ServerSession;
 use super::pause::NO_LINK;
+use super::server::ServerSession;
 use super::session::SessionCommon;
 use super::state::{Effect, SessionInput, SessionState};
 use super::table::Session;
@@ -54,8 +55,10 @@ impl Endpoint {
             ..SessionCommon::new(id, SessionState::Connecting, peer, template, now)
         };
         let window = self.cfg.req_window;
-        self.table
-            .insert(Session::Client(ClientSession::new(common, window, credits)));
+        let cc = RateControl::new(self.cfg.cc, self.cfg.link_bps, now);
+        self.table.insert(Session::Client(ClientSession::new(
+            common, window, credits, cc,
+        )));
         self.run_effect(now, id, Effect::StartHandshake, RpcError::UnknownSession);
         self.txq.ctrl.push_back(TxDesc::ConnectReq(id));
         Ok(id)
@@ -322,8 +325,14 @@ impl Endpoint {
         }
     }
 
+    /// Headers towards `peer`; ECN-capable when DCQCN runs, so marking
+    /// switches (and the injected marker) mark instead of dropping.
     fn template_to(&self, dst_mac: MacAddr, peer: PeerAddr) -> HeaderTemplate {
         let l = self.cfg.local;
-        HeaderTemplate::new((l.mac, l.ip, l.port), (dst_mac, peer.ip, peer.port))
+        let t = HeaderTemplate::new((l.mac, l.ip, l.port), (dst_mac, peer.ip, peer.port));
+        match self.cfg.cc {
+            CcKind::Dcqcn => t.with_ect(),
+            _ => t,
+        }
     }
 }

@@ -6,10 +6,10 @@
 //! in the state the table starts them in.
 
 use super::endpoint::Endpoint;
-use super::pause::NO_LINK;
 use super::error::RpcError;
 use super::event::Event;
 use super::ids::SessionId;
+use super::pause::NO_LINK;
 use super::state::{transition, Effect, EventKind, FailCause, Next, SessionInput};
 use super::table::Session;
 use super::txq::TxDesc;

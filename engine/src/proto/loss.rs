@@ -180,6 +180,9 @@ impl Endpoint {
     /// when the heap's top is not due) and safe to call late.
     pub fn handle_timeout(&mut self, now: Instant) {
         self.expire_pauses(now);
+        if !self.wheel.is_empty() {
+            self.release_paced(now);
+        }
         while let Some((id, at)) = self.timers.pop_due(now) {
             let Some(sess) = self.table.get_mut(id) else {
                 continue; // freed since: a stale entry

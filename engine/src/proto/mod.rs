@@ -32,6 +32,7 @@ mod client_rx;
 mod client_sack;
 mod client_tx;
 mod config;
+mod congestion;
 mod endpoint;
 mod error;
 mod event;
@@ -57,9 +58,9 @@ mod txq;
 
 pub use crate::wire::ErrorCode;
 pub use config::{
-    bdp_credits, lossless_ring_entries, os_seed, EndpointAddr, EndpointConfig, FlowMode,
-    LossPolicy, PauseConfig, PeerAddr, Retransmit, DEFAULT_IP, RTO_LOW_MAX_IN_FLIGHT, DEFAULT_MAX_MSG_SIZE, MAX_MTU, MAX_PKTS_PER_MSG,
-    MAX_REQ_WINDOW, MAX_SESSIONS, MIN_MTU, PKT_OVERHEAD,
+    bdp_credits, lossless_ring_entries, os_seed, CcKind, EndpointAddr, EndpointConfig, FlowMode,
+    LossPolicy, PauseConfig, PeerAddr, Retransmit, DEFAULT_IP, DEFAULT_MAX_MSG_SIZE, MAX_MTU,
+    MAX_PKTS_PER_MSG, MAX_REQ_WINDOW, MAX_SESSIONS, MIN_MTU, PKT_OVERHEAD, RTO_LOW_MAX_IN_FLIGHT,
 };
 pub use endpoint::Endpoint;
 pub use error::{refusal_reason, ConfigError, RpcError};

@@ -51,7 +51,11 @@ impl Window {
                 break;
             }
             let bits = (n - lo).min(64);
-            let mask = if bits == 64 { u64::MAX } else { (1 << bits) - 1 };
+            let mask = if bits == 64 {
+                u64::MAX
+            } else {
+                (1 << bits) - 1
+            };
             c += (w & mask).count_ones();
         }
         c

@@ -24,9 +24,9 @@ use super::event::{Delivery, Payload};
 use super::frame::{chunk, pkts_of};
 use super::ids::ReqHandle;
 use super::msgbuf::MsgPool;
-use super::server::{granted_after_first, Answer, Phase, ServerSession};
 use super::sack::SACK_WINDOW;
 use super::server::ServerSlot;
+use super::server::{granted_after_first, Answer, Phase, ServerSession};
 use super::stats::Drops;
 use super::txq::AnswerKind;
 use crate::wire::Parsed;
@@ -184,14 +184,17 @@ impl ServerSession {
         // the non-last ones (Response(0) answers only the last).
         let cr_too = run > 0 && k + 1 < n;
         let deliver = |payload| {
-            RequestRx::Deliver(Delivery::Request {
-                handle: ReqHandle {
-                    session: sid,
-                    req_num: r,
+            RequestRx::Deliver(
+                Delivery::Request {
+                    handle: ReqHandle {
+                        session: sid,
+                        req_num: r,
+                    },
+                    req_type: rpc.req_type,
+                    payload,
                 },
-                req_type: rpc.req_type,
-                payload,
-            }, cr_too)
+                cr_too,
+            )
         };
         if n == 1 {
             slot.phase = Phase::InHandler;

@@ -50,6 +50,9 @@ pub(crate) struct SessionCommon {
     pub active_at: Instant,
     /// Server: heard anything since the ConnectReq (else half-open).
     pub heard: bool,
+    /// DCQCN: when this session last sent (server) or acted on (client) a
+    /// congestion notification.
+    pub cnp_at: Instant,
     /// Pause mode: this session's peer link (`pause::NO_LINK` otherwise).
     pub link: u32,
     /// Deadline of this session's valid entry in the endpoint's timer heap
@@ -80,6 +83,7 @@ impl SessionCommon {
             sm: SmTimer::IDLE,
             active_at: now,
             heard: false,
+            cnp_at: Instant::ZERO,
             link: NO_LINK,
             timer_at: UNARMED,
         }

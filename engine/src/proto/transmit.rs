@@ -3,6 +3,7 @@
 //! handshake packets) first, then client packets round-robin over the
 //! sessions that have work and credits.
 
+use super::cc::CcKind;
 use super::config::Retransmit;
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
@@ -26,6 +27,9 @@ impl Endpoint {
             buf.len(),
             self.min_tx_buf_len()
         );
+        if !self.wheel.is_empty() {
+            self.release_paced(now);
+        }
         let len = self
             .next_ctrl_frame(now, buf)
             .or_else(|| self.next_client_frame(now, buf))?;
@@ -72,6 +76,7 @@ impl Endpoint {
                     s.write_answer(buf, req_num, kind, pkt, self.dpp)
                 }
                 TxDesc::Pause { link, us } => self.write_pause(buf, link, us),
+                TxDesc::Cnp(s) => self.write_cnp(buf, s),
                 TxDesc::ConnectReq(s) => self.write_client_sm(buf, s, SmType::ConnectReq),
                 TxDesc::DisconnectReq(s) => self.write_client_sm(buf, s, SmType::DisconnectReq),
                 TxDesc::KeepAlive(s) => self.write_client_sm(buf, s, SmType::KeepAlive),
@@ -102,6 +107,12 @@ impl Endpoint {
                 }
                 continue;
             }
+            if self.cfg.cc != CcKind::None && self.pace_or_wait(now, s) {
+                continue;
+            }
+            let Some(c) = self.table.client_mut(s) else {
+                continue;
+            };
             let turn = c.write_next(now, buf, self.dpp, &mut self.stats);
             if turn.written.is_some() {
                 // A packet sent may have started an RTO (`armed_at = now`):
@@ -117,7 +128,10 @@ impl Endpoint {
                 c.tx_queued = true;
                 self.txq.clients.push_back(s);
             }
-            if turn.written.is_some() {
+            if let Some(len) = turn.written {
+                if self.cfg.cc != CcKind::None {
+                    self.on_client_sent(now, s, len);
+                }
                 return turn.written;
             }
         }

@@ -44,6 +44,8 @@ pub(crate) enum TxDesc {
     DisconnectReq(SessionId),
     /// Client: a keepalive of an idle Connected session.
     KeepAlive(SessionId),
+    /// DCQCN: a congestion notification to server session's client.
+    Cnp(SessionId),
     /// Pause mode: a Pause frame of `us` microseconds (0: XON) to the
     /// peer of a link.
     Pause { link: u32, us: u32 },

@@ -687,7 +687,11 @@ pub(super) mod tests {
             token: 0x0102_0304,
             ..pause
         };
-        for (repr, golden) in [(base, &SACK_BYTES), (pause, &PAUSE_BYTES), (cnp, &CNP_BYTES)] {
+        for (repr, golden) in [
+            (base, &SACK_BYTES),
+            (pause, &PAUSE_BYTES),
+            (cnp, &CNP_BYTES),
+        ] {
             let mut bytes = [0u8; 24];
             repr.emit(&mut RpcHeader::new_unchecked(&mut bytes[..]));
             assert_eq!(&bytes, golden);

@@ -1,0 +1,316 @@
+//! Timely (Mittal et al., "TIMELY: RTT-based Congestion Control for the
+//! Datacenter", SIGCOMM'15) as eRPC (Kalia et al., NSDI'19) runs it: the
+//! paper's gradient algorithm with eRPC's constants and eRPC's changes to it
+//! (`src/cc/timely.h` and `src/cc/timely_sweep_params.h` in erpc-io/eRPC,
+//! snapshot de83dab, May 2024):
+//!
+//! - every step is scaled by `delta = min(time since the last update /
+//!   min_rtt, 1)`, so a burst of samples that arrives in less than one
+//!   minimum RTT moves the rate no more than one sample per RTT would;
+//! - one update never cuts the rate below half of what it was;
+//! - an uncongested session (at link rate, RTT at or below `t_low`) skips
+//!   the update entirely (eRPC's `kCcOptTimelyBypass`, on by default), which
+//!   also leaves the RTT history untouched;
+//! - samples below `min_rtt` (possible around retransmissions) are ignored.
+//!
+//! Rates are f64 bits per second inside, u64 at the API. RTTs are handled in
+//! nanoseconds; the algorithm only uses ratios of times, so the unit does not
+//! matter.
+
+use crate::time::{Duration, Instant};
+
+/// Timely's constants. `Default` is eRPC's configuration; eRPC states rates
+/// in bytes per second, converted here to bits per second.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TimelyParams {
+    /// EWMA weight of a new RTT difference: 0.46 (eRPC
+    /// `timely_sweep_params.h`, `kEwmaAlpha`; the paper uses 0.875 at 10G).
+    pub ewma_alpha: f64,
+    /// Multiplicative-decrease factor: 0.26 (eRPC `timely_sweep_params.h`,
+    /// `kBeta`; the paper's §6 uses 0.8, older eRPC `kTimelyDecreaseFactor`).
+    pub beta: f64,
+    /// The minimum RTT that normalises the gradient and the time scale of
+    /// `delta`: 2 us (eRPC `timely.h`, `kMinRTT`).
+    pub min_rtt: Duration,
+    /// Below this RTT, always additive increase: 50 us (eRPC `kTLow`, same
+    /// as the paper's §6).
+    pub t_low: Duration,
+    /// Above this RTT, decrease on the sample itself rather than the
+    /// gradient: 1000 us (eRPC `kTHigh`; the paper's §6 uses 500 us).
+    pub t_high: Duration,
+    /// Floor of the rate: 120 Mbit/s (eRPC `kMinRate` = 15 MB/s).
+    pub min_rate_bps: u64,
+    /// Additive-increase step per update: 40 Mbit/s (eRPC `kAddRate` =
+    /// 5 MB/s; the paper's §6 uses 10 Mbit/s at 10G).
+    pub add_rate_bps: u64,
+    /// Consecutive negative RTT differences before hyperactive increase: 5
+    /// (eRPC `kHaiThresh`; the paper's §4.3 uses N = 5 as well).
+    pub hai_thresh: u32,
+    /// Multiplier of `add_rate_bps` in hyperactive increase: 5 (eRPC's
+    /// `update_rate`, `n = 5`; the paper's N).
+    pub hai_factor: u32,
+}
+
+impl Default for TimelyParams {
+    fn default() -> Self {
+        TimelyParams {
+            ewma_alpha: 0.46,
+            beta: 0.26,
+            min_rtt: Duration::from_micros(2),
+            t_low: Duration::from_micros(50),
+            t_high: Duration::from_micros(1000),
+            min_rate_bps: 120_000_000,
+            add_rate_bps: 40_000_000,
+            hai_thresh: 5,
+            hai_factor: 5,
+        }
+    }
+}
+
+/// The Timely rate computation of one session (client side: the RTT is
+/// measured from a request packet to its credit return or response).
+#[derive(Clone, Debug)]
+pub struct Timely {
+    params: TimelyParams,
+    /// The rate ceiling: the link rate. A session starts here, as in eRPC.
+    link_bps: f64,
+    /// The rate floor, never above the link rate.
+    min_bps: f64,
+    rate_bps: f64,
+    /// The previous sample in ns; eRPC starts it at `min_rtt`.
+    prev_rtt_ns: f64,
+    /// EWMA of successive RTT differences, in ns.
+    avg_rtt_diff_ns: f64,
+    /// Consecutive negative RTT differences (for hyperactive increase).
+    neg_gradient_count: u32,
+    /// When the rate last changed; `None` until the first update, which
+    /// then counts as a full `min_rtt` apart (eRPC stamps construction time
+    /// instead, which a `new` without a clock cannot).
+    last_update: Option<Instant>,
+}
+
+impl Timely {
+    /// A controller for a session on a `link_bps` link, starting at link
+    /// rate.
+    pub fn new(params: TimelyParams, link_bps: u64) -> Self {
+        let link = link_bps.max(1) as f64;
+        Timely {
+            params,
+            link_bps: link,
+            min_bps: (params.min_rate_bps as f64).min(link),
+            rate_bps: link,
+            prev_rtt_ns: params.min_rtt.as_nanos() as f64,
+            avg_rtt_diff_ns: 0.0,
+            neg_gradient_count: 0,
+            last_update: None,
+        }
+    }
+
+    /// The current rate in bits per second, within [min rate, link rate].
+    pub fn rate_bps(&self) -> u64 {
+        self.rate_bps.round() as u64
+    }
+
+    /// The EWMA of RTT differences normalised by `min_rtt` (the gradient).
+    #[cfg(test)]
+    pub fn gradient(&self) -> f64 {
+        self.avg_rtt_diff_ns / self.params.min_rtt.as_nanos().max(1) as f64
+    }
+
+    /// Feeds one RTT sample taken at `now`.
+    pub fn on_rtt(&mut self, now: Instant, rtt: Duration) {
+        let p = &self.params;
+        if self.rate_bps >= self.link_bps && rtt <= p.t_low {
+            return; // eRPC's bypass: uncongested, nothing to compute
+        }
+        if rtt < p.min_rtt {
+            return;
+        }
+        let min_rtt = p.min_rtt.as_nanos().max(1) as f64;
+        let sample = rtt.as_nanos() as f64;
+        let diff = sample - self.prev_rtt_ns;
+        self.neg_gradient_count = if diff < 0.0 {
+            self.neg_gradient_count.saturating_add(1)
+        } else {
+            0
+        };
+        self.avg_rtt_diff_ns = (1.0 - p.ewma_alpha) * self.avg_rtt_diff_ns + p.ewma_alpha * diff;
+
+        let delta = match self.last_update {
+            Some(t) => (now.saturating_since(t).as_nanos() as f64 / min_rtt).min(1.0),
+            None => 1.0,
+        };
+        let add = p.add_rate_bps as f64 * delta;
+        let md = p.beta * delta;
+        let rate = self.rate_bps;
+        let new_rate = if rtt < p.t_low {
+            rate + add
+        } else if rtt > p.t_high {
+            // Decrease on the sample, not the average: the queue is already
+            // far too long to wait for the EWMA (paper §4.3).
+            rate * (1.0 - md * (1.0 - p.t_high.as_nanos() as f64 / sample))
+        } else {
+            let gradient = self.avg_rtt_diff_ns / min_rtt;
+            if gradient <= 0.0 {
+                let n = if self.neg_gradient_count >= p.hai_thresh {
+                    p.hai_factor
+                } else {
+                    1
+                };
+                rate + f64::from(n) * add
+            } else {
+                rate * (1.0 - md * gradient)
+            }
+        };
+        self.rate_bps = new_rate
+            .max(rate * 0.5)
+            .min(self.link_bps)
+            .max(self.min_bps);
+        self.prev_rtt_ns = sample;
+        self.last_update = Some(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINK: u64 = 40_000_000_000;
+
+    fn us(n: u64) -> Duration {
+        Duration::from_micros(n)
+    }
+
+    fn at_us(n: u64) -> Instant {
+        Instant::from_nanos(n * 1_000)
+    }
+
+    #[test]
+    fn starts_at_link_rate_and_bypasses_low_rtts() {
+        let mut t = Timely::new(TimelyParams::default(), LINK);
+        assert_eq!(t.rate_bps(), LINK);
+        t.on_rtt(at_us(10), us(10));
+        assert_eq!(t.rate_bps(), LINK);
+        assert_eq!(t.gradient(), 0.0, "the bypass leaves the history alone");
+    }
+
+    #[test]
+    fn rising_rtts_in_band_lower_the_rate() {
+        let mut t = Timely::new(TimelyParams::default(), LINK);
+        let mut prev = t.rate_bps();
+        // Six halvings stay above the 120 Mbit/s floor.
+        for i in 0..6 {
+            t.on_rtt(at_us(10 * (i + 1)), us(60 + 20 * i));
+            assert!(t.gradient() > 0.0);
+            let r = t.rate_bps();
+            assert!(r < prev, "step {i}: {r} not below {prev}");
+            assert!(r >= prev / 2, "one update cuts at most by half");
+            prev = r;
+        }
+    }
+
+    #[test]
+    fn rtt_above_t_high_cuts_on_the_sample() {
+        let mut t = Timely::new(TimelyParams::default(), LINK);
+        t.on_rtt(at_us(10), us(2_000));
+        // 1 - 0.26 * (1 - 1000/2000) = 0.87
+        let want = LINK as f64 * 0.87;
+        assert!((t.rate_bps() as f64 - want).abs() < 1.0, "{}", t.rate_bps());
+    }
+
+    #[test]
+    fn low_rtts_recover_monotonically_to_link_rate() {
+        let mut t = Timely::new(TimelyParams::default(), LINK);
+        t.on_rtt(at_us(10), us(2_000));
+        t.on_rtt(at_us(20), us(3_000));
+        let low = t.rate_bps();
+        assert!(low < LINK);
+        let mut prev = low;
+        let mut now = 20;
+        while t.rate_bps() < LINK {
+            now += 10;
+            t.on_rtt(at_us(now), us(10));
+            let r = t.rate_bps();
+            assert!(r > prev || r == LINK, "not monotone: {prev} -> {r}");
+            assert!(r <= LINK);
+            prev = r;
+            assert!(now < 10 * 10_000, "never reached link rate");
+        }
+        // Additive: 40 Mbit/s per update, so the climb takes that many steps.
+        let steps = (now - 20) / 10;
+        assert_eq!(steps, (LINK - low).div_ceil(40_000_000));
+    }
+
+    #[test]
+    fn hyperactive_increase_after_five_negative_gradients() {
+        let mut t = Timely::new(TimelyParams::default(), LINK);
+        t.on_rtt(at_us(10), us(2_000));
+        // A sharp drop makes the EWMA negative at once; then falling RTTs.
+        let mut steps = Vec::new();
+        let mut prev = t.rate_bps() as i64;
+        for (i, rtt) in [900, 890, 880, 870, 860, 850].into_iter().enumerate() {
+            t.on_rtt(at_us(20 + 10 * i as u64), us(rtt));
+            assert!(t.gradient() <= 0.0);
+            let r = t.rate_bps() as i64;
+            steps.push(r - prev);
+            prev = r;
+        }
+        let m = 40_000_000;
+        for (got, want) in steps.iter().zip([m, m, m, m, 5 * m, 5 * m]) {
+            assert!((got - want).abs() <= 1, "steps {steps:?}");
+        }
+    }
+
+    #[test]
+    fn samples_closer_than_min_rtt_move_the_rate_less() {
+        let mut t = Timely::new(TimelyParams::default(), LINK);
+        t.on_rtt(at_us(10), us(2_000));
+        let before = t.rate_bps();
+        // 1 us after the last update = half of min_rtt: half a step.
+        t.on_rtt(at_us(11), us(10));
+        assert_eq!(t.rate_bps() - before, 20_000_000);
+    }
+
+    #[test]
+    fn samples_below_min_rtt_are_ignored() {
+        let mut t = Timely::new(TimelyParams::default(), LINK);
+        t.on_rtt(at_us(10), us(2_000));
+        let before = (t.rate_bps(), t.gradient());
+        t.on_rtt(at_us(20), Duration::from_nanos(1_500));
+        assert_eq!((t.rate_bps(), t.gradient()), before);
+    }
+
+    #[test]
+    fn rate_stays_within_min_and_link() {
+        let p = TimelyParams::default();
+        let mut t = Timely::new(p, LINK);
+        for i in 0..200 {
+            t.on_rtt(at_us(10 * (i + 1)), us(10_000 + i));
+            assert!(t.rate_bps() >= p.min_rate_bps && t.rate_bps() <= LINK);
+        }
+        assert_eq!(
+            t.rate_bps(),
+            p.min_rate_bps,
+            "sustained overload hits the floor"
+        );
+        // A pseudo-random walk of RTTs and gaps never leaves the bounds.
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut now = 10_000u64;
+        for _ in 0..10_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            now += x % 20;
+            t.on_rtt(at_us(now), us(1 + x % 3_000));
+            let r = t.rate_bps();
+            assert!((p.min_rate_bps..=LINK).contains(&r), "{r}");
+        }
+    }
+
+    #[test]
+    fn a_link_slower_than_min_rate_caps_the_floor() {
+        let mut t = Timely::new(TimelyParams::default(), 100_000_000);
+        t.on_rtt(at_us(10), us(5_000));
+        assert_eq!(t.rate_bps(), 100_000_000);
+    }
+}

@@ -1,0 +1,123 @@
+//! Congestion control at the endpoint: pacing client sessions at their
+//! rate through the timing wheel, and DCQCN's notification path.
+//!
+//! A client session whose controller (`cc/`) runs below the link rate may
+//! send its next packet only at its pacing time; until then it waits on
+//! the wheel, not in the transmit queue, so the transmit path never looks
+//! at a session that may not send (eRPC's Carousel). At link rate it is
+//! not paced at all (eRPC's wheel bypass).
+//!
+//! DCQCN: every frame leaves ECN-capable; a received frame marked
+//! Congestion Experienced is counted, and a server answers it with a CNP
+//! to the client session (at most one per `CNP_INTERVAL`), which cuts that
+//! session's rate. A marked answer at the client is congestion on the way
+//! back, which the client's own requests-for-response and credits drive:
+//! it cuts the session's rate at once, under the same interval.
+
+use super::cc::{CcKind, CNP_INTERVAL};
+use super::endpoint::Endpoint;
+use super::ids::SessionId;
+use super::txq::TxDesc;
+use crate::time::Instant;
+use crate::wire::{Parsed, PktType, RpcRepr, ECN_CE};
+
+impl Endpoint {
+    /// Whether client session `s` must wait for its pacing time before
+    /// sending; if so it goes on the wheel (it stays marked queued).
+    pub(crate) fn pace_or_wait(&mut self, now: Instant, s: SessionId) -> bool {
+        let link = self.cfg.link_bps;
+        let Some(c) = self.table.client_mut(s).and_then(|c| c.cc.as_mut()) else {
+            return false;
+        };
+        c.rate.advance(now);
+        let limited = c.rate.rate_bps().is_some_and(|r| r < link);
+        if !limited || c.pace.ready(now) {
+            return false;
+        }
+        self.wheel.insert(c.pace.next_send_at, s);
+        self.stats.pacing_waits += 1;
+        true
+    }
+
+    /// Client session `s` sent a `len`-byte frame at `now`.
+    pub(crate) fn on_client_sent(&mut self, now: Instant, s: SessionId, len: usize) {
+        let link = self.cfg.link_bps;
+        let Some(c) = self.table.client_mut(s).and_then(|c| c.cc.as_mut()) else {
+            return;
+        };
+        c.rate.on_sent(now, len);
+        if let Some(rate) = c.rate.rate_bps().filter(|&r| r < link) {
+            c.pace.on_send(now, len, rate);
+        }
+    }
+
+    /// Sessions whose pacing time has come go back to the transmit queue.
+    pub(crate) fn release_paced(&mut self, now: Instant) {
+        while let Some(s) = self.wheel.pop_due(now) {
+            if let Some(c) = self.table.client_mut(s) {
+                c.tx_queued = false;
+            }
+            self.schedule_client(s);
+        }
+    }
+
+    /// A received frame of session `s` was marked CE (DCQCN only): a
+    /// server notifies the client, a client cuts its own rate.
+    pub(crate) fn on_ce(&mut self, now: Instant, s: SessionId, server: bool) {
+        if self.cfg.cc != CcKind::Dcqcn {
+            return;
+        }
+        let Some(sess) = self.table.get_mut(s) else {
+            return;
+        };
+        let c = sess.common_mut();
+        if c.cnp_at != Instant::ZERO && now.saturating_since(c.cnp_at) < CNP_INTERVAL {
+            return;
+        }
+        c.cnp_at = now;
+        if server {
+            self.stats.cnps_sent += 1;
+            self.txq.ctrl.push_back(TxDesc::Cnp(s));
+        } else if let Some(c) = self.table.client_mut(s).and_then(|c| c.cc.as_mut()) {
+            c.rate.on_cnp(now);
+        }
+    }
+
+    /// A CNP for one of our client sessions: cut its rate.
+    pub(crate) fn rx_cnp(&mut self, now: Instant, p: &Parsed<'_>) {
+        let d = &mut self.stats.drops;
+        let Some(c) = self.table.client_for_packet(&p.rpc, d) else {
+            return;
+        };
+        if let Some(cc) = c.cc.as_mut() {
+            cc.rate.on_cnp(now);
+        }
+        self.stats.cnps_received += 1;
+        self.stats.rx_accepted += 1;
+    }
+
+    /// Writes the CNP queued for server session `s`.
+    pub(crate) fn write_cnp(&self, buf: &mut [u8], s: SessionId) -> Option<usize> {
+        let Some(super::table::Session::Server(srv)) = self.table.get(s) else {
+            return None;
+        };
+        let c = &srv.common;
+        let rpc = RpcRepr {
+            pkt_type: PktType::Cnp,
+            req_type: 0,
+            msg_size: 0,
+            dest_session: c.remote,
+            pkt_num: 0,
+            grant: 0,
+            req_num: 0,
+            token: c.token,
+        };
+        Some(c.template.write(buf, &rpc, 0))
+    }
+}
+
+/// Whether a parsed frame carries ECN Congestion Experienced.
+#[inline]
+pub(crate) fn marked(p: &Parsed<'_>) -> bool {
+    p.ecn == ECN_CE
+}

@@ -1,0 +1,124 @@
+//! Congestion control on the in-memory link, end to end through the
+//! endpoint: Timely lowers a session's rate when its RTT rises behind a
+//! slow bottleneck and recovers once the queue is gone; DCQCN cuts on the
+//! CNPs a marking bottleneck causes and recovers without them; paced
+//! sessions wait on the timing wheel and every RPC still completes.
+
+mod proto_common;
+
+use engine::proto::{CcKind, EndpointConfig, FlowMode, SessionId};
+use engine::sim::LinkConfig;
+use engine::time::Duration;
+use proto_common::*;
+
+const LINK_BPS: u64 = 10_000_000_000;
+
+fn cc_cfg(i: u8, cc: CcKind) -> EndpointConfig {
+    EndpointConfig {
+        mode: FlowMode::Lossy,
+        session_credits: 64,
+        cc,
+        link_bps: LINK_BPS,
+        ..cfg(i)
+    }
+}
+
+/// A 1 Gb/s bottleneck (a tenth of what the sender believes) with a deep
+/// queue, optionally ECN-marking from 20 packets on.
+fn bottleneck(mark: Option<usize>) -> LinkConfig {
+    LinkConfig {
+        delay: Duration::from_micros(5),
+        rate_bps: Some(1_000_000_000),
+        queue_pkts: 4096,
+        ecn_mark_pkts: mark,
+        ..Default::default()
+    }
+}
+
+/// Sends `n` requests of `len` bytes on `s` and runs until idle.
+fn load(p: &mut Pair, s: SessionId, first_tag: u64, n: u64, len: usize) {
+    for tag in first_tag..first_tag + n {
+        p.app.send(&mut p.sim, CLIENT, s, tag, len);
+    }
+    p.run_idle(Duration::from_secs(60));
+}
+
+#[test]
+fn timely_lowers_the_rate_when_rtt_rises_and_recovers() {
+    let mut p = Pair::new(
+        1,
+        bottleneck(None),
+        cc_cfg(1, CcKind::Timely),
+        cc_cfg(2, CcKind::Timely),
+    );
+    p.app.resp_len = Some(|_| 32);
+    let s = p.session;
+    assert_eq!(p.sim.ep(CLIENT).session_rate_bps(s), Some(LINK_BPS));
+    // 64 credits of 1.5 kB behind 1 Gb/s: up to ~0.8 ms of queue, RTTs
+    // far above Timely's t_low (50 us) and rising.
+    load(&mut p, s, 0, 40, 64 << 10);
+    let congested = p.sim.ep(CLIENT).session_rate_bps(s).unwrap();
+    assert!(congested < LINK_BPS / 2, "rate {congested} did not drop");
+    let c = p.sim.ep(CLIENT).stats();
+    assert!(
+        c.pacing_waits > 0,
+        "a limited session was never paced: {c:?}"
+    );
+    // Small requests one at a time: no queue, RTT near the 10 us floor.
+    for tag in 100..400 {
+        load(&mut p, s, tag, 1, 32);
+    }
+    let recovered = p.sim.ep(CLIENT).session_rate_bps(s).unwrap();
+    assert!(
+        recovered > congested * 2,
+        "no recovery: {congested} -> {recovered}"
+    );
+    p.check_clean();
+}
+
+#[test]
+fn dcqcn_cuts_on_cnps_and_recovers() {
+    let mut p = Pair::new(
+        2,
+        bottleneck(Some(20)),
+        cc_cfg(1, CcKind::Dcqcn),
+        cc_cfg(2, CcKind::Dcqcn),
+    );
+    p.app.resp_len = Some(|_| 32);
+    let s = p.session;
+    load(&mut p, s, 0, 40, 64 << 10);
+    let (c, sv) = (p.sim.ep(CLIENT).stats(), p.sim.ep(SERVER).stats());
+    assert!(p.sim.link_stats(CLIENT, SERVER).ecn_marked > 0);
+    assert!(sv.ecn_marks > 0 && sv.cnps_sent > 0, "{sv:?}");
+    assert_eq!(
+        c.cnps_received, sv.cnps_sent,
+        "a CNP was lost on a lossless link"
+    );
+    let cut = p.sim.ep(CLIENT).session_rate_bps(s).unwrap();
+    assert!(cut < LINK_BPS / 2, "rate {cut} was not cut");
+    // No marks for a while: DCQCN's timers raise the rate back.
+    p.sim.advance(&mut p.app, Duration::from_millis(50));
+    load(&mut p, s, 100, 1, 32);
+    let back = p.sim.ep(CLIENT).session_rate_bps(s).unwrap();
+    assert!(back > cut * 2, "no recovery: {cut} -> {back}");
+    p.check_clean();
+}
+
+#[test]
+fn without_cc_nothing_is_paced_or_marked() {
+    let mut p = Pair::new(
+        3,
+        bottleneck(Some(20)),
+        cc_cfg(1, CcKind::None),
+        cc_cfg(2, CcKind::None),
+    );
+    p.app.resp_len = Some(|_| 32);
+    let s = p.session;
+    load(&mut p, s, 0, 10, 64 << 10);
+    let (c, sv) = (p.sim.ep(CLIENT).stats(), p.sim.ep(SERVER).stats());
+    assert_eq!(p.sim.ep(CLIENT).session_rate_bps(s), None);
+    assert_eq!((c.pacing_waits, sv.ecn_marks, sv.cnps_sent), (0, 0, 0));
+    // Frames are not ECN-capable without DCQCN, so the marker leaves them.
+    assert_eq!(p.sim.link_stats(CLIENT, SERVER).ecn_marked, 0);
+    p.check_clean();
+}
