@@ -10,6 +10,11 @@ uint16_t shim_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, ui
 	return rte_eth_rx_burst(port, queue, pkts, n);
 }
 
+int shim_rx_queue_count(uint16_t port, uint16_t queue)
+{
+	return rte_eth_rx_queue_count(port, queue);
+}
+
 uint16_t shim_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
 	return rte_eth_tx_burst(port, queue, pkts, n);

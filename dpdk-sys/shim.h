@@ -8,6 +8,7 @@
 #include <rte_mbuf.h>
 
 uint16_t shim_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
+int shim_rx_queue_count(uint16_t port, uint16_t queue);
 uint16_t shim_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
 struct rte_mbuf *shim_pktmbuf_alloc(struct rte_mempool *mp);
 int shim_pktmbuf_alloc_bulk(struct rte_mempool *mp, struct rte_mbuf **pkts, unsigned n);

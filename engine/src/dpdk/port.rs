@@ -468,6 +468,16 @@ impl RxQueue {
     pub fn queue(&self) -> u16 {
         self.queue
     }
+    /// Frames waiting in the receive ring, if the driver can tell
+    /// (`rte_eth_rx_queue_count`; memif, af_packet and net_ring cannot in
+    /// DPDK 22.11, and say so with a negative errno).
+    pub fn queue_count(&self) -> Option<usize> {
+        // SAFETY: reads the queue's descriptor state through the driver's
+        // callback; this RxQueue is the only user of (port, queue).
+        let n = unsafe { dpdk_sys::shim_rx_queue_count(self.port.id, self.queue) };
+        usize::try_from(n).ok()
+    }
+
     /// Receives up to the batch's free room; returns how many arrived.
     #[inline]
     pub fn rx_burst(&mut self, batch: &mut MbufBatch) -> usize {

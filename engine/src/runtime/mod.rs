@@ -12,6 +12,7 @@ mod capture;
 mod handlers;
 mod nexus;
 mod rpc;
+mod rx_signals;
 mod stop;
 
 pub use background::BackgroundFn;

@@ -8,6 +8,7 @@
 
 use super::background::{BackgroundPool, Job};
 use super::capture::Capture;
+use super::rx_signals::RxSignals;
 use super::handlers::{Completion, Continuation, Handler, HandlerTable};
 use super::{Nexus, RuntimeError, StopHandle};
 use crate::dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TscClock, TxQueue, BURST};
@@ -43,6 +44,8 @@ pub struct RunCounters {
     pub events_dropped: u64,
     /// Requests handed to background handler threads.
     pub background_jobs: u64,
+    /// Received frames the injected ECN marker set CE on.
+    pub injected_ecn_marks: u64,
 }
 }
 
@@ -92,6 +95,8 @@ pub struct Rpc<A = ()> {
     queue: u16,
     /// Every frame received and transmitted, into a pcap file (`set_capture`).
     capture: Option<Capture>,
+    /// Ring occupancy for pause mode, the injected ECN marker.
+    rx_signals: RxSignals,
 }
 
 impl<A> std::fmt::Debug for Rpc<A> {
@@ -125,6 +130,10 @@ impl<A> Rpc<A> {
     ) -> Result<Self, RuntimeError> {
         cfg.local.mac = nexus.mac();
         let (rx, tx) = nexus.port().queue_pair(queue)?;
+        let mut rx_signals = RxSignals::default();
+        if matches!(cfg.mode, crate::proto::FlowMode::Pause(_)) {
+            rx_signals.observe(&rx);
+        }
         let ep = Endpoint::new(cfg)?;
         let room = nexus.pool().data_room() as usize;
         if room < ep.min_tx_buf_len() {
@@ -162,6 +171,7 @@ impl<A> Rpc<A> {
             counters: RunCounters::default(),
             queue,
             capture: None,
+            rx_signals,
         })
     }
 
@@ -195,6 +205,13 @@ impl<A> Rpc<A> {
     /// Drops frames on purpose (seeded) on the RX or TX side of this endpoint.
     pub fn set_fault(&mut self, side: FaultSide, model: DropModel, seed: u64) {
         self.fault = Some((side, Dropper::new(model, seed)));
+    }
+
+    /// Marks received ECN-capable frames Congestion Experienced with
+    /// probability `p` (seeded), as a marking switch would: tests DCQCN on
+    /// links that have none (this kernel has no ECN qdisc on veth).
+    pub fn set_ecn_marker(&mut self, p: f64, seed: u64) {
+        self.rx_signals.set_ecn_marker(p, seed);
     }
 
     // ---- commands ----
@@ -347,12 +364,21 @@ impl<A> Rpc<A> {
         let Some(mut batch) = self.rx_batch.take() else {
             return;
         };
-        if self.rx.rx_burst(&mut batch) > 0 {
+        let n = self.rx.rx_burst(&mut batch);
+        if self.rx_signals.observe_ring {
+            let occupancy = self.rx_signals.occupancy(&self.rx, n, BURST);
+            self.ep.observe_rx_ring(self.now, occupancy);
+        }
+        if n > 0 {
             self.counters.rx_bursts_nonempty += 1;
             self.capture_rx(&batch);
             for i in 0..batch.len() {
                 if self.rx_fault_drops() {
                     continue;
+                }
+                if self.rx_signals.has_marker() {
+                    self.rx_signals.maybe_mark(batch.data_mut(i));
+                    self.counters.injected_ecn_marks = self.rx_signals.marked;
                 }
                 match self.ep.handle_frame(self.now, batch.data(i)) {
                     None => {}

@@ -1,0 +1,67 @@
+//! What the run loop tells the protocol about its receive side beyond the
+//! frames themselves: the receive ring's occupancy (pause mode acts on it)
+//! and, for tests on links without an ECN switch, a seeded marker that
+//! sets Congestion Experienced on received ECN-capable frames.
+//!
+//! Occupancy comes from the driver (`rte_eth_rx_queue_count`) where it can
+//! tell. memif, af_packet and net_ring cannot in DPDK 22.11; there the loop
+//! estimates it from what it can see: a burst that came back full means
+//! the ring held at least that many more, so consecutive full bursts add
+//! up, and a short burst means the ring is empty now. It is a lower bound
+//! that rises while the receiver falls behind, which is what XOFF needs.
+
+use crate::dpdk::RxQueue;
+use crate::fault::{DropModel, Dropper};
+
+/// Receive-side signals of one run loop (see the module docs).
+#[derive(Debug, Default)]
+pub(crate) struct RxSignals {
+    /// Pause mode: observe the ring every loop.
+    pub observe_ring: bool,
+    /// The driver answers `queue_count` (probed once when enabled).
+    driver_count: bool,
+    /// The estimate when it does not.
+    estimate: usize,
+    /// Injected ECN marker: a Bernoulli draw per frame.
+    ecn_marker: Option<Dropper>,
+    /// Frames the marker marked.
+    pub marked: u64,
+}
+
+impl RxSignals {
+    /// Starts observing `rx`'s ring (pause mode).
+    pub fn observe(&mut self, rx: &RxQueue) {
+        self.observe_ring = true;
+        self.driver_count = rx.queue_count().is_some();
+    }
+
+    /// Marks received ECN-capable frames CE with probability `p` (seeded).
+    pub fn set_ecn_marker(&mut self, p: f64, seed: u64) {
+        self.ecn_marker = (p > 0.0).then(|| Dropper::new(DropModel::Uniform { p }, seed));
+    }
+
+    /// Ring occupancy after a burst that returned `n` of at most `burst`.
+    pub fn occupancy(&mut self, rx: &RxQueue, n: usize, burst: usize) -> usize {
+        if self.driver_count {
+            if let Some(c) = rx.queue_count() {
+                return c;
+            }
+        }
+        self.estimate = if n == burst { self.estimate + n } else { 0 };
+        self.estimate
+    }
+
+    /// Applies the marker to one received frame.
+    #[inline]
+    pub fn maybe_mark(&mut self, frame: &mut [u8]) {
+        if let Some(m) = self.ecn_marker.as_mut() {
+            if m.should_drop() && crate::wire::mark_ce(frame) {
+                self.marked += 1;
+            }
+        }
+    }
+
+    pub fn has_marker(&self) -> bool {
+        self.ecn_marker.is_some()
+    }
+}
