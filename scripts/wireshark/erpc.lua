@@ -36,6 +36,9 @@ local pkt_types = {
     [3] = "ReqForResp",
     [4] = "SessionMgmt",
     [5] = "ErrorResponse",
+    [6] = "Sack",
+    [7] = "Pause",
+    [8] = "Cnp",
 }
 local sm_types = {
     [1] = "ConnectReq",
