@@ -242,8 +242,7 @@ pub fn client_report(cfg: &Config, r: &crate::node::ClientResult) -> Report {
     rep.extra.insert("client_port".into(), r.port.clone());
     // Every engine counter of the client side (the server's are under
     // `server.stats`), so a new counter reaches the report with no edit.
-    rep.extra
-        .insert("client_stats".into(), crate::node::stats_json(&r.stats));
+    rep.client_stats = Some(r.stats);
     if !r.errors.is_empty() {
         rep.extra.insert("errors".into(), r.errors.clone().into());
     }
