@@ -2,9 +2,7 @@
 //! key=value` overrides, and shortcut flags that are just named overrides; then
 //! validation and the mapping to what `node` runs.
 
-use crate::config::{
-    Config, Direction, DropKind, Mode as FlowModeCfg, ValidationEnv, WorkloadKind,
-};
+use crate::config::{Config, Direction, DropKind, ValidationEnv, WorkloadKind};
 use crate::link::Role;
 use crate::node::{CaptureSpec, ClientParams, NodeSpec, ServerParams};
 use crate::report::Report;
@@ -53,7 +51,7 @@ pub struct ConfigArgs {
     /// Shortcut for --set workload.rate_rps=R (open loop, requests per second in total).
     #[arg(long)]
     pub rate: Option<f64>,
-    /// Shortcut for --set transport.mode=MODE (lossless or lossy).
+    /// Shortcut for --set transport.mode=MODE (lossless, lossy or pause).
     #[arg(long)]
     pub mode: Option<String>,
     /// Shortcut for --set transport.credits=C (otherwise the BDP).
@@ -199,10 +197,7 @@ pub fn client_params(cfg: &Config, live: bool) -> ClientParams {
 
 /// The flow mode's name for reports.
 pub fn mode_name(cfg: &Config) -> &'static str {
-    match cfg.transport.mode {
-        FlowModeCfg::Lossless => "lossless",
-        FlowModeCfg::Lossy => "lossy",
-    }
+    cfg.transport.mode.as_str()
 }
 
 /// The client's report from its merged results.
