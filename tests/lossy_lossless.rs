@@ -2,7 +2,8 @@
 //! - a slow receiver with a small af_packet receive ring (the kernel drops
 //!   what the ring cannot hold; counted from the socket's PACKET_STATISTICS);
 //! - a tbf rate limit on the server's veth egress, read with `tc -s qdisc`;
-//! - injected loss with the strict reset policy.
+//! - injected loss with the strict reset policy;
+//! - injected loss in the four presets of `compare --modes`.
 //!
 //! Lossless mode with credits at the BDP must never overrun the receiver;
 //! lossy mode with credits far above it must overrun it and still complete
@@ -13,6 +14,7 @@
 mod common;
 use common::{run, unique, Veth};
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");
@@ -353,5 +355,93 @@ fn sweep_and_incast_report_every_point() {
     );
     for p in &pts {
         assert_eq!(u(p, &["failed"]), 0, "{p}");
+    }
+}
+
+/// The recovery and flow-control counters every mode of `compare` reports
+/// (both endpoints summed).
+const REGIME_KEYS: [&str; 6] = [
+    "retransmitted_pkts",
+    "spurious_timeouts",
+    "pause_frames",
+    "paused_us",
+    "ecn_marks",
+    "cnps",
+];
+
+/// `retransmitted_pkts` of every mode of a `compare --json` object. Once
+/// the engine repairs selectively, IRN resends only the holes where
+/// go-back-N resends everything after them, and this becomes one line:
+/// `let r = retransmitted_by_mode(&v); assert!(r["irn"] < r["lossy"], "{r:?}");`
+fn retransmitted_by_mode(v: &Value) -> BTreeMap<String, u64> {
+    v.as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .iter()
+        .map(|(mode, m)| (mode.clone(), u(m, &["retransmitted_pkts"])))
+        .collect()
+}
+
+#[test]
+fn compare_runs_the_four_presets_under_injected_loss() {
+    let sock = format!("--socket=/tmp/{}.sock", unique("lv4"));
+    let modes = ["lossless", "pause", "lossy", "irn"];
+    let args = [
+        "compare",
+        sock.as_str(),
+        "--modes=lossless,pause,lossy,irn",
+        "--workload=throughput",
+        "--window=4",
+        "--msg-size=65536",
+        "--resp-size=32",
+        "--set=faults.drop=uniform",
+        "--set=faults.p=0.01",
+        "--seconds=0.5",
+        "--set=workload.warmup_seconds=0.1",
+        // Shape, not performance: ride out long vCPU stalls.
+        "--set=transport.session_timeout_ms=10000",
+        "--json",
+    ];
+    let r = run(BENCH, &args, LIMIT);
+    r.assert_ok("rpc-bench compare --modes lossless,pause,lossy,irn");
+    let v = r.json();
+    for mode in modes {
+        let m = &v[mode];
+        assert_eq!(m["mode"], mode, "{mode} is in the JSON: {v}");
+        assert_complete(m, 1);
+        for key in REGIME_KEYS {
+            assert!(m[key].is_u64(), "{mode}: {key} is a count: {m}");
+        }
+    }
+    // Each preset's transport reached its run: BDP 9 (10 Gb/s x 10 us),
+    // pause and lossy at 4 x BDP, irn at 1 x BDP with selective repair.
+    let got: Vec<(String, String, u64)> = modes
+        .iter()
+        .map(|m| {
+            let x = &v[*m];
+            let s = |k: &str| x[k].as_str().unwrap_or_default().to_string();
+            (s("flow_mode"), s("retransmit"), u(x, &["credits"]))
+        })
+        .collect();
+    let want = [
+        ("lossless", "go_back_n", 9),
+        ("pause", "go_back_n", 36),
+        ("lossy", "go_back_n", 36),
+        ("lossy", "selective", 9),
+    ];
+    let want: Vec<(String, String, u64)> = want
+        .iter()
+        .map(|(f, r, c)| (f.to_string(), r.to_string(), *c))
+        .collect();
+    assert_eq!(got, want, "{v}");
+    // 1 % of 46-packet requests: every mode lost and resent some.
+    let resent = retransmitted_by_mode(&v);
+    assert!(resent.values().all(|&n| n > 0), "{resent:?}");
+    let header = r
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("recovery and flow control"))
+        .unwrap_or_else(|| panic!("no counter table:\n{}", r.stdout));
+    for mode in modes {
+        assert!(header.contains(mode), "{header}");
     }
 }

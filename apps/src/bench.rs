@@ -126,6 +126,7 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path) -> anyhow::Result<Report> {
             for (k, n) in crate::report::protocol_drops(&v.stats.counters.drops) {
                 rep.add_drops(&format!("server_proto.{k}"), n);
             }
+            rep.server_stats = Some(v.stats.counters);
             rep.server = serde_json::to_value(&v).ok();
         }
         Err(e) => {

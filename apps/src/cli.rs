@@ -2,9 +2,7 @@
 //! key=value` overrides, and shortcut flags that are just named overrides; then
 //! validation and the mapping to what `node` runs.
 
-use crate::config::{
-    Config, Direction, DropKind, Mode as FlowModeCfg, ValidationEnv, WorkloadKind,
-};
+use crate::config::{Config, Direction, DropKind, ValidationEnv, WorkloadKind};
 use crate::link::Role;
 use crate::node::{CaptureSpec, ClientParams, NodeSpec, ServerParams};
 use crate::report::Report;
@@ -53,7 +51,7 @@ pub struct ConfigArgs {
     /// Shortcut for --set workload.rate_rps=R (open loop, requests per second in total).
     #[arg(long)]
     pub rate: Option<f64>,
-    /// Shortcut for --set transport.mode=MODE (lossless or lossy).
+    /// Shortcut for --set transport.mode=MODE (lossless, lossy or pause).
     #[arg(long)]
     pub mode: Option<String>,
     /// Shortcut for --set transport.credits=C (otherwise the BDP).
@@ -199,10 +197,7 @@ pub fn client_params(cfg: &Config, live: bool) -> ClientParams {
 
 /// The flow mode's name for reports.
 pub fn mode_name(cfg: &Config) -> &'static str {
-    match cfg.transport.mode {
-        FlowModeCfg::Lossless => "lossless",
-        FlowModeCfg::Lossy => "lossy",
-    }
+    cfg.transport.mode.as_str()
 }
 
 /// The client's report from its merged results.
@@ -242,8 +237,7 @@ pub fn client_report(cfg: &Config, r: &crate::node::ClientResult) -> Report {
     rep.extra.insert("client_port".into(), r.port.clone());
     // Every engine counter of the client side (the server's are under
     // `server.stats`), so a new counter reaches the report with no edit.
-    rep.extra
-        .insert("client_stats".into(), crate::node::stats_json(&r.stats));
+    rep.client_stats = Some(r.stats);
     if !r.errors.is_empty() {
         rep.extra.insert("errors".into(), r.errors.clone().into());
     }

@@ -5,6 +5,7 @@
 
 use crate::hist::LatencyHist;
 use crate::link::{LinkArgs, Role};
+pub use crate::report::stats_json;
 pub use crate::workload::ClientParams;
 use crate::workload::{self, ClientApp, ClientSide, LoopApp, Mode, ServerApp, REQ_ECHO};
 use engine::counters::Counters;
@@ -125,16 +126,6 @@ struct WorkerOut {
     seconds: f64,
     /// `Endpoint::bytes_per_session` of the worker's endpoint.
     bytes_per_session: usize,
-}
-
-pub fn stats_json(s: &Stats) -> Value {
-    // Every counter by serde (a new engine counter shows up with no edit
-    // here), plus the drop total over all reasons.
-    let mut v = serde_json::to_value(s).unwrap_or_else(|e| json!({"error": e.to_string()}));
-    if let Some(o) = v.as_object_mut() {
-        o.insert("drops_total".into(), json!(s.drops.total()));
-    }
-    v
 }
 
 fn merge(outs: Vec<WorkerOut>) -> (WorkerOut, Vec<String>) {

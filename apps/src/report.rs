@@ -2,8 +2,8 @@
 //! latency histogram, loss and recovery counters, optional server counters
 //! and raw-floor figures), rendered three ways: a JSON object for scripts
 //! (`to_json`, read back with `from_json`; the histogram travels inside it),
-//! a text report for terminals (`render_text`), and a two-column table for
-//! the lossless-vs-lossy comparison (`render_side_by_side`).
+//! a text report for terminals (`render_text`), and a table with one column
+//! per run for the comparison of flow modes (`render_columns`).
 //!
 //! Goodput counts application bytes only (request + response payloads of
 //! completed RPCs), never headers or retransmissions.
@@ -12,6 +12,7 @@ use crate::config::Config;
 use crate::hist::LatencyHist;
 use base64::Engine as _;
 use engine::counters::Counters;
+use engine::proto::Stats;
 use hdrhistogram::serialization::{Deserializer, Serializer, V2DeflateSerializer};
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -35,7 +36,8 @@ const HIST_ROWS: usize = 16;
 pub struct Report {
     pub workload: String,
     pub link: String,
-    /// "lossless" or "lossy" (the column name in side-by-side tables).
+    /// The flow mode, or the preset `rpc-bench compare` ran (the column
+    /// name in side-by-side tables).
     pub mode: String,
     /// Request payload bytes.
     pub msg_size: u64,
@@ -58,6 +60,13 @@ pub struct Report {
     pub violations: u64,
     pub resets: u64,
     pub credit_stalls: u64,
+    /// Every engine counter of the client side (`client_stats` in the JSON).
+    pub client_stats: Option<Stats>,
+    /// Every engine counter of the server side: set by `rpc-bench` from the
+    /// server's typed summary. The JSON carries them in `server.stats` and
+    /// `from_json` does not read them back (over net_ring that object is
+    /// the client's own endpoint, already in `client_stats`).
+    pub server_stats: Option<Stats>,
     /// Server-side counters, as the server reported them.
     pub server: Option<Value>,
     /// Raw-frame floor of the same link (`rpc-bench floor`), for ratios.
@@ -87,6 +96,16 @@ pub fn protocol_drops(d: &engine::proto::Drops) -> Vec<(String, u64)> {
             *n > 0 && !refinement && reason != "not_ours"
         })
         .collect()
+}
+
+/// Every counter of `s` by serde (a new engine counter shows up with no edit
+/// here), plus the drop total over all reasons.
+pub fn stats_json(s: &Stats) -> Value {
+    let mut v = serde_json::to_value(s).unwrap_or_else(|e| json!({"error": e.to_string()}));
+    if let Some(o) = v.as_object_mut() {
+        o.insert("drops_total".into(), json!(s.drops.total()));
+    }
+    v
 }
 
 impl Report {
@@ -206,6 +225,9 @@ impl Report {
         m.insert("violations".into(), json!(self.violations));
         m.insert("resets".into(), json!(self.resets));
         m.insert("credit_stalls".into(), json!(self.credit_stalls));
+        if let Some(s) = &self.client_stats {
+            m.insert("client_stats".into(), stats_json(s));
+        }
         if let Some(s) = &self.server {
             m.insert("server".into(), s.clone());
         }
@@ -256,6 +278,13 @@ impl Report {
                 .map_err(|e| ReportError(format!("drops_by_reason: {e}")))?,
             None => BTreeMap::new(),
         };
+        let client_stats = match m.get("client_stats") {
+            Some(c) => Some(
+                serde_json::from_value::<Stats>(c.clone())
+                    .map_err(|e| ReportError(format!("client_stats: {e}")))?,
+            ),
+            None => None,
+        };
         let extra = m
             .iter()
             .filter(|(k, _)| !is_standard_key(k))
@@ -278,6 +307,8 @@ impl Report {
             violations: u("violations"),
             resets: u("resets"),
             credit_stalls: u("credit_stalls"),
+            client_stats,
+            server_stats: None,
             server: m.get("server").cloned(),
             floor_p50_us: f("floor_p50_us"),
             floor_p99_us: f("floor_p99_us"),
@@ -375,77 +406,87 @@ impl Report {
 /// A lossless-vs-lossy table: one row per figure, one column per report,
 /// headed by each report's `mode`.
 pub fn render_side_by_side(a: &Report, b: &Report) -> String {
-    let (ha, hb) = if a.mode == b.mode {
-        (format!("a: {}", a.mode), format!("b: {}", b.mode))
-    } else {
-        (a.mode.clone(), b.mode.clone())
+    render_columns(&[a, b])
+}
+
+/// The comparison table of any number of runs: one row per figure, one
+/// column per report, headed by each report's `mode` (prefixed "a: ",
+/// "b: ", ... when two share a name).
+pub fn render_columns(reports: &[&Report]) -> String {
+    let Some(first) = reports.first() else {
+        return String::new();
     };
-    let mut rows: Vec<(String, String, String)> = Vec::new();
-    let mut row = |name: &str, x: String, y: String| rows.push((name.to_string(), x, y));
-    row("goodput (Gbps)", f3(a.gbps()), f3(b.gbps()));
-    row("throughput (Mrps)", f3(a.mrps()), f3(b.mrps()));
-    for (label, _, p) in PERCENTILES.iter().filter(|(l, _, _)| *l != "p90") {
-        row(
-            &format!("{label} (us)"),
-            f2(a.latency.percentile_us(*p)),
-            f2(b.latency.percentile_us(*p)),
-        );
-    }
-    row("max (us)", f2(a.latency.max_us()), f2(b.latency.max_us()));
-    row(
-        "completed",
-        a.completed.to_string(),
-        b.completed.to_string(),
-    );
-    row("failed", a.failed.to_string(), b.failed.to_string());
-    row("drops (total)", a.drops.to_string(), b.drops.to_string());
-    let reasons: std::collections::BTreeSet<&String> = a
-        .drops_by_reason
-        .keys()
-        .chain(b.drops_by_reason.keys())
+    let mut names: Vec<&str> = reports.iter().map(|r| r.mode.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    let heads: Vec<String> = reports
+        .iter()
+        .enumerate()
+        .map(|(i, r)| match names.len() == reports.len() {
+            true => r.mode.clone(),
+            false => format!("{}: {}", (b'a' + (i % 26) as u8) as char, r.mode),
+        })
         .collect();
-    for r in reasons {
-        let n = |x: &Report| x.drops_by_reason.get(r).copied().unwrap_or(0).to_string();
-        row(&format!("  {r}"), n(a), n(b));
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let mut row = |name: &str, f: &dyn Fn(&Report) -> String| {
+        rows.push((name.to_string(), reports.iter().map(|r| f(r)).collect()))
+    };
+    row("goodput (Gbps)", &|r| f3(r.gbps()));
+    row("throughput (Mrps)", &|r| f3(r.mrps()));
+    for (label, _, p) in PERCENTILES.iter().filter(|(l, _, _)| *l != "p90") {
+        row(&format!("{label} (us)"), &|r| {
+            f2(r.latency.percentile_us(*p))
+        });
     }
-    row(
-        "retransmissions",
-        a.retransmissions.to_string(),
-        b.retransmissions.to_string(),
-    );
-    row(
-        "violations",
-        a.violations.to_string(),
-        b.violations.to_string(),
-    );
-    row("resets", a.resets.to_string(), b.resets.to_string());
-    row(
-        "credit stalls",
-        a.credit_stalls.to_string(),
-        b.credit_stalls.to_string(),
-    );
+    row("max (us)", &|r| f2(r.latency.max_us()));
+    row("completed", &|r| r.completed.to_string());
+    row("failed", &|r| r.failed.to_string());
+    row("drops (total)", &|r| r.drops.to_string());
+    let reasons: std::collections::BTreeSet<&String> = reports
+        .iter()
+        .flat_map(|r| r.drops_by_reason.keys())
+        .collect();
+    for reason in reasons {
+        row(&format!("  {reason}"), &|r| {
+            r.drops_by_reason
+                .get(reason)
+                .copied()
+                .unwrap_or(0)
+                .to_string()
+        });
+    }
+    row("retransmissions", &|r| r.retransmissions.to_string());
+    row("violations", &|r| r.violations.to_string());
+    row("resets", &|r| r.resets.to_string());
+    row("credit stalls", &|r| r.credit_stalls.to_string());
     let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0).max(8);
-    let w1 = rows
+    let widths: Vec<usize> = heads
         .iter()
-        .map(|r| r.1.len())
-        .chain([ha.len()])
-        .max()
-        .unwrap_or(0);
-    let w2 = rows
-        .iter()
-        .map(|r| r.2.len())
-        .chain([hb.len()])
-        .max()
-        .unwrap_or(0);
+        .enumerate()
+        .map(|(i, h)| {
+            rows.iter()
+                .map(|r| r.1[i].len())
+                .chain([h.len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |name: &str, cells: &[String]| {
+        let mut l = format!("{name:<w0$}");
+        for (c, w) in cells.iter().zip(&widths) {
+            let _ = write!(l, "  {c:>w$}");
+        }
+        l
+    };
     let mut o = String::new();
     let _ = writeln!(
         o,
         "{} over {}, request {} B, response {} B",
-        a.workload, a.link, a.msg_size, a.resp_size
+        first.workload, first.link, first.msg_size, first.resp_size
     );
-    let _ = writeln!(o, "{:<w0$}  {:>w1$}  {:>w2$}", "", ha, hb);
-    for (name, x, y) in rows {
-        let _ = writeln!(o, "{name:<w0$}  {x:>w1$}  {y:>w2$}");
+    let _ = writeln!(o, "{}", line("", &heads));
+    for (name, cells) in &rows {
+        let _ = writeln!(o, "{}", line(name, cells));
     }
     o
 }
@@ -492,6 +533,7 @@ fn is_standard_key(k: &str) -> bool {
         "violations",
         "resets",
         "credit_stalls",
+        "client_stats",
         "server",
         "floor_p50_us",
         "floor_p99_us",
@@ -621,7 +663,14 @@ mod tests {
         let mut r = sample();
         r.extra.insert("note".into(), json!("x"));
         r.server = Some(json!({"handler_invocations": 1000}));
+        r.client_stats = Some(Stats {
+            retransmissions: 7,
+            pause_frames_sent: 2,
+            ..Default::default()
+        });
         let back = Report::from_json(&r.to_json()).unwrap();
+        assert_eq!(back.client_stats, r.client_stats, "typed again");
+        assert_eq!(r.to_json()["client_stats"]["drops_total"], 0);
         assert_eq!(back.latency.count(), 1000);
         assert_eq!(
             back.latency.percentile_us(99.0),
@@ -658,6 +707,41 @@ mod tests {
         ] {
             assert!(t.contains(row), "missing {row}:\n{t}");
         }
+    }
+
+    #[test]
+    fn one_column_per_report() {
+        let names = ["lossless", "pause", "lossy", "irn"];
+        let reps: Vec<Report> = names
+            .iter()
+            .map(|m| {
+                let mut r = sample();
+                r.mode = m.to_string();
+                r
+            })
+            .collect();
+        let refs: Vec<&Report> = reps.iter().collect();
+        let t = render_columns(&refs);
+        let header: Vec<&str> = t.lines().nth(1).unwrap().split_whitespace().collect();
+        assert_eq!(header, names, "{t}");
+        let failed: Vec<&str> = t
+            .lines()
+            .find(|l| l.starts_with("failed"))
+            .unwrap()
+            .split_whitespace()
+            .collect();
+        assert_eq!(failed, ["failed", "0", "0", "0", "0"], "{t}");
+        // Two columns print as they always did.
+        assert_eq!(
+            render_columns(&refs[..2]),
+            render_side_by_side(&reps[0], &reps[1])
+        );
+        // Equal names get letters.
+        let t = render_columns(&[&reps[2], &reps[2], &reps[3]]);
+        assert!(
+            t.contains("a: lossy") && t.contains("b: lossy") && t.contains("c: irn"),
+            "{t}"
+        );
     }
 
     #[test]

@@ -41,11 +41,11 @@ enum Cmd {
     KernelUdp(KernelUdpArgs),
     /// Bring one port up in a single process, send frames, report link, counts and mbuf accounting.
     PortCheck(PortCheckArgs),
-    /// The same workload lossless (credits = BDP, ring reserved) then lossy (credits = multiple x BDP), side by side, drops by source.
+    /// The same workload in each mode of --modes (default lossless,lossy; presets lossless, pause, lossy, irn), side by side, drops by source.
     Compare(apps::compare::CompareArgs),
     /// One run per credit value (--credits 0.5x,1x,4x,16x or absolute counts): goodput, p99 and loss rate against credits.
     Sweep(apps::compare::SweepArgs),
-    /// N sessions of one client thread converging on one server thread (--fan-in 1,2,4,8,16), lossless and lossy.
+    /// N sessions of one client thread converging on one server thread (--fan-in 1,2,4,8,16), in each mode of --modes.
     Incast(apps::compare::IncastArgs),
 }
 

@@ -1,6 +1,7 @@
 //! `rpc-bench incast`: N sessions of one client thread converging on one
-//! server thread, both flow modes.
+//! server thread, in each mode of `--modes`.
 
+use super::modes::*;
 use super::probes::*;
 use super::report::*;
 use super::run::*;
@@ -20,12 +21,13 @@ pub struct IncastArgs {
     /// multiplexed by one client thread (comma-separated).
     #[arg(long, value_delimiter = ',', default_values_t = [1u32, 2, 4, 8, 16])]
     pub fan_in: Vec<u32>,
-    /// Flow modes, comma-separated.
+    /// Modes, comma-separated (lossless, pause, lossy, irn: the base
+    /// configuration of each point).
     #[arg(long, value_delimiter = ',', default_value = "lossless,lossy")]
     pub modes: Vec<String>,
     #[command(flatten)]
     pub mode_sets: ModeOverrides,
-    /// Lossy credits as a multiple of the BDP, or "unbounded".
+    /// Credits of pause and lossy as a multiple of the BDP, or "unbounded".
     #[arg(long, value_name = "X")]
     pub multiple: Option<String>,
     #[command(flatten)]
@@ -34,12 +36,13 @@ pub struct IncastArgs {
 
 /// Per-session credits of an incast run: lossless shares the server's
 /// receive ring, min(BDP, rx_desc / sessions) (None: not even one credit
-/// each); lossy takes `lossy_credit_multiple` x BDP per session.
+/// each); the modes that reserve nothing take their default per session
+/// (`lossy_credit_multiple` x BDP).
 pub fn incast_credits(base: &Config, mode: Mode, sessions: u32) -> Option<u16> {
     let probe = for_mode(base, mode, None);
     let c = probe.effective_credits();
     match mode {
-        Mode::Lossy => Some(c),
+        Mode::Lossy | Mode::Pause => Some(c),
         Mode::Lossless => {
             // Each session's share of the ring backs its credits plus the
             // one entry its timeout probe may use.
@@ -53,11 +56,11 @@ pub fn incast_credits(base: &Config, mode: Mode, sessions: u32) -> Option<u16> {
 /// `rpc-bench incast`: fan-in sessions to one server worker, both modes.
 pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     crate::child::install_signal_handlers();
-    let modes = parse_modes(&a.modes)?;
-    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets)?;
+    let modes = parse_presets(&a.modes)?;
+    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &modes)?;
     bases.each(|c| c.workload.kind = crate::config::WorkloadKind::Incast);
     if bases.clear_credits() {
-        eprintln!("rpc-bench incast: ignoring transport.credits (lossless shares rx_desc among the sessions, lossy uses lossy_credit_multiple x BDP)");
+        eprintln!("rpc-bench incast: ignoring transport.credits (lossless shares rx_desc among the sessions, the other modes take their preset's credits)");
     }
     let base = bases.common.clone();
     let probes = probes_for(&base, &a.out.qdisc);
@@ -80,10 +83,10 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
             if crate::child::interrupted() {
                 bail!("interrupted");
             }
-            let label = format!("[{}/{total}] {} x {n}", points.len() + 1, mode.as_str());
+            let label = format!("[{}/{total}] {} x {n}", points.len() + 1, mode.name());
             let mut cfg = bases.get(*mode).clone();
             cfg.workload.sessions_per_thread = n.max(1);
-            let Some(credits) = incast_credits(&cfg, *mode, n) else {
+            let Some(credits) = incast_credits(&cfg, cfg.transport.mode, n) else {
                 let why = format!(
                     "skipped: link.rx_desc = {} cannot back one credit for each of {n} sessions",
                     cfg.link.rx_desc
@@ -100,11 +103,8 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
                 });
                 continue;
             };
-            points.push(run_point(
-                for_mode(&cfg, *mode, Some(credits)),
-                &probes,
-                &label,
-            ));
+            cfg.transport.credits = Some(credits);
+            points.push(run_point(*mode, cfg, &probes, &label));
         }
     }
     println!();
@@ -171,5 +171,27 @@ mod tests {
         assert_eq!(a.credit_list, "1x,4x");
         assert_eq!(a.cfg.credits, None);
         assert_eq!(a.modes, vec!["lossy", "lossless"]);
+        // compare: two modes unless told, any preset per mode.
+        let parse = |args: &[&str]| {
+            let m = CompareArgs::augment_args(Command::new("compare"))
+                .try_get_matches_from(args)
+                .unwrap();
+            CompareArgs::from_arg_matches(&m).unwrap()
+        };
+        assert_eq!(parse(&["compare"]).modes, vec!["lossless", "lossy"]);
+        let a = parse(&[
+            "compare",
+            "--modes=lossless,pause,lossy,irn",
+            "--mode-set",
+            "irn:transport.rto_low_us=200",
+            "--mode-set=pause:transport.pause_time_us=50",
+            "--lossless-set=transport.rto_us=100000",
+        ]);
+        assert_eq!(parse_presets(&a.modes).unwrap(), Preset::ALL);
+        assert_eq!(
+            a.mode_sets.for_preset(Preset::Pause).unwrap(),
+            vec!["transport.pause_time_us=50"]
+        );
+        assert_eq!(a.mode_sets.lossless_set, vec!["transport.rto_us=100000"]);
     }
 }

@@ -1,7 +1,7 @@
-//! The lossless-vs-lossy comparison mode of `rpc-bench`: one workload run in
-//! both flow modes on the same link (`compare`), one run per credit value
-//! (`sweep`), and N sessions of one client thread converging on one server
-//! thread (`incast`).
+//! The flow-mode comparison of `rpc-bench`: one workload run in each of the
+//! named modes (`lossless`, `pause`, `lossy`, `irn`; see [`modes`]) on the
+//! same link (`compare`), one run per credit value (`sweep`), and N sessions
+//! of one client thread converging on one server thread (`incast`).
 //!
 //! Every run is an ordinary `rpc-bench run` pair ([`bench::run_pair`]); this
 //! module only derives the per-mode configurations, reads the kernel qdisc
@@ -24,23 +24,33 @@
 //! that left a sender and never arrived. Loss rate = lost / frames sent by
 //! both endpoints.
 //!
-//! Layout: [`run`] (one measured run, `compare`), [`sweep`], [`incast`],
-//! [`tc`] (qdisc parsing), [`probes`] (host probes), [`report`] (drop
-//! sources, tables, plots).
+//! Every run also reports, from both sides' engine counters, how it
+//! repaired loss and throttled its senders ([`RegimeCounters`]:
+//! retransmitted packets, spurious timeouts, pause frames, paused time, ECN
+//! marks, CNPs).
+//!
+//! Layout: [`modes`] (the presets and per-mode overrides), [`run`] (one
+//! measured run, `compare`), [`sweep`], [`incast`], [`tc`] (qdisc
+//! parsing), [`probes`] (host probes), [`report`] (drop sources, counters,
+//! tables, plots), [`regime`] (the recovery and flow-control counters).
 
 mod incast;
+mod modes;
 mod probes;
+mod regime;
 mod report;
 mod run;
 mod sweep;
 mod tc;
 
 pub use incast::{incast_cmd, incast_credits, IncastArgs};
+pub use modes::{parse_mode_set, parse_presets, ModeOverrides, Preset};
 pub use probes::{cpu_steal, default_probes, parse_cpu_steal, QdiscProbe};
+pub use regime::RegimeCounters;
 pub use report::{
-    packets_sent, render_drop_sources, render_points, DropSources, Point, QDISC_SENDER,
-    QDISC_SWITCH,
+    packets_sent, render_drop_sources, render_points, render_regime, DropSources, Point,
+    QDISC_SENDER, QDISC_SWITCH,
 };
-pub use run::{compare_cmd, fit_ring, for_mode, measure, Bases, CompareArgs, ModeOverrides};
+pub use run::{compare_cmd, fit_ring, for_mode, measure, Bases, CompareArgs};
 pub use sweep::{parse_credit_list, sweep_cmd, CreditSpec, SweepArgs};
 pub use tc::{parse_tc_qdisc, QdiscStats};

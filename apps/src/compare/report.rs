@@ -1,7 +1,10 @@
 //! Report assembly for compare/sweep/incast: drops sorted by source, loss
-//! rate, the one-line workload and BDP descriptions, the drop-source rows,
+//! rate, the recovery and flow-control counters of both sides, the one-line
+//! workload, BDP and mode descriptions, the drop-source and counter rows,
 //! the sweep/incast table and its plots.
 
+use super::modes::Preset;
+use super::regime::RegimeCounters;
 use crate::config::{Config, Direction, DropKind, Mode};
 use crate::report::Report;
 use anyhow::bail;
@@ -115,6 +118,21 @@ pub(super) fn annotate(cfg: &Config, r: &mut Report) {
         "sessions_per_thread".into(),
         json!(cfg.workload.sessions_per_thread),
     );
+    for (key, _, n) in RegimeCounters::from_report(r).fields() {
+        r.extra.insert(key.into(), json!(n));
+    }
+    let t = &cfg.transport;
+    r.extra.insert("flow_mode".into(), json!(t.mode.as_str()));
+    r.extra
+        .insert("retransmit".into(), json!(t.retransmit.as_str()));
+    if t.mode == Mode::Pause {
+        let p = cfg.pause_config();
+        r.extra.insert(
+            "pause".into(),
+            json!({"xoff": p.xoff, "xon": p.xon, "headroom": p.headroom,
+                   "pause_time_us": t.pause_time_us}),
+        );
+    }
 }
 
 pub(super) fn steal(r: &Report) -> Option<f64> {
@@ -150,6 +168,15 @@ pub(super) fn json_without_hist(r: &Report) -> Value {
         o.remove("hist");
     }
     v
+}
+
+/// Compare's JSON: one object keyed by each report's `mode`.
+pub(super) fn json_by_mode(reports: &[&Report]) -> Value {
+    let by_mode: serde_json::Map<String, Value> = reports
+        .iter()
+        .map(|r| (r.mode.clone(), json_without_hist(r)))
+        .collect();
+    Value::Object(by_mode)
 }
 
 /// "af_packet", "memif", ... as the config spells it.
@@ -198,9 +225,37 @@ pub(super) fn multiple(credits: u16, bdp: u16) -> f64 {
     credits as f64 / bdp.max(1) as f64
 }
 
-/// The drop-source rows under the side-by-side table.
-pub fn render_drop_sources(a: &Report, b: &Report) -> String {
-    let (da, db) = (DropSources::from_report(a), DropSources::from_report(b));
+/// One mode's credits, reservation and loss repair in one line.
+pub(super) fn mode_line(name: &str, cfg: &Config) -> String {
+    let credits = cfg.effective_credits();
+    let rx = cfg.link.rx_desc;
+    let flow = match cfg.transport.mode {
+        Mode::Lossless => format!(
+            "reserving {} of {rx} receive-ring entries per session",
+            engine::proto::lossless_ring_entries(credits)
+        ),
+        Mode::Lossy => "nothing reserved".to_string(),
+        Mode::Pause => {
+            let p = cfg.pause_config();
+            format!(
+                "nothing reserved, XOFF at {} / XON at {} of {rx} ring entries (headroom {})",
+                p.xoff, p.xon, p.headroom
+            )
+        }
+    };
+    format!(
+        "{name}: {credits} credits ({:.2} x BDP), {flow}, {}",
+        multiple(credits, cfg.bdp_credits()),
+        cfg.transport.retransmit.as_str()
+    )
+}
+
+/// The drop-source rows under the side-by-side table, one column per run.
+pub fn render_drop_sources(reports: &[&Report]) -> String {
+    let ds: Vec<DropSources> = reports
+        .iter()
+        .map(|r| DropSources::from_report(r))
+        .collect();
     let pair = |x: u64, y: u64| format!("{x} / {y}");
     let sent = |r: &Report| {
         r.extra
@@ -208,59 +263,90 @@ pub fn render_drop_sources(a: &Report, b: &Report) -> String {
             .and_then(Value::as_u64)
             .unwrap_or(0)
     };
-    let rows: Vec<(&str, String, String)> = vec![
+    let by_source = |f: &dyn Fn(&DropSources) -> String| ds.iter().map(f).collect::<Vec<_>>();
+    let by_report = |f: &dyn Fn(&Report) -> String| reports.iter().map(|r| f(r)).collect();
+    let rows: Vec<(&str, Vec<String>)> = vec![
         (
             "injected (client / server)",
-            pair(da.injected_client, da.injected_server),
-            pair(db.injected_client, db.injected_server),
+            by_source(&|d| pair(d.injected_client, d.injected_server)),
         ),
         (
             "rx ring overflow (client / server)",
-            pair(da.rx_missed_client, da.rx_missed_server),
-            pair(db.rx_missed_client, db.rx_missed_server),
+            by_source(&|d| pair(d.rx_missed_client, d.rx_missed_server)),
         ),
         (
             "qdisc at a switch port (lost)",
-            da.qdisc_switch.to_string(),
-            db.qdisc_switch.to_string(),
+            by_source(&|d| d.qdisc_switch.to_string()),
         ),
         (
             "qdisc at sender egress (re-sent)",
-            da.qdisc_sender.to_string(),
-            db.qdisc_sender.to_string(),
+            by_source(&|d| d.qdisc_sender.to_string()),
         ),
         (
             "protocol discards (client / server)",
-            pair(da.proto_client, da.proto_server),
-            pair(db.proto_client, db.proto_server),
+            by_source(&|d| pair(d.proto_client, d.proto_server)),
         ),
-        (
-            "lost in the network",
-            da.lost().to_string(),
-            db.lost().to_string(),
-        ),
-        ("frames sent", sent(a).to_string(), sent(b).to_string()),
-        (
-            "loss rate",
-            format!("{:.3e}", loss_rate(a)),
-            format!("{:.3e}", loss_rate(b)),
-        ),
-        ("vCPU steal during the run", steal_text(a), steal_text(b)),
+        ("lost in the network", by_source(&|d| d.lost().to_string())),
+        ("frames sent", by_report(&|r| sent(r).to_string())),
+        ("loss rate", by_report(&|r| format!("{:.3e}", loss_rate(r)))),
+        ("vCPU steal during the run", by_report(&steal_text)),
     ];
-    let w0 = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
-    let w1 = rows.iter().map(|r| r.1.len()).max().unwrap_or(0).max(8);
-    let w2 = rows.iter().map(|r| r.2.len()).max().unwrap_or(0).max(8);
-    let mut o = String::new();
-    let _ = writeln!(
-        o,
-        "drops by source{:>w$}  {:>w1$}  {:>w2$}",
-        "",
-        a.mode,
-        b.mode,
-        w = w0.saturating_sub(15)
-    );
-    for (name, x, y) in rows {
-        let _ = writeln!(o, "{name:<w0$}  {x:>w1$}  {y:>w2$}");
+    render_block("drops by source", reports, &rows)
+}
+
+/// The recovery and flow-control counters ([`RegimeCounters`]), one column
+/// per run.
+pub fn render_regime(reports: &[&Report]) -> String {
+    let counters: Vec<RegimeCounters> = reports
+        .iter()
+        .map(|r| RegimeCounters::from_report(r))
+        .collect();
+    let rows: Vec<(&str, Vec<String>)> = (0..6)
+        .map(|i| {
+            let name = RegimeCounters::default().fields()[i].1;
+            (
+                name,
+                counters
+                    .iter()
+                    .map(|c| c.fields()[i].2.to_string())
+                    .collect(),
+            )
+        })
+        .collect();
+    render_block("recovery and flow control (both sides)", reports, &rows)
+}
+
+/// Rows of one value per report under a title line that names the columns
+/// (each report's `mode`), every column at least 8 wide.
+fn render_block(title: &str, reports: &[&Report], rows: &[(&str, Vec<String>)]) -> String {
+    let w0 = rows
+        .iter()
+        .map(|r| r.0.len())
+        .chain([title.len()])
+        .max()
+        .unwrap_or(0);
+    let widths: Vec<usize> = reports
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            rows.iter()
+                .map(|row| row.1[i].len())
+                .chain([r.mode.len(), 8])
+                .max()
+                .unwrap_or(8)
+        })
+        .collect();
+    let mut o = format!("{title}{:>w$}", "", w = w0.saturating_sub(title.len()));
+    for (r, w) in reports.iter().zip(&widths) {
+        let _ = write!(o, "  {:>w$}", r.mode);
+    }
+    o.push('\n');
+    for (name, cells) in rows {
+        let _ = write!(o, "{name:<w0$}");
+        for (c, w) in cells.iter().zip(&widths) {
+            let _ = write!(o, "  {c:>w$}");
+        }
+        o.push('\n');
     }
     o
 }
@@ -268,7 +354,8 @@ pub fn render_drop_sources(a: &Report, b: &Report) -> String {
 /// One run of a sweep (or why it did not run).
 #[derive(Clone, Debug)]
 pub struct Point {
-    pub mode: Mode,
+    /// The preset the point ran (its JSON `mode`).
+    pub mode: Preset,
     pub credits: u16,
     pub bdp: u16,
     pub sessions: u32,
@@ -280,7 +367,7 @@ pub struct Point {
 impl Point {
     pub fn to_json(&self) -> Value {
         let mut v = json!({
-            "mode": self.mode.as_str(), "credits": self.credits, "bdp_credits": self.bdp,
+            "mode": self.mode.name(), "credits": self.credits, "bdp_credits": self.bdp,
             "credits_x_bdp": multiple(self.credits, self.bdp),
             "sessions": self.sessions, "rx_desc": self.rx_desc,
         });
@@ -302,6 +389,9 @@ impl Point {
                 });
                 if let (Some(o), Some(f)) = (v.as_object_mut(), fields.as_object()) {
                     o.extend(f.clone());
+                }
+                for (key, _, n) in RegimeCounters::from_report(r).fields() {
+                    v[key] = json!(n);
                 }
             }
             Err(e) => v["error"] = json!(e),
@@ -336,12 +426,12 @@ pub fn render_points(points: &[Point], by_sessions: bool) -> String {
         let mut r = if by_sessions {
             vec![
                 p.sessions.to_string(),
-                p.mode.as_str().to_string(),
+                p.mode.name().to_string(),
                 p.credits.to_string(),
             ]
         } else {
             vec![
-                p.mode.as_str().to_string(),
+                p.mode.name().to_string(),
                 p.credits.to_string(),
                 format!("{:.2}", multiple(p.credits, p.bdp)),
             ]
@@ -367,11 +457,11 @@ pub fn render_points(points: &[Point], by_sessions: bool) -> String {
             }
             Err(e) => {
                 r.extend(std::iter::repeat_n("-".to_string(), 12));
-                notes.push(format!("  {} {} credits: {e}", p.mode.as_str(), p.credits));
+                notes.push(format!("  {} {} credits: {e}", p.mode.name(), p.credits));
             }
         }
         if let Some(n) = &p.note {
-            notes.push(format!("  {} {} credits: {n}", p.mode.as_str(), p.credits));
+            notes.push(format!("  {} {} credits: {n}", p.mode.name(), p.credits));
         }
         rows.push(r);
     }
@@ -411,7 +501,7 @@ pub(super) fn plot_points(
     log_x: bool,
 ) -> anyhow::Result<()> {
     let series = |y: &dyn Fn(&Report) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
-        [Mode::Lossless, Mode::Lossy]
+        Preset::ALL
             .iter()
             .filter_map(|m| {
                 let pts: Vec<(f64, f64)> = points
@@ -419,7 +509,7 @@ pub(super) fn plot_points(
                     .filter(|p| p.mode == *m)
                     .filter_map(|p| p.result.as_ref().ok().map(|r| (x(p), y(r))))
                     .collect();
-                (!pts.is_empty()).then(|| (m.as_str().to_string(), pts))
+                (!pts.is_empty()).then(|| (m.name().to_string(), pts))
             })
             .collect()
     };
@@ -459,6 +549,7 @@ pub(super) fn plot_points(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use engine::proto::Stats;
 
     #[test]
     fn drop_sources_and_loss_rate() {
@@ -485,7 +576,7 @@ mod tests {
         tx.faults.drop = DropKind::Uniform;
         tx.faults.direction = Direction::Tx;
         assert_eq!(packets_sent(&tx, &r), 1005);
-        let text = render_drop_sources(&r, &r);
+        let text = render_drop_sources(&[&r, &r]);
         for row in [
             "injected",
             "rx ring overflow",
@@ -495,5 +586,83 @@ mod tests {
         ] {
             assert!(text.contains(row), "{row}:\n{text}");
         }
+    }
+
+    #[test]
+    fn regime_counters_sum_both_sides_into_six_json_keys() {
+        let client = Stats {
+            retransmissions: 5,
+            spurious_timeouts: 1,
+            pause_frames_sent: 2,
+            pause_frames_received: 40,
+            paused_ns: 1_500_000,
+            ecn_marks: 3,
+            cnps_received: 60,
+            ..Default::default()
+        };
+        let server = Stats {
+            retransmissions: 2,
+            pause_frames_sent: 4,
+            paused_ns: 500_999,
+            ecn_marks: 7,
+            cnps_sent: 6,
+            ..Default::default()
+        };
+        let mut irn = Report::new("throughput", "memif", "irn", 65536, 32);
+        irn.client_stats = Some(client);
+        irn.server_stats = Some(server);
+        annotate(&Config::default(), &mut irn);
+        // A run whose server did not report: its side counts 0.
+        let mut pause = Report::new("throughput", "memif", "pause", 65536, 32);
+        pause.client_stats = Some(client);
+        annotate(&Config::default(), &mut pause);
+        let j = json_by_mode(&[&irn, &pause]);
+        let want = [
+            ("retransmitted_pkts", 7, 5),
+            ("spurious_timeouts", 1, 1),
+            ("pause_frames", 6, 2),
+            ("paused_us", 2000, 1500),
+            ("ecn_marks", 10, 3),
+            ("cnps", 6, 0),
+        ];
+        for (key, both, client_only) in want {
+            assert_eq!(j["irn"][key].as_u64(), Some(both), "{key}: {j}");
+            assert_eq!(j["pause"][key].as_u64(), Some(client_only), "{key}: {j}");
+        }
+        assert_eq!(j["irn"]["mode"], "irn");
+        assert_eq!(j["irn"]["flow_mode"], "lossless", "the config's mode: {j}");
+        assert_eq!(j["irn"]["retransmit"], "go_back_n");
+        // The sweep's points carry them too, and the table shows them.
+        let point = Point {
+            mode: Preset::Irn,
+            credits: 9,
+            bdp: 9,
+            sessions: 1,
+            rx_desc: 1024,
+            note: None,
+            result: Ok(irn.clone()),
+        };
+        assert_eq!(point.to_json()["paused_us"], 2000);
+        assert_eq!(point.to_json()["mode"], "irn");
+        let text = render_regime(&[&irn, &pause]);
+        let head = text.lines().next().unwrap();
+        assert!(head.contains("irn") && head.contains("pause"), "{text}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("paused (us)") && l.ends_with("2000      1500")),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn pause_runs_report_their_thresholds() {
+        let mut cfg = Config::default();
+        cfg.transport.mode = Mode::Pause;
+        let mut r = Report::new("throughput", "memif", "pause", 32, 32);
+        annotate(&cfg, &mut r);
+        assert_eq!(r.extra["pause"]["xoff"], 974);
+        assert_eq!(r.extra["pause"]["headroom"], 50);
+        let line = mode_line("pause", &cfg);
+        assert!(line.contains("XOFF at 974 / XON at 487 of 1024"), "{line}");
     }
 }

@@ -1,13 +1,14 @@
 //! One measured run (per-mode configurations, ring fitting, a server+client
 //! pair with qdisc probes) and `rpc-bench compare`.
 
+use super::modes::*;
 use super::probes::*;
 use super::report::*;
 use super::tc::*;
 use crate::bench;
 use crate::cli::ConfigArgs;
 use crate::config::{Config, Mode, OnLoss, ValidationEnv, MAX_DESC};
-use crate::report::{render_side_by_side, Report};
+use crate::report::{render_columns, Report};
 use anyhow::{bail, Context};
 use clap::Args;
 use serde_json::{json, Value};
@@ -21,32 +22,46 @@ pub fn for_mode(base: &Config, mode: Mode, credits: Option<u16>) -> Config {
     let mut c = base.clone();
     c.transport.mode = mode;
     c.transport.credits = credits;
-    if mode == Mode::Lossy {
-        // `reset` is a lossless policy; validation rejects it in lossy mode.
+    if mode != Mode::Lossless {
+        // `reset` is a lossless policy; validation rejects it in the others.
         c.transport.on_loss = OnLoss::Retransmit;
     }
     c
 }
 
-/// Lossless mode needs (credits + 1) x sessions <= rx_desc. Raises `rx_desc` to
-/// the next power of two that backs the credits; returns the new size, or
-/// why it cannot (past the largest ring).
+/// Lossless mode needs (credits + 1) x sessions <= rx_desc; pause mode with
+/// derived thresholds needs its headroom + 2 entries (XON < XOFF below it).
+/// Raises `rx_desc` to the next power of two that fits; returns the new
+/// size, or why it cannot (past the largest ring).
 pub fn fit_ring(cfg: &mut Config) -> Result<Option<u32>, String> {
-    if cfg.transport.mode != Mode::Lossless {
-        return Ok(None);
-    }
-    let sessions = (cfg.workload.sessions_per_thread as u64)
-        .max(cfg.max_sessions_per_server_worker() as u64)
-        .max(1);
-    let need = engine::proto::lossless_ring_entries(cfg.effective_credits()) as u64 * sessions;
+    let (need, what) = match cfg.transport.mode {
+        Mode::Lossless => {
+            let sessions = (cfg.workload.sessions_per_thread as u64)
+                .max(cfg.max_sessions_per_server_worker() as u64)
+                .max(1);
+            let credits = cfg.effective_credits();
+            let need = engine::proto::lossless_ring_entries(credits) as u64 * sessions;
+            (
+                need,
+                format!("lossless with {credits} credits x {sessions} session(s)"),
+            )
+        }
+        Mode::Pause if cfg.transport.pause_xoff.is_none() => {
+            let headroom = cfg.pause_headroom();
+            (
+                headroom as u64 + 2,
+                format!("pause with a headroom of {headroom} entries"),
+            )
+        }
+        _ => return Ok(None),
+    };
     if need <= cfg.link.rx_desc as u64 {
         return Ok(None);
     }
     let ring = need.next_power_of_two();
     if ring > MAX_DESC as u64 {
         return Err(format!(
-            "lossless with {} credits x {sessions} session(s) needs a {need}-entry receive ring, more than the largest ({MAX_DESC})",
-            cfg.effective_credits()
+            "{what} needs a {need}-entry receive ring, more than the largest ({MAX_DESC})"
         ));
     }
     cfg.link.rx_desc = ring as u32;
@@ -110,10 +125,16 @@ pub fn measure(cfg: &Config, probes: &[QdiscProbe]) -> anyhow::Result<Report> {
 pub struct CompareArgs {
     #[command(flatten)]
     pub cfg: ConfigArgs,
+    /// Modes to run, comma-separated, in this order: lossless (credits =
+    /// BDP, ring reserved), pause (pause frames, credits = multiple x BDP),
+    /// lossy (credits = multiple x BDP), irn (credits = BDP, selective
+    /// retransmission).
+    #[arg(long, value_delimiter = ',', default_value = "lossless,lossy")]
+    pub modes: Vec<String>,
     #[command(flatten)]
-    pub modes: ModeOverrides,
-    /// Lossy credits as a multiple of the BDP, or "unbounded" (shortcut for
-    /// --set transport.lossy_credit_multiple=X).
+    pub mode_sets: ModeOverrides,
+    /// Credits of pause and lossy as a multiple of the BDP, or "unbounded"
+    /// (shortcut for --set transport.lossy_credit_multiple=X; irn stays at 1).
     #[arg(long, value_name = "X")]
     pub multiple: Option<String>,
     /// Read drops of this device's qdisc, DEV or DEV@NETNS (repeatable).
@@ -121,55 +142,40 @@ pub struct CompareArgs {
     /// `scripts/veth.sh up IFACE --switch` when there is one.
     #[arg(long = "qdisc", value_name = "DEV[@NETNS]")]
     pub qdisc: Vec<String>,
-    /// Print one JSON object {"lossless": {...}, "lossy": {...}} as the last line.
+    /// Print one JSON object keyed by mode ({"lossless": {...}, "lossy":
+    /// {...}}) as the last line.
     #[arg(long)]
     pub json: bool,
-    /// Draw both latency distributions on one SVG.
+    /// Draw every mode's latency distribution on one SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 }
 
-/// Overrides for one flow mode only, applied after `--set`.
-#[derive(Args, Clone, Debug, Default)]
-pub struct ModeOverrides {
-    /// Override a config key in the lossless runs only (repeatable), e.g.
-    /// --lossless-set transport.rto_us=100000.
-    #[arg(long = "lossless-set", value_name = "KEY=VALUE")]
-    pub lossless_set: Vec<String>,
-    /// Override a config key in the lossy runs only (repeatable).
-    #[arg(long = "lossy-set", value_name = "KEY=VALUE")]
-    pub lossy_set: Vec<String>,
-}
-
-/// The run configuration as loaded (`common`), and per flow mode with
-/// that mode's overrides.
+/// The run configuration as loaded (`common`), and per preset: the preset
+/// on top of it, then that mode's own overrides.
 #[derive(Clone, Debug)]
 pub struct Bases {
     pub common: Config,
-    pub lossless: Config,
-    pub lossy: Config,
+    /// Indexed like [`Preset::ALL`]: every preset is derived, run or not.
+    per_preset: Vec<Config>,
 }
 
 impl Bases {
-    pub fn get(&self, mode: Mode) -> &Config {
-        match mode {
-            Mode::Lossless => &self.lossless,
-            Mode::Lossy => &self.lossy,
-        }
+    pub fn get(&self, p: Preset) -> &Config {
+        &self.per_preset[p as usize]
     }
 
     /// Applies `f` to every configuration.
     pub(super) fn each(&mut self, f: impl Fn(&mut Config)) {
-        for c in [&mut self.common, &mut self.lossless, &mut self.lossy] {
-            f(c);
-        }
+        f(&mut self.common);
+        self.per_preset.iter_mut().for_each(f);
     }
 
     /// Drops an explicit `transport.credits` (the modes choose credits);
     /// true when there was one.
     pub(super) fn clear_credits(&mut self) -> bool {
-        let had = [&self.common, &self.lossless, &self.lossy]
-            .iter()
+        let had = std::iter::once(&self.common)
+            .chain(&self.per_preset)
             .any(|c| c.transport.credits.is_some());
         self.each(|c| c.transport.credits = None);
         had
@@ -180,113 +186,111 @@ pub(super) fn load_bases(
     cfg: &ConfigArgs,
     multiple: Option<&str>,
     sets: &ModeOverrides,
+    running: &[Preset],
 ) -> anyhow::Result<Bases> {
+    sets.check(running)?;
     let mut args = cfg.clone();
     if let Some(m) = multiple {
         // First among the --set overrides, so an explicit --set still wins.
         args.set
             .insert(0, format!("transport.lossy_credit_multiple={m}"));
     }
-    let overrides = args.overrides();
-    let load = |extra: &[String]| {
-        Config::load(
-            args.config.as_deref(),
-            &[overrides.clone(), extra.to_vec()].concat(),
-        )
-    };
-    let bases = Bases {
-        common: load(&[])?,
-        lossless: load(&sets.lossless_set).context("--lossless-set")?,
-        lossy: load(&sets.lossy_set).context("--lossy-set")?,
-    };
+    let common = Config::load(args.config.as_deref(), &args.overrides())?;
+    let mut per_preset = Vec::new();
+    for p in Preset::ALL {
+        let c = p
+            .apply(&common)
+            .with_overrides(&sets.for_preset(p)?)
+            .with_context(|| format!("the {} mode's overrides", p.name()))?;
+        per_preset.push(c);
+    }
     // Each run's configuration is validated before it runs; check the
     // parts common to all now (a lossless check of the user's credits
     // would reject what the lossy runs are for).
-    let c = &bases.common;
-    for_mode(c, Mode::Lossy, c.transport.credits).validate(&ValidationEnv::detect())?;
-    bench::preflight(c)?;
-    if c.workload.warmup_seconds > c.workload.seconds {
+    for_mode(&common, Mode::Lossy, common.transport.credits).validate(&ValidationEnv::detect())?;
+    bench::preflight(&common)?;
+    if common.workload.warmup_seconds > common.workload.seconds {
         eprintln!("rpc-bench: note: the warm-up is longer than the measured interval");
     }
-    Ok(bases)
+    Ok(Bases { common, per_preset })
 }
 
-/// `rpc-bench compare`: the same workload lossless then lossy.
+/// `rpc-bench compare`: the same workload in each mode of `--modes`.
 pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     crate::child::install_signal_handlers();
-    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.modes)?;
+    let presets = parse_presets(&a.modes)?;
+    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &presets)?;
     if bases.clear_credits() {
         eprintln!(
-            "rpc-bench compare: ignoring transport.credits: lossless runs at the BDP, lossy at lossy_credit_multiple x BDP (use `rpc-bench sweep --credits` for explicit values)"
+            "rpc-bench compare: ignoring transport.credits: each mode takes its preset's (lossless the BDP, pause and lossy lossy_credit_multiple x BDP, irn 1 x BDP; use `rpc-bench sweep --credits` for explicit values)"
         );
     }
     let base = bases.common.clone();
-    let lossless = for_mode(&bases.lossless, Mode::Lossless, None);
-    let lossy = for_mode(&bases.lossy, Mode::Lossy, None);
-    // Both before either runs: a lossless BDP the ring cannot back fails here.
+    let runs: Vec<(Preset, Config)> = presets
+        .iter()
+        .map(|p| (*p, bases.get(*p).clone()))
+        .collect();
+    // All before any runs: a lossless BDP the ring cannot back fails here.
     let env = ValidationEnv::detect();
-    lossless.validate(&env).context("lossless configuration")?;
-    lossy.validate(&env).context("lossy configuration")?;
+    for (p, cfg) in &runs {
+        cfg.validate(&env)
+            .with_context(|| format!("{} configuration", p.name()))?;
+    }
     let probes = probes_for(&base, &a.qdisc);
     warn_bypassed(&base, &probes);
-    let bdp = base.bdp_credits();
-    eprintln!("rpc-bench compare: {}", describe(&lossless));
-    eprintln!(
-        "  {}; lossless {} credits (reserving {} of {} receive-ring entries per session); lossy {} credits ({:.2} x BDP), nothing reserved",
-        bdp_line(&base),
-        lossless.effective_credits(),
-        lossless.effective_credits(),
-        lossless.link.rx_desc,
-        lossy.effective_credits(),
-        multiple(lossy.effective_credits(), bdp)
-    );
+    eprintln!("rpc-bench compare: {}", describe(&base));
+    eprintln!("  {}", bdp_line(&base));
+    for (p, cfg) in &runs {
+        eprintln!("  {}", mode_line(p.name(), cfg));
+    }
     if !probes.is_empty() {
         let names: Vec<String> = probes.iter().map(QdiscProbe::label).collect();
         eprintln!("  qdisc drops read on: {}", names.join(", "));
     }
     let mut reports = Vec::new();
-    for cfg in [&lossless, &lossy] {
+    for (p, cfg) in &runs {
         eprintln!(
             "rpc-bench compare: {} run, {} credits",
-            cfg.transport.mode.as_str(),
+            p.name(),
             cfg.effective_credits()
         );
-        let rep = measure(cfg, &probes)
-            .with_context(|| format!("{} run", cfg.transport.mode.as_str()))?;
+        let mut rep = measure(cfg, &probes).with_context(|| format!("{} run", p.name()))?;
+        // The column and the JSON key: the preset (irn runs in lossy mode).
+        rep.mode = p.name().to_string();
         reports.push(rep);
     }
-    let (ll, ly) = (&reports[0], &reports[1]);
+    let refs: Vec<&Report> = reports.iter().collect();
     println!();
-    print!("{}", render_side_by_side(ll, ly));
-    print!("{}", render_drop_sources(ll, ly));
-    if let Some(p) = &a.plot {
+    print!("{}", render_columns(&refs));
+    print!("{}", render_drop_sources(&refs));
+    print!("{}", render_regime(&refs));
+    if let Some(path) = &a.plot {
+        let label = |(p, cfg): &(Preset, Config)| (p.name(), cfg.effective_credits());
+        let title: Vec<String> = runs
+            .iter()
+            .map(label)
+            .map(|(n, c)| format!("{n} ({c} credits)"))
+            .collect();
+        let names: Vec<String> = runs
+            .iter()
+            .map(label)
+            .map(|(n, c)| format!("{n}, {c} credits"))
+            .collect();
+        let series: Vec<(&str, &crate::hist::LatencyHist)> = names
+            .iter()
+            .zip(&reports)
+            .map(|(n, r)| (n.as_str(), &r.latency))
+            .collect();
+        let (workload, link) = (&reports[0].workload, &reports[0].link);
         crate::plot::plot_latency_percentiles(
-            p,
-            &format!(
-                "{} over {}: lossless ({} credits) vs lossy ({} credits)",
-                ll.workload,
-                ll.link,
-                lossless.effective_credits(),
-                lossy.effective_credits()
-            ),
-            &[
-                (
-                    &format!("lossless, {} credits", lossless.effective_credits()),
-                    &ll.latency,
-                ),
-                (
-                    &format!("lossy, {} credits", lossy.effective_credits()),
-                    &ly.latency,
-                ),
-            ],
+            path,
+            &format!("{workload} over {link}: {}", title.join(" vs ")),
+            &series,
         )?;
-        println!("latency plot: {}", p.display());
+        println!("latency plot: {}", path.display());
     }
     if a.json {
-        println!(
-            "{}",
-            json!({"lossless": json_without_hist(ll), "lossy": json_without_hist(ly)})
-        );
+        println!("{}", json_by_mode(&refs));
     }
     let bad: Vec<String> = reports
         .iter()
@@ -315,5 +319,20 @@ mod tests {
         assert!(fit_ring(&mut c).unwrap_err().contains("32768"));
         let mut lossy = for_mode(&Config::default(), Mode::Lossy, Some(60000));
         assert_eq!(fit_ring(&mut lossy), Ok(None));
+    }
+
+    #[test]
+    fn pause_rings_grow_to_hold_the_headroom() {
+        // Headroom 2 x 9 + 32 = 50 entries: 52 do not fit 32, fit 64.
+        let mut c = for_mode(&Config::default(), Mode::Pause, None);
+        c.link.rx_desc = 32;
+        assert!(c.validate(&ValidationEnv { online_cores: 2 }).is_err());
+        assert_eq!(fit_ring(&mut c), Ok(Some(64)));
+        assert!(c.validate(&ValidationEnv { online_cores: 2 }).is_ok());
+        assert_eq!(fit_ring(&mut c), Ok(None));
+        // Explicit thresholds are the user's: validation names them instead.
+        c.link.rx_desc = 32;
+        c.transport.pause_xoff = Some(16);
+        assert_eq!(fit_ring(&mut c), Ok(None));
     }
 }

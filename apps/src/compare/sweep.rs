@@ -1,10 +1,11 @@
 //! `rpc-bench sweep`: one run per credit value (and flow mode).
 
+use super::modes::*;
 use super::probes::*;
 use super::report::*;
 use super::run::*;
 use crate::cli::ConfigArgs;
-use crate::config::{Config, Mode};
+use crate::config::Config;
 use anyhow::bail;
 use clap::Args;
 use serde_json::Value;
@@ -54,24 +55,6 @@ pub fn parse_credit_list(s: &str) -> anyhow::Result<Vec<CreditSpec>> {
     Ok(v)
 }
 
-pub(super) fn parse_modes(list: &[String]) -> anyhow::Result<Vec<Mode>> {
-    let mut v = Vec::new();
-    for m in list {
-        let mode = match m.trim() {
-            "lossless" => Mode::Lossless,
-            "lossy" => Mode::Lossy,
-            other => bail!("--modes: unknown mode {other:?} (lossless, lossy)"),
-        };
-        if !v.contains(&mode) {
-            v.push(mode);
-        }
-    }
-    if v.is_empty() {
-        bail!("--modes needs lossless and/or lossy");
-    }
-    Ok(v)
-}
-
 #[derive(Args, Clone, Debug)]
 #[command(mut_arg("credits", |a| a.long("fixed-credits").hide(true)))]
 pub struct SweepArgs {
@@ -87,8 +70,10 @@ pub struct SweepArgs {
         default_value = "0.5x,1x,2x,4x,8x,16x"
     )]
     pub credit_list: String,
-    /// Flow modes to sweep, comma-separated. Lossless credits above
-    /// rx_desc / sessions raise link.rx_desc (to at most 32768).
+    /// Modes to sweep, comma-separated (lossless, pause, lossy, irn: the
+    /// base configuration of each point; the credits are the sweep's).
+    /// Lossless credits above rx_desc / sessions, or a pause headroom above
+    /// rx_desc, raise link.rx_desc (to at most 32768).
     #[arg(long, value_delimiter = ',', default_value = "lossy")]
     pub modes: Vec<String>,
     #[command(flatten)]
@@ -110,13 +95,18 @@ pub struct PointsOut {
     pub plot: Option<PathBuf>,
 }
 
-/// Runs `cfg` (already in its mode, with its credits) as one point.
-pub(super) fn run_point(mut cfg: Config, probes: &[QdiscProbe], label: &str) -> Point {
+/// Runs `cfg` (already `preset`'s, with its credits) as one point.
+pub(super) fn run_point(
+    preset: Preset,
+    mut cfg: Config,
+    probes: &[QdiscProbe],
+    label: &str,
+) -> Point {
     let bdp = cfg.bdp_credits();
     let mut note = None;
     let fit = fit_ring(&mut cfg);
     let mut point = Point {
-        mode: cfg.transport.mode,
+        mode: preset,
         credits: cfg.effective_credits(),
         bdp,
         sessions: cfg.workload.sessions_per_thread,
@@ -156,8 +146,8 @@ pub(super) fn run_point(mut cfg: Config, probes: &[QdiscProbe], label: &str) -> 
 pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     crate::child::install_signal_handlers();
     let specs = parse_credit_list(&a.credit_list)?;
-    let modes = parse_modes(&a.modes)?;
-    let bases = load_bases(&a.cfg, None, &a.mode_sets)?;
+    let modes = parse_presets(&a.modes)?;
+    let bases = load_bases(&a.cfg, None, &a.mode_sets, &modes)?;
     let base = bases.common.clone();
     let probes = probes_for(&base, &a.out.qdisc);
     warn_bypassed(&base, &probes);
@@ -170,11 +160,10 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
             if crate::child::interrupted() {
                 bail!("interrupted");
             }
-            let mode_base = bases.get(*mode);
-            let credits = spec.resolve(mode_base.bdp_credits());
-            let cfg = for_mode(mode_base, *mode, Some(credits));
-            let label = format!("[{}/{total}] {}", points.len() + 1, mode.as_str());
-            points.push(run_point(cfg, &probes, &label));
+            let mut cfg = bases.get(*mode).clone();
+            cfg.transport.credits = Some(spec.resolve(cfg.bdp_credits()));
+            let label = format!("[{}/{total}] {}", points.len() + 1, mode.name());
+            points.push(run_point(*mode, cfg, &probes, &label));
         }
     }
     println!();
@@ -226,12 +215,12 @@ pub(super) fn finish(points: &[Point]) -> anyhow::Result<()> {
             Ok(r) if clean(r) => None,
             Ok(r) => Some(format!(
                 "{} {} credits: {} failed",
-                p.mode.as_str(),
+                p.mode.name(),
                 p.credits,
                 r.failed
             )),
             Err(e) if e.starts_with("skipped") => None,
-            Err(e) => Some(format!("{} {} credits: {e}", p.mode.as_str(), p.credits)),
+            Err(e) => Some(format!("{} {} credits: {e}", p.mode.name(), p.credits)),
         })
         .collect();
     if !bad.is_empty() {

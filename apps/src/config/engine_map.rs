@@ -1,13 +1,15 @@
 //! Mapping a validated [`Config`] to engine types: derived values (window,
-//! credits, worker ports, session targets), `EndpointConfig`, `PortConfig`,
-//! the binaries' `LinkArgs` and the injected-drop model.
+//! credits, worker ports, session targets), `EndpointConfig` (with the
+//! regime values of `regime.rs`), `PortConfig`, the binaries' `LinkArgs`
+//! and the injected-drop model.
 
 use super::schema::*;
 use crate::link::{LinkArgs, LinkKind, Role};
 use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
 use engine::proto::{
-    bdp_credits, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, PeerAddr, MAX_SESSIONS,
+    bdp_credits, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, PeerAddr, Retransmit,
+    MAX_SESSIONS,
 };
 use engine::time::Duration;
 use engine::wire::MacAddr;
@@ -45,7 +47,7 @@ impl Config {
 
     /// Session credits: `transport.credits` when set; else the BDP in
     /// lossless mode, and `lossy_credit_multiple` x BDP (or `u16::MAX` when
-    /// unbounded) in lossy mode.
+    /// unbounded) in lossy and pause modes (neither reserves ring entries).
     pub fn effective_credits(&self) -> u16 {
         if let Some(c) = self.transport.credits {
             return c;
@@ -53,8 +55,8 @@ impl Config {
         let bdp = self.bdp_credits();
         match (self.transport.mode, self.transport.lossy_credit_multiple) {
             (Mode::Lossless, _) => bdp,
-            (Mode::Lossy, CreditMultiple::Unbounded) => u16::MAX,
-            (Mode::Lossy, CreditMultiple::Factor(f)) => {
+            (Mode::Lossy | Mode::Pause, CreditMultiple::Unbounded) => u16::MAX,
+            (Mode::Lossy | Mode::Pause, CreditMultiple::Factor(f)) => {
                 (bdp as f64 * f).ceil().clamp(1.0, u16::MAX as f64) as u16
             }
         }
@@ -126,6 +128,7 @@ impl Config {
         };
         let mode = match t.mode {
             Mode::Lossy => FlowMode::Lossy,
+            Mode::Pause => FlowMode::Pause(self.pause_config()),
             Mode::Lossless => FlowMode::Lossless {
                 on_loss: match t.on_loss {
                     OnLoss::Retransmit => LossPolicy::Retransmit,
@@ -155,6 +158,15 @@ impl Config {
             keepalive_interval: Duration::from_millis(t.keepalive_ms),
             max_sessions_per_peer: t.max_sessions_per_peer as usize,
             mode,
+            retransmit: match t.retransmit {
+                RetransmitKind::GoBackN => Retransmit::GoBackN,
+                RetransmitKind::Selective => Retransmit::Selective,
+            },
+            rto_low: Duration::from_micros(self.rto_low_us()),
+            // `cc` stays the default (none): the engine does not export
+            // `CcKind` yet, and validation refuses `transport.cc` other
+            // than "none" until it does.
+            link_bps: self.link_bps(),
             verify_ipv4_checksum: self.verify_ipv4_checksum(),
             seed: token_seed(role, worker_index),
             ..EndpointConfig::default()

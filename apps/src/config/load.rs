@@ -37,6 +37,17 @@ impl Config {
         from_value(value)
     }
 
+    /// This configuration with `dotted.key=value` overrides applied on top,
+    /// checked like [`Self::load`]'s (e.g. one flow mode's own overrides
+    /// after the settings every mode shares).
+    pub fn with_overrides(&self, overrides: &[String]) -> Result<Config, ConfigError> {
+        let mut value = parse_document(&self.to_toml_string())?;
+        for o in overrides {
+            apply_override(&mut value, o)?;
+        }
+        from_value(value)
+    }
+
     /// The configuration as TOML (every key, defaults filled in), for logs
     /// and for passing one resolved config to child processes.
     pub fn to_toml_string(&self) -> String {
@@ -222,6 +233,20 @@ mod tests {
         ));
         let e = with(&["link.mtu=1500", "link.mtu.x=1"]).unwrap_err();
         assert_eq!(e.key(), Some("link.mtu"), "{e}");
+    }
+
+    #[test]
+    fn overrides_on_a_loaded_config() {
+        let base = with(&["link.mtu=1400", "transport.mode=pause"]).unwrap();
+        let c = base
+            .with_overrides(&["transport.pause_xoff=500".into()])
+            .unwrap();
+        assert_eq!((c.link.mtu, c.transport.pause_xoff), (1400, Some(500)));
+        assert_eq!(base.with_overrides(&[]).unwrap(), base);
+        let e = base
+            .with_overrides(&["transport.xoff=1".into()])
+            .unwrap_err();
+        assert_eq!(e.key(), Some("transport.xoff"), "{e}");
     }
 
     #[test]

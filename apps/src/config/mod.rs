@@ -11,10 +11,13 @@
 //! engine configurations that pass the engine's own checks.
 //!
 //! Layout: [`schema`] (the structs), [`load`] (file, presets, overrides),
-//! [`validate`] (limits), [`engine_map`] (engine types).
+//! [`validate`] (limits), [`regime`] (pause, selective retransmission,
+//! congestion control and ECN keys: defaults and limits), [`engine_map`]
+//! (engine types).
 
 mod engine_map;
 mod load;
+mod regime;
 mod schema;
 mod validate;
 

@@ -27,6 +27,13 @@ pub const MAX_MBUF_DATA_ROOM: u32 = u16::MAX as u32 - 128;
 pub const MAX_IFACE_LEN: usize = 14;
 /// Longest memif socket path: `sun_path` is 108 bytes with the NUL.
 pub const MAX_SOCKET_PATH: usize = 107;
+/// Pause mode's default headroom adds one receive burst: frames a poller may
+/// already hold in its `rx_burst` when it decides to send XOFF.
+pub const PAUSE_BURST_ENTRIES: u32 = engine::dpdk::BURST as u32;
+/// Pause mode's default XOFF duration (PFC pauses for quanta of this order).
+pub const DEFAULT_PAUSE_TIME_US: u64 = 200;
+/// Selective retransmission's default short timeout (IRN's RTO_low).
+pub const DEFAULT_RTO_LOW_US: u64 = 500;
 /// Session table floor per endpoint: room for reconnects after resets
 /// without waiting for freed numbers.
 pub(super) const MIN_TABLE_SESSIONS: usize = 1024;
@@ -174,13 +181,15 @@ impl Default for CoresConfig {
     }
 }
 
-/// Lossless (credits backed by reserved ring entries) or lossy.
+/// Lossless (credits backed by reserved ring entries), lossy, or pause
+/// (nothing reserved; the receiver pauses its senders when its ring fills).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     #[default]
     Lossless,
     Lossy,
+    Pause,
 }
 
 impl Mode {
@@ -188,6 +197,50 @@ impl Mode {
         match self {
             Mode::Lossless => "lossless",
             Mode::Lossy => "lossy",
+            Mode::Pause => "pause",
+        }
+    }
+}
+
+/// `transport.retransmit`: how a sender repairs loss.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetransmitKind {
+    /// Resend everything from the first unanswered packet (eRPC).
+    #[default]
+    GoBackN,
+    /// Resend only what the receiver reports missing (IRN).
+    Selective,
+}
+
+impl RetransmitKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RetransmitKind::GoBackN => "go_back_n",
+            RetransmitKind::Selective => "selective",
+        }
+    }
+}
+
+/// `transport.cc`: the client sessions' rate control.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionControl {
+    /// Credits alone.
+    #[default]
+    None,
+    /// RTT gradient (eRPC's Timely).
+    Timely,
+    /// ECN marks and congestion notifications (DCQCN).
+    Dcqcn,
+}
+
+impl CongestionControl {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CongestionControl::None => "none",
+            CongestionControl::Timely => "timely",
+            CongestionControl::Dcqcn => "dcqcn",
         }
     }
 }
@@ -222,7 +275,8 @@ pub enum CreditMultiple {
     Unbounded,
 }
 
-/// `[transport]`: credits, window, timers, flow mode.
+/// `[transport]`: credits, window, timers, flow mode, loss repair, rate
+/// control.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TransportConfig {
@@ -249,6 +303,20 @@ pub struct TransportConfig {
     pub lossy_credit_multiple: CreditMultiple,
     pub on_loss: OnLoss,
     pub max_msg_size: u64,
+    /// Pause mode: ring entries kept free above XOFF; `None`: 2 x the BDP
+    /// in packets + one receive burst (see [`Config::pause_headroom`]).
+    pub pause_headroom: Option<u32>,
+    /// Pause mode: occupancy that sends XOFF; `None`: `rx_desc - headroom`.
+    pub pause_xoff: Option<u32>,
+    /// Pause mode: occupancy that sends XON; `None`: half of XOFF.
+    pub pause_xon: Option<u32>,
+    /// Pause mode: how long one XOFF stops a sender.
+    pub pause_time_us: u64,
+    pub retransmit: RetransmitKind,
+    /// Selective mode's short timeout (at most 3 packets in flight);
+    /// `None`: 500 us, or `rto_us` when that is shorter.
+    pub rto_low_us: Option<u64>,
+    pub cc: CongestionControl,
 }
 
 impl Default for TransportConfig {
@@ -272,6 +340,13 @@ impl Default for TransportConfig {
             lossy_credit_multiple: CreditMultiple::Factor(4.0),
             on_loss: OnLoss::Retransmit,
             max_msg_size: DEFAULT_MAX_MSG_SIZE as u64,
+            pause_headroom: None,
+            pause_xoff: None,
+            pause_xon: None,
+            pause_time_us: DEFAULT_PAUSE_TIME_US,
+            retransmit: RetransmitKind::GoBackN,
+            rto_low_us: None,
+            cc: CongestionControl::None,
         }
     }
 }
@@ -366,7 +441,7 @@ pub enum Direction {
     Tx,
 }
 
-/// `[faults]`: seeded drop injection.
+/// `[faults]`: seeded drop injection and ECN marking.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FaultsConfig {
@@ -378,6 +453,10 @@ pub struct FaultsConfig {
     pub ge_loss_bad: Option<f64>,
     pub direction: Direction,
     pub seed: u64,
+    /// Probability that the injected marker sets ECN CE on a received
+    /// ECN-capable frame (same seed and direction as the drops); `None`:
+    /// no marking. See [`Config::ecn_mark_p`].
+    pub ecn_p: Option<f64>,
 }
 
 impl Default for FaultsConfig {
@@ -391,6 +470,7 @@ impl Default for FaultsConfig {
             ge_loss_bad: None,
             direction: Direction::Rx,
             seed: 1,
+            ecn_p: None,
         }
     }
 }

@@ -305,12 +305,16 @@ impl Config {
         if let CreditMultiple::Factor(f) = t.lossy_credit_multiple {
             positive("transport.lossy_credit_multiple", f)?;
         }
-        if t.mode == Mode::Lossy && t.on_loss == OnLoss::Reset {
+        if t.mode != Mode::Lossless && t.on_loss == OnLoss::Reset {
             return Err(ConfigError::invalid(
                 "transport.on_loss",
-                "transport.on_loss = reset only applies in lossless mode (transport.mode = lossy)",
+                format!(
+                    "transport.on_loss = reset only applies in lossless mode (transport.mode = {})",
+                    t.mode.as_str()
+                ),
             ));
         }
+        self.validate_regime()?;
         let per_pkt = self.link.mtu as u64 - PKT_OVERHEAD as u64;
         let max_msg = (MAX_PKTS_PER_MSG as u64 * per_pkt).min(u32::MAX as u64);
         range("transport.max_msg_size", t.max_msg_size, 1, max_msg).map_err(|_| {
@@ -451,6 +455,7 @@ impl Config {
             ("faults.ge_p_bad_to_good", f.ge_p_bad_to_good),
             ("faults.ge_loss_good", f.ge_loss_good),
             ("faults.ge_loss_bad", f.ge_loss_bad),
+            ("faults.ecn_p", f.ecn_p),
         ];
         for (key, p) in probs {
             if let Some(p) = p.filter(|p| !(0.0..=1.0).contains(p)) {
@@ -486,7 +491,7 @@ fn drop_name(d: DropKind) -> &'static str {
     }
 }
 
-fn range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigError> {
+pub(super) fn range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigError> {
     if (lo..=hi).contains(&v) {
         return Ok(());
     }
