@@ -145,6 +145,15 @@ pub fn node_spec(cfg: &Config, role: Role) -> NodeSpec {
             .wrapping_add(matches!(role, Role::Client) as u64);
         (side, cfg.drop_model(), seed)
     });
+    // Its own stream, apart from the drops'.
+    let ecn_marker = (cfg.ecn_mark_p() > 0.0).then(|| {
+        let seed = cfg
+            .faults
+            .seed
+            .wrapping_mul(2)
+            .wrapping_add(0xEC0 + matches!(role, Role::Client) as u64);
+        (cfg.ecn_mark_p(), seed)
+    });
     let port = cfg.port_config(role);
     NodeSpec {
         link: cfg.link_args(),
@@ -156,6 +165,7 @@ pub fn node_spec(cfg: &Config, role: Role) -> NodeSpec {
         mtu: port.mtu,
         data_room: cfg.link.mbuf_data_room as u16,
         fault,
+        ecn_marker,
         capture: None,
     }
 }

@@ -35,6 +35,8 @@ pub struct NodeSpec {
     pub mtu: Option<u16>,
     pub data_room: u16,
     pub fault: Option<(FaultSide, DropModel, u64)>,
+    /// `faults.ecn_p`: the injected ECN marker's probability and seed.
+    pub ecn_marker: Option<(f64, u64)>,
     /// `--capture`: every worker's frames into a pcap file.
     pub capture: Option<CaptureSpec>,
 }
@@ -215,6 +217,9 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSum
                 if let Some((side, model, seed)) = spec.fault {
                     rpc.set_fault(side, model, seed + w.index as u64);
                 }
+                if let Some((p, seed)) = spec.ecn_marker {
+                    rpc.set_ecn_marker(p, seed + w.index as u64);
+                }
                 let mut app = ServerApp::new(p.resp_size, p.max_req, p.work_ns, p.verify);
                 let start = rpc.clock().now();
                 let end = start + Duration::from_nanos((p.max_secs * 1e9) as u64);
@@ -385,6 +390,9 @@ fn client_worker<A: ClientSide>(
     out.bytes_per_session = rpc.endpoint().bytes_per_session();
     if let Some((side, model, seed)) = spec.fault {
         rpc.set_fault(side, model, seed + index as u64);
+    }
+    if let Some((p, seed)) = spec.ecn_marker {
+        rpc.set_ecn_marker(p, seed + index as u64);
     }
     let peers: Vec<PeerAddr> = (0..p.sessions.max(1)).map(|s| targets(index, s)).collect();
     // Connect with an app placeholder: no continuation runs before start.

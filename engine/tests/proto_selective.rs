@@ -225,3 +225,47 @@ fn same_seed_same_bytes() {
     };
     assert_eq!(trace(), trace());
 }
+
+#[test]
+fn a_lost_response_after_a_repaired_hole_still_times_out() {
+    // Four request packets on four credits (no grant left), packet 1 and
+    // then Response(0) lost: the last request packet arrives out of order
+    // (a Sack), the hole is repaired, and the lost Response(0) must still be
+    // found by a timeout, not wait forever with nothing in flight.
+    let cfg = |i| EndpointConfig {
+        session_credits: 4,
+        ..mode(i, Retransmit::Selective)
+    };
+    let mut p = Pair::new(9, fast_link(), cfg(1), cfg(2));
+    p.app.resp_len = Some(|_| 32);
+    let drops = Rc::new(Cell::new((false, false)));
+    let d = drops.clone();
+    p.sim.set_filter(Box::new(move |_, from, _, frame| {
+        let Ok(x) = parse_frame(frame) else {
+            return false;
+        };
+        let (mut req1, mut resp0) = d.get();
+        let hit = if from == CLIENT
+            && x.rpc.pkt_type == PktType::Request
+            && x.rpc.pkt_num == 1
+            && !req1
+        {
+            req1 = true;
+            true
+        } else if from == SERVER && x.rpc.pkt_type == PktType::Response && !resp0 {
+            resp0 = true;
+            true
+        } else {
+            false
+        };
+        d.set((req1, resp0));
+        hit
+    }));
+    let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
+    p.app.send(&mut p.sim, CLIENT, p.session, 1, 4 * dpp);
+    p.run_idle(Duration::from_secs(2));
+    p.check_clean();
+    assert_eq!(drops.get(), (true, true));
+    let c = p.sim.ep(CLIENT).stats();
+    assert!(c.sacks_received > 0 && c.rollbacks > 0, "{c:?}");
+}

@@ -43,6 +43,15 @@ impl RegimeCounters {
         RegimeCounters::from_stats(&sides)
     }
 
+    /// Retransmitted packets per completed RPC (0 with none completed).
+    pub fn per_rpc(&self, completed: u64) -> f64 {
+        if completed == 0 {
+            0.0
+        } else {
+            self.retransmitted_pkts as f64 / completed as f64
+        }
+    }
+
     /// (JSON key, table row, value), in table order.
     pub fn fields(&self) -> [(&'static str, &'static str, u64); 6] {
         [

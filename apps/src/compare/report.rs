@@ -118,9 +118,17 @@ pub(super) fn annotate(cfg: &Config, r: &mut Report) {
         "sessions_per_thread".into(),
         json!(cfg.workload.sessions_per_thread),
     );
-    for (key, _, n) in RegimeCounters::from_report(r).fields() {
+    let regime = RegimeCounters::from_report(r);
+    for (key, _, n) in regime.fields() {
         r.extra.insert(key.into(), json!(n));
     }
+    // Runs are bounded in time, so a mode that recovers faster completes
+    // more RPCs and sends more packets of every kind: per RPC is the
+    // figure that compares recovery cost across modes.
+    r.extra.insert(
+        "retransmitted_per_rpc".into(),
+        json!(regime.per_rpc(r.completed)),
+    );
     let t = &cfg.transport;
     r.extra.insert("flow_mode".into(), json!(t.mode.as_str()));
     r.extra
@@ -301,7 +309,7 @@ pub fn render_regime(reports: &[&Report]) -> String {
         .iter()
         .map(|r| RegimeCounters::from_report(r))
         .collect();
-    let rows: Vec<(&str, Vec<String>)> = (0..6)
+    let mut rows: Vec<(&str, Vec<String>)> = (0..6)
         .map(|i| {
             let name = RegimeCounters::default().fields()[i].1;
             (
@@ -313,6 +321,12 @@ pub fn render_regime(reports: &[&Report]) -> String {
             )
         })
         .collect();
+    let per_rpc = counters
+        .iter()
+        .zip(reports)
+        .map(|(c, r)| format!("{:.3}", c.per_rpc(r.completed)))
+        .collect();
+    rows.insert(1, ("retransmitted per RPC", per_rpc));
     render_block("recovery and flow control (both sides)", reports, &rows)
 }
 
@@ -611,6 +625,7 @@ mod tests {
         let mut irn = Report::new("throughput", "memif", "irn", 65536, 32);
         irn.client_stats = Some(client);
         irn.server_stats = Some(server);
+        irn.completed = 4;
         annotate(&Config::default(), &mut irn);
         // A run whose server did not report: its side counts 0.
         let mut pause = Report::new("throughput", "memif", "pause", 65536, 32);
@@ -629,6 +644,9 @@ mod tests {
             assert_eq!(j["irn"][key].as_u64(), Some(both), "{key}: {j}");
             assert_eq!(j["pause"][key].as_u64(), Some(client_only), "{key}: {j}");
         }
+        // 7 resent over 4 RPCs; a run with none completed says 0.
+        assert_eq!(j["irn"]["retransmitted_per_rpc"].as_f64(), Some(1.75));
+        assert_eq!(j["pause"]["retransmitted_per_rpc"].as_f64(), Some(0.0));
         assert_eq!(j["irn"]["mode"], "irn");
         assert_eq!(j["irn"]["flow_mode"], "lossless", "the config's mode: {j}");
         assert_eq!(j["irn"]["retransmit"], "go_back_n");

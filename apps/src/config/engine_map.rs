@@ -8,7 +8,7 @@ use crate::link::{LinkArgs, LinkKind, Role};
 use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
 use engine::proto::{
-    bdp_credits, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, PeerAddr, Retransmit,
+    bdp_credits, CcKind, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, PeerAddr, Retransmit,
     MAX_SESSIONS,
 };
 use engine::time::Duration;
@@ -163,9 +163,11 @@ impl Config {
                 RetransmitKind::Selective => Retransmit::Selective,
             },
             rto_low: Duration::from_micros(self.rto_low_us()),
-            // `cc` stays the default (none): the engine does not export
-            // `CcKind` yet, and validation refuses `transport.cc` other
-            // than "none" until it does.
+            cc: match t.cc {
+                CongestionControl::None => CcKind::None,
+                CongestionControl::Timely => CcKind::Timely,
+                CongestionControl::Dcqcn => CcKind::Dcqcn,
+            },
             link_bps: self.link_bps(),
             verify_ipv4_checksum: self.verify_ipv4_checksum(),
             seed: token_seed(role, worker_index),
@@ -327,5 +329,21 @@ mod tests {
         // Round trip through TOML text (what a parent hands its children).
         let back = Config::from_toml_str(&c.to_toml_string()).unwrap();
         assert_eq!(back, c);
+    }
+
+    #[test]
+    fn congestion_control_reaches_the_endpoint() {
+        for (value, kind) in [
+            ("none", CcKind::None),
+            ("timely", CcKind::Timely),
+            ("dcqcn", CcKind::Dcqcn),
+        ] {
+            let set = format!("transport.cc={value}");
+            let c = with(&[set.as_str(), "transport.link_gbps=25"]).unwrap();
+            let e = c.endpoint_config(Role::Client, 0, MacAddr([2, 0, 0, 0, 0, 1]));
+            assert_eq!(e.cc, kind);
+            assert_eq!(e.link_bps, 25_000_000_000);
+            e.validate().unwrap();
+        }
     }
 }

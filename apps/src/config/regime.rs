@@ -88,17 +88,6 @@ impl Config {
             1,
             u64::MAX / 1000,
         )?;
-        if t.cc != CongestionControl::None {
-            // `EndpointConfig::cc` has a type apps cannot name yet
-            // (`engine::proto::cc` is private and `CcKind` not re-exported).
-            return Err(ConfigError::invalid(
-                "transport.cc",
-                format!(
-                    "transport.cc = {} cannot run yet: this build's engine does not export its congestion-control kinds (engine::proto::CcKind); only \"none\"",
-                    t.cc.as_str()
-                ),
-            ));
-        }
         self.validate_pause()
     }
 
@@ -312,8 +301,6 @@ mod tests {
             (&["transport.pause_time_us=0"], "transport.pause_time_us"),
             (&["transport.rto_low_us=0"], "transport.rto_low_us"),
             (&["transport.rto_low_us=5001"], "transport.rto_low_us"),
-            (&["transport.cc=timely"], "transport.cc"),
-            (&["transport.cc=dcqcn"], "transport.cc"),
             (
                 &["transport.mode=pause", "transport.on_loss=reset"],
                 "transport.on_loss",

@@ -293,12 +293,6 @@ impl ClientSession {
                     req.lost.set(j);
                 }
             }
-            // The last request packet arrived (a Sack said so) but its
-            // Response(0) did not: only resending it asks for that again.
-            if req.n_resp == 0 && req.num_rx + 1 == req.n_req && req.sacked.get(0) {
-                req.sacked.clear(0);
-                req.lost.set(0);
-            }
             self.credits -= (req.num_tx
                 - req.num_rx
                 - end

@@ -3,11 +3,12 @@
 //!
 //! Indices are the client's packet sequence of `client.rs` (request
 //! packets, then RFRs). `num_rx` stays the first index not answered;
-//! `sacked` marks indices past it whose answer (or, for the last request
-//! packet, whose credit) came early, `lost` those to resend. Accepting in
-//! order then skips every sacked index that follows, except that it never
-//! passes the last request packet before Response(0) is in: that packet's
-//! real answer carries the response.
+//! `sacked` marks indices past it whose answer came early, `lost` those to
+//! resend. Accepting in order then skips every sacked index that follows,
+//! except that it never passes the last request packet before Response(0)
+//! is in: that packet's real answer carries the response, and a Sack of it
+//! is only evidence for the holes below (its credit stays held, so a lost
+//! Response(0) still times out).
 //!
 //! A hole is taken as lost once [`DUP_THRESH`] packets sent after it were
 //! answered (TCP's duplicate-ACK threshold) and it stayed a hole for a
@@ -169,7 +170,10 @@ impl ClientSession {
         // request packet: its answer is Response(0)).
         let mut returned = req.ack_through(ack.min(req.n_req - 1));
         let mut fresh = false;
-        if k >= req.num_rx && k - req.num_rx < SACK_WINDOW {
+        // The last request packet keeps its credit until Response(0), as
+        // under go-back-N: released here, nothing might be left in flight
+        // to time out if Response(0) is lost.
+        if k + 1 < req.n_req && k >= req.num_rx && k - req.num_rx < SACK_WINDOW {
             if let Some(c) = req.sack(k) {
                 returned += c;
                 fresh = true;

@@ -8,8 +8,8 @@
 
 use super::background::{BackgroundPool, Job};
 use super::capture::Capture;
-use super::rx_signals::RxSignals;
 use super::handlers::{Completion, Continuation, Handler, HandlerTable};
+use super::rx_signals::RxSignals;
 use super::{Nexus, RuntimeError, StopHandle};
 use crate::dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TscClock, TxQueue, BURST};
 use crate::fault::{DropModel, Dropper};
