@@ -1,0 +1,159 @@
+//! The four regimes of `rpc-bench compare --modes` on real links with the
+//! real binaries (the in-memory tests of each mechanism are in
+//! `engine/tests/proto_{selective,pause,cc}.rs`):
+//! - af_packet: the slow-receiver preset (a 64-entry receive ring the
+//!   kernel overflows) with 1 % injected loss on top: every mode completes
+//!   every RPC with every byte checked, and pause mode pauses;
+//! - memif: multi-packet requests under 1 % injected loss, the same number
+//!   of RPCs per mode: selective repair resends fewer packets than
+//!   go-back-N;
+//! - memif: DCQCN with the injected ECN marker (CE, CNPs, rate cuts) and
+//!   Timely complete every RPC.
+//!
+//! Every run is bounded in time; veth pairs and namespaces are unique per
+//! test and removed on drop.
+
+mod common;
+use common::{run, unique, Veth};
+use serde_json::Value;
+use std::time::Duration;
+
+const BENCH: &str = env!("CARGO_BIN_EXE_rpc-bench");
+const LIMIT: Duration = Duration::from_secs(90);
+const MODES: [&str; 4] = ["lossless", "pause", "lossy", "irn"];
+
+fn n(v: &Value, path: &[&str]) -> u64 {
+    let mut x = v;
+    for k in path {
+        x = &x[*k];
+    }
+    x.as_u64()
+        .unwrap_or_else(|| panic!("{} missing in {v}", path.join(".")))
+}
+
+fn assert_complete(v: &Value, min: u64) {
+    assert_eq!(n(v, &["failed"]), 0, "no request may fail: {v}");
+    assert_eq!(n(v, &["bad_responses"]), 0, "every byte checked: {v}");
+    assert_eq!(n(v, &["server", "bad_requests"]), 0, "{v}");
+    assert!(n(v, &["completed"]) >= min, "{v}");
+}
+
+#[test]
+fn every_mode_completes_on_the_slow_receiver_with_injected_loss() {
+    let name = unique("rgs");
+    let veth = Veth::up(&name, &["--netns", &format!("{name}ns")]);
+    let args = [
+        "compare".to_string(),
+        "--link=af_packet".into(),
+        format!("--iface={}", veth.name),
+        format!(
+            "--set=link.client_netns=\"{}\"",
+            veth.netns.as_deref().expect("netns")
+        ),
+        "--modes=lossless,pause,lossy,irn".into(),
+        // The slow receiver (configs/slow-receiver.toml): 8 sessions x 32
+        // outstanding small requests, 2 us per request, a 64-entry ring.
+        "--workload=throughput".into(),
+        "--sessions=8".into(),
+        "--window=32".into(),
+        "--set=transport.req_window=32".into(),
+        "--set=link.rx_desc=64".into(),
+        "--set=server.work_ns=2000".into(),
+        "--set=transport.bdp=\"config\"".into(),
+        "--set=transport.link_gbps=3".into(),
+        "--set=transport.rtt_us=5".into(),
+        "--multiple=16".into(),
+        // ... and 1 % of the frames lost on the server's receive side.
+        "--set=faults.drop=uniform".into(),
+        "--set=faults.p=0.01".into(),
+        // Lossless: a timeout is fault detection and must outlast a stall.
+        "--lossless-set=transport.rto_us=100000".into(),
+        "--set=transport.session_timeout_ms=10000".into(),
+        "--seconds=1".into(),
+        "--json".into(),
+    ];
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = run(BENCH, &args, LIMIT);
+    r.assert_ok("rpc-bench compare --modes (slow receiver, 1 % loss)");
+    let v = r.json();
+    for mode in MODES {
+        assert_eq!(v[mode]["mode"], mode, "{v}");
+        assert_complete(&v[mode], 100);
+        assert!(
+            n(&v[mode], &["drop_sources", "injected_server"]) > 0,
+            "{mode}: {v}"
+        );
+    }
+    // 64 ring entries, 2 x 2 + 32 of headroom: XOFF at 28 waiting frames.
+    let pause = &v["pause"];
+    assert_eq!(n(pause, &["pause", "xoff"]), 28, "{pause}");
+    assert!(
+        n(pause, &["pause_frames"]) > 0,
+        "the slow receiver never paused: {pause}"
+    );
+    assert!(n(pause, &["paused_us"]) > 0, "{pause}");
+}
+
+/// `compare` on memif with 64 KiB requests (46 packets) under 1 % loss,
+/// each mode running the same `max` RPCs.
+fn equal_work(modes: &str, max: u64, extra: &[&str]) -> Value {
+    let sock = format!("--socket=/tmp/{}.sock", unique("rgm"));
+    let modes = format!("--modes={modes}");
+    let max = format!("--set=workload.max_requests={max}");
+    let mut args = vec![
+        "compare",
+        sock.as_str(),
+        modes.as_str(),
+        "--workload=throughput",
+        "--window=4",
+        "--msg-size=65536",
+        "--resp-size=32",
+        "--set=faults.drop=uniform",
+        "--set=faults.p=0.01",
+        max.as_str(),
+        "--seconds=30",
+        "--set=workload.warmup_seconds=0",
+        "--set=transport.session_timeout_ms=10000",
+        "--json",
+    ];
+    args.extend_from_slice(extra);
+    let r = run(BENCH, &args, LIMIT);
+    r.assert_ok("rpc-bench compare (equal work)");
+    r.json()
+}
+
+#[test]
+fn selective_resends_fewer_packets_than_go_back_n_for_the_same_rpcs() {
+    let v = equal_work("lossy,irn", 300, &[]);
+    for mode in ["lossy", "irn"] {
+        assert_complete(&v[mode], 300);
+        assert!(n(&v[mode], &["lost"]) > 0, "{mode} lost nothing: {v}");
+    }
+    let (gbn, sel) = (
+        n(&v["lossy"], &["retransmitted_pkts"]),
+        n(&v["irn"], &["retransmitted_pkts"]),
+    );
+    assert!(
+        sel > 0 && sel < gbn,
+        "irn resent {sel}, lossy (go-back-N) {gbn}: {v}"
+    );
+}
+
+#[test]
+fn dcqcn_and_timely_complete_under_marks_and_loss() {
+    // DCQCN: every received ECN-capable frame marked CE with 5 %.
+    let v = equal_work(
+        "lossy,irn",
+        200,
+        &["--set=transport.cc=\"dcqcn\"", "--set=faults.ecn_p=0.05"],
+    );
+    for mode in ["lossy", "irn"] {
+        let m = &v[mode];
+        assert_complete(m, 200);
+        assert!(n(m, &["ecn_marks"]) > 0, "{mode}: no CE seen: {m}");
+        assert!(n(m, &["cnps"]) > 0, "{mode}: no CNP sent: {m}");
+        assert!(n(m, &["client_stats", "cnps_received"]) > 0, "{m}");
+    }
+    let v = equal_work("irn", 200, &["--set=transport.cc=\"timely\""]);
+    assert_complete(&v["irn"], 200);
+}
