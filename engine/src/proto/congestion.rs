@@ -19,7 +19,7 @@ use super::endpoint::Endpoint;
 use super::ids::SessionId;
 use super::txq::TxDesc;
 use crate::time::Instant;
-use crate::wire::{Parsed, PktType, RpcRepr, ECN_CE};
+use crate::wire::{Parsed, PktType, RpcRepr};
 
 impl Endpoint {
     /// Whether client session `s` must wait for its pacing time before
@@ -114,10 +114,4 @@ impl Endpoint {
         };
         Some(c.template.write(buf, &rpc, 0))
     }
-}
-
-/// Whether a parsed frame carries ECN Congestion Experienced.
-#[inline]
-pub(crate) fn marked(p: &Parsed<'_>) -> bool {
-    p.ecn == ECN_CE
 }

@@ -6,12 +6,11 @@
 use super::cc::TimingWheel;
 use super::client_rx::AnswerRx;
 use super::config::{EndpointAddr, EndpointConfig, Retransmit};
-use super::congestion::marked;
 use super::error::ConfigError;
 use super::event::{Delivery, Event};
 use super::ids::SessionId;
+use super::links::PauseLinks;
 use super::msgbuf::{MsgBuf, MsgPool, PoolStats};
-use super::pause::PauseLinks;
 use super::server_rx::RequestRx;
 use super::state::SessionState;
 use super::stats::{SessionCounts, Stats};
@@ -281,7 +280,7 @@ impl Endpoint {
             self.stats.drops.not_ours += 1;
             return None;
         }
-        if marked(&p) {
+        if p.congestion_experienced() {
             self.stats.ecn_marks += 1;
         }
         match p.rpc.pkt_type {
@@ -318,7 +317,7 @@ impl Endpoint {
         let srv = self.table.server_for_packet(&p.rpc, d)?;
         srv.common.heard_at(now);
         let sid = srv.common.id();
-        if marked(p) {
+        if p.congestion_experienced() {
             self.on_ce(now, sid, true);
         }
         let srv = self.table.server_mut(sid)?;
@@ -367,7 +366,7 @@ impl Endpoint {
         };
         srv.common.heard_at(now);
         let sid = srv.common.id();
-        if marked(p) {
+        if p.congestion_experienced() {
             self.on_ce(now, sid, true);
         }
         let Some(srv) = self.table.server_mut(sid) else {
@@ -385,7 +384,7 @@ impl Endpoint {
         let d = &mut self.stats.drops;
         let c = self.table.client_for_packet(&p.rpc, d)?;
         let sid = c.common.id();
-        if marked(p) {
+        if p.congestion_experienced() {
             self.on_ce(now, sid, false);
         }
         let c = self.table.client_mut(sid)?;

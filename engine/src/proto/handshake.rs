@@ -27,7 +27,7 @@ use super::endpoint::Endpoint;
 use super::error::RpcError;
 use super::event::Event;
 use super::ids::SessionId;
-use super::pause::NO_LINK;
+use super::links::NO_LINK;
 use super::server::ServerSession;
 use super::session::SessionCommon;
 use super::state::{Effect, SessionInput, SessionState};

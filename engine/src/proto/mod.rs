@@ -40,6 +40,7 @@ mod frame;
 mod handshake;
 mod ids;
 mod lifecycle;
+mod links;
 mod loss;
 mod msgbuf;
 mod pause;

@@ -6,7 +6,7 @@
 
 use super::config::PeerAddr;
 use super::ids::SessionId;
-use super::pause::NO_LINK;
+use super::links::NO_LINK;
 use super::state::SessionState;
 use super::timers::UNARMED;
 use crate::time::Instant;
@@ -53,7 +53,7 @@ pub(crate) struct SessionCommon {
     /// DCQCN: when this session last sent (server) or acted on (client) a
     /// congestion notification.
     pub cnp_at: Instant,
-    /// Pause mode: this session's peer link (`pause::NO_LINK` otherwise).
+    /// Pause mode: this session's peer link (`links::NO_LINK` otherwise).
     pub link: u32,
     /// Deadline of this session's valid entry in the endpoint's timer heap
     /// (`timers::UNARMED` if none; see `timers.rs`).

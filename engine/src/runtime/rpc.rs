@@ -365,10 +365,8 @@ impl<A> Rpc<A> {
             return;
         };
         let n = self.rx.rx_burst(&mut batch);
-        if self.rx_signals.observe_ring {
-            let occupancy = self.rx_signals.occupancy(&self.rx, n, BURST);
-            self.ep.observe_rx_ring(self.now, occupancy);
-        }
+        self.rx_signals
+            .after_burst(&self.rx, n, &mut self.ep, self.now);
         if n > 0 {
             self.counters.rx_bursts_nonempty += 1;
             self.capture_rx(&batch);
@@ -376,9 +374,8 @@ impl<A> Rpc<A> {
                 if self.rx_fault_drops() {
                     continue;
                 }
-                if self.rx_signals.has_marker() {
-                    self.rx_signals.maybe_mark(batch.data_mut(i));
-                    self.counters.injected_ecn_marks = self.rx_signals.marked;
+                if self.rx_signals.maybe_mark(batch.data_mut(i)) {
+                    self.counters.injected_ecn_marks += 1;
                 }
                 match self.ep.handle_frame(self.now, batch.data(i)) {
                     None => {}

@@ -10,22 +10,22 @@
 //! up, and a short burst means the ring is empty now. It is a lower bound
 //! that rises while the receiver falls behind, which is what XOFF needs.
 
-use crate::dpdk::RxQueue;
+use crate::dpdk::{RxQueue, BURST};
 use crate::fault::{DropModel, Dropper};
+use crate::proto::Endpoint;
+use crate::time::Instant;
 
 /// Receive-side signals of one run loop (see the module docs).
 #[derive(Debug, Default)]
 pub(crate) struct RxSignals {
     /// Pause mode: observe the ring every loop.
-    pub observe_ring: bool,
+    observe_ring: bool,
     /// The driver answers `queue_count` (probed once when enabled).
     driver_count: bool,
     /// The estimate when it does not.
     estimate: usize,
     /// Injected ECN marker: a Bernoulli draw per frame.
     ecn_marker: Option<Dropper>,
-    /// Frames the marker marked.
-    pub marked: u64,
 }
 
 impl RxSignals {
@@ -40,8 +40,18 @@ impl RxSignals {
         self.ecn_marker = (p > 0.0).then(|| Dropper::new(DropModel::Uniform { p }, seed));
     }
 
+    /// Pause mode: tells the endpoint the ring's occupancy after a burst
+    /// that returned `n` frames.
+    #[inline]
+    pub fn after_burst(&mut self, rx: &RxQueue, n: usize, ep: &mut Endpoint, now: Instant) {
+        if self.observe_ring {
+            let occupancy = self.occupancy(rx, n, BURST);
+            ep.observe_rx_ring(now, occupancy);
+        }
+    }
+
     /// Ring occupancy after a burst that returned `n` of at most `burst`.
-    pub fn occupancy(&mut self, rx: &RxQueue, n: usize, burst: usize) -> usize {
+    fn occupancy(&mut self, rx: &RxQueue, n: usize, burst: usize) -> usize {
         if self.driver_count {
             if let Some(c) = rx.queue_count() {
                 return c;
@@ -51,17 +61,12 @@ impl RxSignals {
         self.estimate
     }
 
-    /// Applies the marker to one received frame.
+    /// Applies the marker to one received frame; whether it marked it.
     #[inline]
-    pub fn maybe_mark(&mut self, frame: &mut [u8]) {
-        if let Some(m) = self.ecn_marker.as_mut() {
-            if m.should_drop() && crate::wire::mark_ce(frame) {
-                self.marked += 1;
-            }
+    pub fn maybe_mark(&mut self, frame: &mut [u8]) -> bool {
+        match self.ecn_marker.as_mut() {
+            Some(m) => m.should_drop() && crate::wire::mark_ce(frame),
+            None => false,
         }
-    }
-
-    pub fn has_marker(&self) -> bool {
-        self.ecn_marker.is_some()
     }
 }

@@ -150,6 +150,14 @@ pub struct Parsed<'a> {
     pub payload: &'a [u8],
 }
 
+impl Parsed<'_> {
+    /// Whether a switch (or a marker) set ECN Congestion Experienced.
+    #[inline]
+    pub fn congestion_experienced(&self) -> bool {
+        self.ecn == ECN_CE
+    }
+}
+
 /// Parses and validates one received frame: EtherType IPv4; IPv4 version,
 /// IHL, total length, header checksum, no fragments, protocol UDP; UDP length;
 /// RPC magic and version. IPv4 options are accepted and skipped. The UDP
