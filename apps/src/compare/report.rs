@@ -140,6 +140,11 @@ pub(super) fn annotate(cfg: &Config, r: &mut Report) {
             json!({"xoff": p.xoff, "xon": p.xon, "headroom": p.headroom,
                    "pause_time_us": t.pause_time_us}),
         );
+        // What the pause was for: frames the receive rings lost anyway.
+        r.extra.insert(
+            "drops_despite_pause".into(),
+            json!(d.rx_missed_client + d.rx_missed_server),
+        );
     }
 }
 
@@ -682,5 +687,25 @@ mod tests {
         assert_eq!(r.extra["pause"]["headroom"], 50);
         let line = mode_line("pause", &cfg);
         assert!(line.contains("XOFF at 974 / XON at 487 of 1024"), "{line}");
+    }
+
+    #[test]
+    fn a_pause_run_reports_what_its_rings_lost_anyway() {
+        let mut cfg = Config::default();
+        cfg.transport.mode = Mode::Pause;
+        let mut r = Report::new("throughput", "af_packet", "pause", 32, 32);
+        r.add_drops("rx_ring_overflow", 3);
+        r.add_drops("server_rx_ring_overflow", 40);
+        r.add_drops("server_injected", 7);
+        annotate(&cfg, &mut r);
+        assert_eq!(r.extra["drops_despite_pause"], 43);
+        assert_eq!(
+            r.extra["pause"]["xon"],
+            r.extra["pause"]["xoff"].as_u64().unwrap() / 2
+        );
+        // Only pause runs carry it.
+        let mut lossy = Report::new("throughput", "af_packet", "lossy", 32, 32);
+        annotate(&Config::default(), &mut lossy);
+        assert!(!lossy.extra.contains_key("drops_despite_pause"));
     }
 }
