@@ -23,7 +23,7 @@
 use super::cc::{RateControl, RateLimit};
 use super::frame::pkts_of;
 use super::msgbuf::MsgBuf;
-use super::sack::{Window, SACK_WINDOW};
+use super::sack::{SackState, SACK_WINDOW};
 use super::session::SessionCommon;
 use crate::time::{Duration, Instant};
 use std::collections::VecDeque;
@@ -64,6 +64,9 @@ pub(crate) struct ClientSession {
     /// Boxed and absent without congestion control, so a session that
     /// runs none carries one pointer of it.
     pub cc: Option<Box<CcState>>,
+    /// Selective: the state boxes of finished requests, reused by the next
+    /// (no allocation per request once every slot has had one).
+    pub sack_spares: Vec<Box<SackState>>,
 }
 
 /// A client session's congestion-control state.
@@ -138,20 +141,9 @@ pub(crate) struct ClientReq {
     /// Lossless mode: packet index to resend once as a probe (sent without
     /// a credit, into the one ring entry each session reserves for it).
     pub probe: Option<u32>,
-    /// Selective retransmission (`client_sack.rs`); the two maps below stay
-    /// empty under go-back-N.
-    pub selective: bool,
-    /// Answers (or their credits) received out of order, bit `i` for index
-    /// `num_rx + i`.
-    pub sacked: Window,
-    /// Packets taken as lost and waiting to be resent (they hold no credit).
-    pub lost: Window,
-    /// Holes below this index were resent after a SACK showed them missing;
-    /// later SACKs leave them to the timeout (each hole is resent once per
-    /// recovery, as IRN does).
-    pub recovered_upto: u32,
-    /// When holes first qualified as lost (see `client_sack.rs`).
-    pub reo_since: Option<Instant>,
+    /// Selective retransmission (`client_sack.rs`): `None` under
+    /// go-back-N.
+    pub sel: Option<Box<SackState>>,
     /// The grant the last request packet carried (a resent copy carries it
     /// again, since its virtual RFRs already count as sent).
     pub grant_sent: u16,
@@ -182,9 +174,14 @@ impl ClientReq {
     }
 
     pub fn has_work(&self) -> bool {
-        !self.lost.is_empty()
-            || (self.num_tx < self.sendable_total()
-                && (!self.selective || self.num_tx - self.num_rx < SACK_WINDOW))
+        match self.sel.as_deref() {
+            None => self.num_tx < self.sendable_total(),
+            Some(s) => {
+                !s.lost.is_empty()
+                    || (self.num_tx < self.sendable_total()
+                        && self.num_tx - self.num_rx < SACK_WINDOW)
+            }
+        }
     }
 
     /// The answer the client's packet `idx` gets: (is a CreditReturn,
@@ -199,8 +196,13 @@ impl ClientReq {
 
     /// Packets sent and holding a credit: not answered (in order or out of
     /// order) and not taken as lost.
+    #[inline]
     pub fn in_flight(&self) -> u32 {
-        self.num_tx - self.num_rx - self.sacked.count() - self.lost.count()
+        let sent = self.num_tx - self.num_rx;
+        match self.sel.as_deref() {
+            None => sent,
+            Some(s) => sent - s.sacked.count() - s.lost.count(),
+        }
     }
 }
 
@@ -224,6 +226,7 @@ impl ClientSession {
         });
         ClientSession {
             cc,
+            sack_spares: Vec::new(),
             common,
             slots: (0..window)
                 .map(|i| ClientSlot {
@@ -281,25 +284,23 @@ impl ClientSession {
             return;
         };
         self.credits += req.in_flight() as u16;
-        if req.selective {
+        let (num_rx, num_tx, n_req, n_resp) = (req.num_rx, req.num_tx, req.n_req, req.n_resp);
+        if let Some(s) = req.sel.as_deref_mut() {
             // Virtual RFRs wait for Response(0) (the resent last request
             // packet carries their grant again): they stay in flight.
-            let mut end = req.num_tx - req.num_rx;
-            if req.n_resp == 0 && req.num_rx < req.n_req {
-                end = end.min(req.n_req - req.num_rx);
+            let mut end = num_tx - num_rx;
+            if n_resp == 0 && num_rx < n_req {
+                end = end.min(n_req - num_rx);
             }
             for j in 0..end {
-                if !req.sacked.get(j) {
-                    req.lost.set(j);
+                if !s.sacked.get(j) {
+                    s.lost.set(j);
                 }
             }
-            self.credits -= (req.num_tx
-                - req.num_rx
-                - end
-                - req.sacked.count_from(end)
-                - req.lost.count_from(end)) as u16;
-            req.recovered_upto = req.num_tx;
-            req.reo_since = None;
+            let kept = num_tx - num_rx - end - s.sacked.count_from(end) - s.lost.count_from(end);
+            self.credits -= kept as u16;
+            s.recovered_upto = num_tx;
+            s.reo_since = None;
         } else {
             req.num_tx = req.num_rx;
         }
@@ -353,6 +354,11 @@ impl ClientSession {
     /// Puts `p` into slot `i` (which must be free) as a new request.
     pub fn start(&mut self, i: usize, p: Pending, now: Instant, dpp: usize, selective: bool) {
         let window = self.slots.len() as u64;
+        let sel = selective.then(|| {
+            let mut b = self.sack_spares.pop().unwrap_or_default();
+            *b = SackState::default();
+            b
+        });
         let slot = &mut self.slots[i];
         let req_num = slot.next_req_num;
         slot.next_req_num += window;
@@ -371,22 +377,26 @@ impl ClientSession {
             progress_at: now,
             rolled_back: false,
             probe: None,
-            selective,
-            sacked: Window::default(),
-            lost: Window::default(),
-            recovered_upto: 0,
-            reo_since: None,
+            sel,
             grant_sent: 0,
         });
         self.active += 1;
     }
 
-    /// Removes the request in `slot`, returning its in-flight credits.
-    pub fn take(&mut self, slot: usize) -> Option<ClientReq> {
+    /// Removes the request in `slot`, returning its in-flight credits, and
+    /// gives back its tag. Its buffers go home in place (only the tag moves:
+    /// moving the whole request out cost a 150-byte copy per RPC).
+    #[inline]
+    pub fn take(&mut self, slot: usize) -> Option<u64> {
         self.take_probe(slot);
-        let req = self.slots[slot].req.take()?;
+        let req = self.slots[slot].req.as_mut()?;
+        let tag = req.tag;
         self.credits += req.in_flight() as u16;
+        if let Some(b) = req.sel.take() {
+            self.sack_spares.push(b);
+        }
+        self.slots[slot].req = None;
         self.active -= 1;
-        Some(req)
+        Some(tag)
     }
 }

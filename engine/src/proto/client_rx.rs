@@ -141,7 +141,7 @@ impl ClientSession {
         // Selective: Response(0) (or its error stand-in) says every request
         // packet arrived, so it answers those below it too; a later
         // response packet is kept out of order.
-        let early = req.selective
+        let early = req.sel.is_some()
             && kind != PktType::CreditReturn
             && idx > req.num_rx
             && idx < req.high_tx
@@ -246,8 +246,11 @@ impl ClientSession {
             let total = req.n_req + req.n_resp - 1;
             if req.num_tx > total {
                 let cut = total - req.num_rx;
-                let lost = req.lost.count_from(cut);
-                req.lost.clear_from(cut);
+                let lost = req.sel.as_deref_mut().map_or(0, |s| {
+                    let n = s.lost.count_from(cut);
+                    s.lost.clear_from(cut);
+                    n
+                });
                 self.credits += (req.num_tx - total - lost) as u16;
                 req.num_tx = total;
                 req.high_tx = req.high_tx.min(total);

@@ -37,15 +37,18 @@ pub(crate) const MIN_REORDER_WINDOW: Duration = Duration::from_micros(4);
 impl ClientReq {
     /// Every index below `t` is answered: returns the credits that come
     /// back (of packets that were in flight) and moves `num_rx` to `t`.
+    #[inline]
     pub fn ack_through(&mut self, t: u32) -> u32 {
         if t <= self.num_rx {
             return 0;
         }
         let n = t - self.num_rx;
-        let sent = t.min(self.num_tx).saturating_sub(self.num_rx);
-        let returned = sent - self.sacked.count_below(n) - self.lost.count_below(n);
-        self.sacked.shift(n);
-        self.lost.shift(n);
+        let mut returned = t.min(self.num_tx).saturating_sub(self.num_rx);
+        if let Some(s) = self.sel.as_deref_mut() {
+            returned -= s.sacked.count_below(n) + s.lost.count_below(n);
+            s.sacked.shift(n);
+            s.lost.shift(n);
+        }
         self.num_rx = t;
         self.num_tx = self.num_tx.max(t);
         self.high_tx = self.high_tx.max(t);
@@ -54,27 +57,39 @@ impl ClientReq {
 
     /// Moves `num_rx` past the answers that came early, stopping at the
     /// last request packet while Response(0) is still missing.
+    #[inline]
     pub fn skip_sacked(&mut self) {
-        let mut run = self.sacked.leading_run();
+        let Some(s) = self.sel.as_deref_mut() else {
+            return;
+        };
+        let mut run = s.sacked.leading_run();
         if self.n_resp == 0 {
             run = run.min((self.n_req - 1).saturating_sub(self.num_rx));
         }
-        self.sacked.shift(run);
-        self.lost.shift(run);
+        s.sacked.shift(run);
+        s.lost.shift(run);
         self.num_rx += run;
+    }
+
+    /// Whether index `idx` (past `num_rx`) was answered out of order.
+    pub fn is_sacked(&self, idx: u32) -> bool {
+        self.sel
+            .as_deref()
+            .is_some_and(|s| s.sacked.get(idx - self.num_rx))
     }
 
     /// Marks index `idx` (past `num_rx`, sent) answered out of order;
     /// returns the credit it gives back (0 if it was already taken as
-    /// lost), or `None` if it was answered already.
+    /// lost), or `None` if it was answered already (or not selective).
     pub fn sack(&mut self, idx: u32) -> Option<u32> {
+        let s = self.sel.as_deref_mut()?;
         let b = idx - self.num_rx;
-        if self.sacked.get(b) {
+        if s.sacked.get(b) {
             return None;
         }
-        self.sacked.set(b);
-        if self.lost.get(b) {
-            self.lost.clear(b);
+        s.sacked.set(b);
+        if s.lost.get(b) {
+            s.lost.clear(b);
             return Some(0);
         }
         Some(1)
@@ -86,15 +101,18 @@ impl ClientReq {
     /// how many were marked (each gives its credit back).
     pub fn detect_losses(&mut self, now: Instant, reo_wnd: Duration) -> u32 {
         let qualifying = self.scan_holes(false);
+        let Some(s) = self.sel.as_deref_mut() else {
+            return 0;
+        };
         if qualifying == 0 {
-            self.reo_since = None;
+            s.reo_since = None;
             return 0;
         }
-        let since = *self.reo_since.get_or_insert(now);
+        let since = *s.reo_since.get_or_insert(now);
         if now.saturating_since(since) < reo_wnd {
             return 0;
         }
-        self.reo_since = None;
+        s.reo_since = None;
         self.scan_holes(true)
     }
 
@@ -103,26 +121,30 @@ impl ClientReq {
     /// Holes past the last request packet while Response(0) is missing are
     /// skipped: they are virtual RFRs, answered once it comes.
     fn scan_holes(&mut self, mark: bool) -> u32 {
-        let Some(top) = self.sacked.last() else {
+        let (num_rx, num_tx, n_req, n_resp) = (self.num_rx, self.num_tx, self.n_req, self.n_resp);
+        let Some(s) = self.sel.as_deref_mut() else {
             return 0;
         };
-        let mut end = top.min(self.num_tx - self.num_rx);
-        if self.n_resp == 0 {
-            end = end.min(self.n_req.saturating_sub(self.num_rx));
+        let Some(top) = s.sacked.last() else {
+            return 0;
+        };
+        let mut end = top.min(num_tx - num_rx);
+        if n_resp == 0 {
+            end = end.min(n_req.saturating_sub(num_rx));
         }
-        let start = self.recovered_upto.saturating_sub(self.num_rx);
-        let mut above = self.sacked.count_from(start + 1);
+        let start = s.recovered_upto.saturating_sub(num_rx);
+        let mut above = s.sacked.count_from(start + 1);
         let mut found = 0;
         for b in start..end {
-            let hole = !self.sacked.get(b) && !self.lost.get(b);
+            let hole = !s.sacked.get(b) && !s.lost.get(b);
             if hole && above >= DUP_THRESH {
                 found += 1;
                 if mark {
-                    self.lost.set(b);
-                    self.recovered_upto = self.num_rx + b + 1;
+                    s.lost.set(b);
+                    s.recovered_upto = num_rx + b + 1;
                 }
             }
-            if self.sacked.get(b + 1) {
+            if s.sacked.get(b + 1) {
                 above -= 1;
             }
         }
@@ -133,11 +155,22 @@ impl ClientReq {
     /// last request packet are left out while Response(0) is missing (they
     /// stand or fall with that packet).
     pub fn in_flight_real(&self) -> u32 {
+        let Some(s) = self.sel.as_deref() else {
+            return self.in_flight();
+        };
         if self.n_resp > 0 || self.num_tx <= self.n_req || self.num_rx >= self.n_req {
             return self.in_flight();
         }
         let cut = self.n_req - self.num_rx;
-        cut - self.sacked.count_below(cut) - self.lost.count_below(cut)
+        cut - s.sacked.count_below(cut) - s.lost.count_below(cut)
+    }
+
+    /// The first packet taken as lost, taken off the list.
+    pub fn take_lost(&mut self) -> Option<u32> {
+        let s = self.sel.as_deref_mut()?;
+        let b = s.lost.first()?;
+        s.lost.clear(b);
+        Some(self.num_rx + b)
     }
 }
 
@@ -160,7 +193,7 @@ impl ClientSession {
         let Some(req) = self.slots[i].req.as_mut() else {
             return false;
         };
-        if !req.selective || k >= req.n_req || k >= req.high_tx || ack > req.n_req {
+        if req.sel.is_none() || k >= req.n_req || k >= req.high_tx || ack > req.n_req {
             d.malformed += 1;
             return false;
         }
@@ -213,9 +246,10 @@ impl ClientSession {
         };
         let idx = req.n_req - 1 + k;
         let known = req.resp.as_ref().is_none_or(|m| m.len() == len);
-        if !known || payload.len() != chunk(len, k, dpp).len() || req.sacked.get(idx - req.num_rx) {
+        let dup = req.is_sacked(idx);
+        if !known || payload.len() != chunk(len, k, dpp).len() || dup {
             let d = &mut stats.drops;
-            if known && req.sacked.get(idx - req.num_rx) {
+            if known && dup {
                 d.duplicate += 1;
                 d.dup_response += 1;
             } else {

@@ -72,11 +72,9 @@ impl ClientSession {
             let Some(req) = self.slots[i].req.as_mut() else {
                 continue;
             };
-            let (len, used, idx, first) = if let Some(b) = req.lost.first() {
+            let (len, used, idx, first) = if let Some(idx) = req.take_lost() {
                 // Selective: a packet taken as lost goes first, alone (its
                 // grant, if it is the last request packet, is the one sent).
-                req.lost.clear(b);
-                let idx = req.num_rx + b;
                 if req.in_flight() == 1 {
                     req.armed_at = now;
                 }

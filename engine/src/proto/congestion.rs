@@ -17,6 +17,8 @@
 use super::cc::{CcKind, CNP_INTERVAL};
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
+use super::state::SessionState;
+use super::table::Session;
 use super::txq::TxDesc;
 use crate::time::Instant;
 use crate::wire::{Parsed, PktType, RpcRepr};
@@ -61,16 +63,34 @@ impl Endpoint {
         }
     }
 
-    /// A received frame of session `s` was marked CE (DCQCN only): a
-    /// server notifies the client, a client cuts its own rate.
-    pub(crate) fn on_ce(&mut self, now: Instant, s: SessionId, server: bool) {
+    /// A received frame marked CE (DCQCN only; rare, so off the common
+    /// path): to a server session, the server notifies the client; to a
+    /// client session, the client cuts its own rate. The session must exist
+    /// in the role the packet kind names and the token must match, or the
+    /// mark is ignored (the frame is dropped and counted where it goes).
+    pub(crate) fn on_ce(&mut self, now: Instant, rpc: &RpcRepr) {
         if self.cfg.cc != CcKind::Dcqcn {
             return;
         }
-        let Some(sess) = self.table.get_mut(s) else {
+        let server = match rpc.pkt_type {
+            PktType::Request | PktType::ReqForResp => true,
+            PktType::Response | PktType::CreditReturn | PktType::ErrorResponse | PktType::Sack => {
+                false
+            }
+            _ => return,
+        };
+        let Some(sess) = self.table.by_num_mut(rpc.dest_session) else {
             return;
         };
+        let role_ok = matches!(
+            (server, &*sess),
+            (true, Session::Server(_)) | (false, Session::Client(_))
+        );
         let c = sess.common_mut();
+        if !role_ok || c.token != rpc.token || c.state != SessionState::Connected {
+            return;
+        }
+        let s = c.id();
         if c.cnp_at != Instant::ZERO && now.saturating_since(c.cnp_at) < CNP_INTERVAL {
             return;
         }

@@ -282,6 +282,7 @@ impl Endpoint {
         }
         if p.congestion_experienced() {
             self.stats.ecn_marks += 1;
+            self.on_ce(now, &p.rpc);
         }
         match p.rpc.pkt_type {
             PktType::Request => self.rx_request(now, &p),
@@ -317,11 +318,6 @@ impl Endpoint {
         let srv = self.table.server_for_packet(&p.rpc, d)?;
         srv.common.heard_at(now);
         let sid = srv.common.id();
-        if p.congestion_experienced() {
-            self.on_ce(now, sid, true);
-        }
-        let srv = self.table.server_mut(sid)?;
-        let d = &mut self.stats.drops;
         let selective = self.cfg.retransmit == Retransmit::Selective;
         let max_msg = self.cfg.max_msg_size;
         match srv.rx_request(p, self.dpp, max_msg, selective, &self.pool, d) {
@@ -366,13 +362,6 @@ impl Endpoint {
         };
         srv.common.heard_at(now);
         let sid = srv.common.id();
-        if p.congestion_experienced() {
-            self.on_ce(now, sid, true);
-        }
-        let Some(srv) = self.table.server_mut(sid) else {
-            return;
-        };
-        let d = &mut self.stats.drops;
         if let Some((k, new)) = srv.rx_rfr(p, self.dpp, d) {
             self.stats.rx_accepted += new as u64;
             self.txq.answer(sid, p.rpc.req_num, AnswerKind::Response, k);
@@ -384,10 +373,6 @@ impl Endpoint {
         let d = &mut self.stats.drops;
         let c = self.table.client_for_packet(&p.rpc, d)?;
         let sid = c.common.id();
-        if p.congestion_experienced() {
-            self.on_ce(now, sid, false);
-        }
-        let c = self.table.client_mut(sid)?;
         let max_msg = self.cfg.max_msg_size;
         let rx = c.rx_answer(now, p, self.dpp, max_msg, &self.pool, &mut self.stats);
         let dropped = matches!(

@@ -53,7 +53,7 @@ impl LossTimers {
     /// selective and has few packets in flight (nothing later would reveal
     /// their loss), the normal one otherwise.
     fn rto_for(&self, req: &ClientReq) -> Duration {
-        if req.selective && req.in_flight_real() <= RTO_LOW_MAX_IN_FLIGHT {
+        if req.sel.is_some() && req.in_flight_real() <= RTO_LOW_MAX_IN_FLIGHT {
             self.rto_low
         } else {
             self.rto

@@ -113,24 +113,24 @@ impl Endpoint {
         slot: usize,
         now: Instant,
     ) -> Option<u64> {
-        let req = self.table.client_mut(s)?.take(slot)?;
+        let tag = self.table.client_mut(s)?.take(slot)?;
         self.active_client_reqs -= 1;
         self.stats.requests_completed += 1;
         self.refill_slot(s, slot, now);
         self.retime_quiet_client(s);
-        Some(req.tag)
+        Some(tag)
     }
 
     /// Fails the request in `slot` with `error` (its buffers go home on drop).
     pub(crate) fn fail_request(&mut self, s: SessionId, slot: usize, error: RpcError) {
-        let Some(req) = self.table.client_mut(s).and_then(|c| c.take(slot)) else {
+        let Some(tag) = self.table.client_mut(s).and_then(|c| c.take(slot)) else {
             return;
         };
         self.active_client_reqs -= 1;
         self.stats.requests_failed += 1;
         self.events.push_back(Event::RequestFailed {
             session: s,
-            tag: req.tag,
+            tag,
             error,
         });
     }

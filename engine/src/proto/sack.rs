@@ -5,6 +5,24 @@
 //! request; a packet further than [`SACK_WINDOW`] past the cumulative
 //! point is not tracked (the sender never sends that far ahead).
 
+use crate::time::Instant;
+
+/// A selective request's client-side state (`client_sack.rs`), boxed and
+/// recycled per session so that a go-back-N request carries none of it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SackState {
+    /// Answers received out of order, bit `i` for index `num_rx + i`.
+    pub sacked: Window,
+    /// Packets taken as lost and waiting to be resent (they hold no credit).
+    pub lost: Window,
+    /// Holes below this index were resent after a SACK showed them missing;
+    /// later SACKs leave them to the timeout (each hole is resent once per
+    /// recovery, as IRN does).
+    pub recovered_upto: u32,
+    /// When holes first qualified as lost.
+    pub reo_since: Option<Instant>,
+}
+
 /// Positions past the cumulative point one map tracks.
 pub(crate) const SACK_WINDOW: u32 = 256;
 

@@ -173,10 +173,13 @@ impl ServerSession {
         }
         // In order: k == num_rx; packets stored past it follow.
         slot.num_rx += 1;
-        slot.ooo.shift(1);
-        let run = slot.ooo.leading_run();
-        slot.num_rx += run;
-        slot.ooo.shift(run);
+        let mut run = 0;
+        if !slot.ooo.is_empty() {
+            slot.ooo.shift(1);
+            run = slot.ooo.leading_run();
+            slot.num_rx += run;
+            slot.ooo.shift(run);
+        }
         if k + 1 == n {
             slot.grant = rpc.grant as u32;
         }

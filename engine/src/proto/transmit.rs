@@ -93,6 +93,9 @@ impl Endpoint {
     /// session that can send, one packet per session per turn.
     fn next_client_frame(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         while let Some(s) = self.txq.clients.pop_front() {
+            if self.cfg.cc != CcKind::None && self.pace_or_wait(now, s) {
+                continue;
+            }
             let Some(c) = self.table.client_mut(s) else {
                 continue;
             };
@@ -107,12 +110,6 @@ impl Endpoint {
                 }
                 continue;
             }
-            if self.cfg.cc != CcKind::None && self.pace_or_wait(now, s) {
-                continue;
-            }
-            let Some(c) = self.table.client_mut(s) else {
-                continue;
-            };
             let turn = c.write_next(now, buf, self.dpp, &mut self.stats);
             if turn.written.is_some() {
                 // A packet sent may have started an RTO (`armed_at = now`):
