@@ -65,7 +65,9 @@ pub(crate) struct ClientSession {
     /// runs none carries one pointer of it.
     pub cc: Option<Box<CcState>>,
     /// Selective: the state boxes of finished requests, reused by the next
-    /// (no allocation per request once every slot has had one).
+    /// (no allocation per request once every slot has had one). Boxed on
+    /// purpose: each moves into a request and back, a pointer move.
+    #[allow(clippy::vec_box)]
     pub sack_spares: Vec<Box<SackState>>,
 }
 
