@@ -22,6 +22,18 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p engine --no-deps --quiet
 # debug build is too slow for the timing bounds in the tests.
 cargo build --release --workspace --bins --examples
 export RPC_BIN_DIR="$PWD/target/release"
+# Build every test binary before running any: right after a build the
+# first two-process memif run has three times timed out waiting for its link
+# (10 s), with both processes loading DPDK's ~100 driver libraries from a
+# cold page cache while the linker still ran. Then one short memif run
+# loads them warm; its outcome is printed, not judged (the tests judge).
+cargo test --release --workspace --no-run --quiet
+if timeout 60 "$RPC_BIN_DIR/rpc-bench" run --seconds 0.2 --no-floor \
+    --set workload.warmup_seconds=0 >/tmp/rpc-test-warmup.log 2>&1; then
+  echo "test.sh: warm-up memif run ok"
+else
+  echo "test.sh: warm-up memif run failed (see /tmp/rpc-test-warmup.log); running the tests anyway"
+fi
 # One test thread: the e2e tests each start two pinned poll-mode processes.
 # --no-fail-fast: one failing test binary must not hide the others' results.
 cargo test --release --workspace --no-fail-fast -- --test-threads=1
