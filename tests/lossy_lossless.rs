@@ -12,7 +12,7 @@
 //! test and removed on drop.
 
 mod common;
-use common::{run, unique, Veth};
+use common::{assert_complete, run, u, unique, Veth};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -57,23 +57,6 @@ fn bench_run(link: &[String], extra: &[&str]) -> Value {
     let r = run(BENCH, &args, LIMIT);
     r.assert_ok("rpc-bench run");
     r.json()
-}
-
-fn u(v: &Value, path: &[&str]) -> u64 {
-    let mut x = v;
-    for k in path {
-        x = &x[*k];
-    }
-    x.as_u64()
-        .unwrap_or_else(|| panic!("{} missing in {v}", path.join(".")))
-}
-
-/// Every RPC completed and every response byte was right; at least `min` did.
-fn assert_complete(v: &Value, min: u64) {
-    assert_eq!(u(v, &["failed"]), 0, "no request may fail: {v}");
-    assert_eq!(u(v, &["bad_responses"]), 0, "every byte checked: {v}");
-    assert_eq!(u(v, &["server", "bad_requests"]), 0, "{v}");
-    assert!(u(v, &["completed"]) >= min, "{v}");
 }
 
 /// Lossless mode's retransmission timeout. A timeout there is fault

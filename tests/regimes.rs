@@ -14,29 +14,13 @@
 //! test and removed on drop.
 
 mod common;
-use common::{run, unique, Veth};
+use common::{assert_complete, run, u, unique, Veth};
 use serde_json::Value;
 use std::time::Duration;
 
 const BENCH: &str = env!("CARGO_BIN_EXE_rpc-bench");
 const LIMIT: Duration = Duration::from_secs(90);
 const MODES: [&str; 4] = ["lossless", "pause", "lossy", "irn"];
-
-fn n(v: &Value, path: &[&str]) -> u64 {
-    let mut x = v;
-    for k in path {
-        x = &x[*k];
-    }
-    x.as_u64()
-        .unwrap_or_else(|| panic!("{} missing in {v}", path.join(".")))
-}
-
-fn assert_complete(v: &Value, min: u64) {
-    assert_eq!(n(v, &["failed"]), 0, "no request may fail: {v}");
-    assert_eq!(n(v, &["bad_responses"]), 0, "every byte checked: {v}");
-    assert_eq!(n(v, &["server", "bad_requests"]), 0, "{v}");
-    assert!(n(v, &["completed"]) >= min, "{v}");
-}
 
 #[test]
 fn every_mode_completes_on_the_slow_receiver_with_injected_loss() {
@@ -80,18 +64,18 @@ fn every_mode_completes_on_the_slow_receiver_with_injected_loss() {
         assert_eq!(v[mode]["mode"], mode, "{v}");
         assert_complete(&v[mode], 100);
         assert!(
-            n(&v[mode], &["drop_sources", "injected_server"]) > 0,
+            u(&v[mode], &["drop_sources", "injected_server"]) > 0,
             "{mode}: {v}"
         );
     }
     // 64 ring entries, 2 x 2 + 32 of headroom: XOFF at 28 waiting frames.
     let pause = &v["pause"];
-    assert_eq!(n(pause, &["pause", "xoff"]), 28, "{pause}");
+    assert_eq!(u(pause, &["pause", "xoff"]), 28, "{pause}");
     assert!(
-        n(pause, &["pause_frames"]) > 0,
+        u(pause, &["pause_frames"]) > 0,
         "the slow receiver never paused: {pause}"
     );
-    assert!(n(pause, &["paused_us"]) > 0, "{pause}");
+    assert!(u(pause, &["paused_us"]) > 0, "{pause}");
 }
 
 /// `compare` on memif with 64 KiB requests (46 packets) under 1 % loss,
@@ -127,11 +111,11 @@ fn selective_resends_fewer_packets_than_go_back_n_for_the_same_rpcs() {
     let v = equal_work("lossy,irn", 300, &[]);
     for mode in ["lossy", "irn"] {
         assert_complete(&v[mode], 300);
-        assert!(n(&v[mode], &["lost"]) > 0, "{mode} lost nothing: {v}");
+        assert!(u(&v[mode], &["lost"]) > 0, "{mode} lost nothing: {v}");
     }
     let (gbn, sel) = (
-        n(&v["lossy"], &["retransmitted_pkts"]),
-        n(&v["irn"], &["retransmitted_pkts"]),
+        u(&v["lossy"], &["retransmitted_pkts"]),
+        u(&v["irn"], &["retransmitted_pkts"]),
     );
     assert!(
         sel > 0 && sel < gbn,
@@ -150,9 +134,9 @@ fn dcqcn_and_timely_complete_under_marks_and_loss() {
     for mode in ["lossy", "irn"] {
         let m = &v[mode];
         assert_complete(m, 200);
-        assert!(n(m, &["ecn_marks"]) > 0, "{mode}: no CE seen: {m}");
-        assert!(n(m, &["cnps"]) > 0, "{mode}: no CNP sent: {m}");
-        assert!(n(m, &["client_stats", "cnps_received"]) > 0, "{m}");
+        assert!(u(m, &["ecn_marks"]) > 0, "{mode}: no CE seen: {m}");
+        assert!(u(m, &["cnps"]) > 0, "{mode}: no CNP sent: {m}");
+        assert!(u(m, &["client_stats", "cnps_received"]) > 0, "{m}");
     }
     let v = equal_work("irn", 200, &["--set=transport.cc=\"timely\""]);
     assert_complete(&v["irn"], 200);

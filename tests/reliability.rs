@@ -4,21 +4,12 @@
 //! handshake), and a client with no server (a clear error in bounded time).
 
 mod common;
-use common::{run, unique, Server, Veth};
+use common::{run, u, unique, Server, Veth};
 use std::time::Duration;
 
 const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");
 const HOSTILE: &str = env!("CARGO_BIN_EXE_rpc-hostile");
 const LIMIT: Duration = Duration::from_secs(60);
-
-fn u(v: &serde_json::Value, path: &[&str]) -> u64 {
-    let mut x = v;
-    for p in path {
-        x = &x[*p];
-    }
-    x.as_u64()
-        .unwrap_or_else(|| panic!("{path:?} missing or not a number in {v}"))
-}
 
 #[test]
 fn hostile_frames_in_a_live_af_packet_run() {
@@ -97,10 +88,10 @@ fn a_client_with_no_server_fails_clearly_in_bounded_time() {
     let r = run(CLIENT, &[&format!("--socket={sock}"), "--seconds=2"], LIMIT);
     assert_eq!(r.code, Some(1), "{}\n{}", r.stdout, r.stderr);
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
-    // It really waited for the server (the 10 s link timeout), then gave up
+    // It really waited for the server (the 30 s link timeout), then gave up
     // with an error about the link, not about its configuration.
     assert!(
-        r.elapsed >= Duration::from_secs(5) && r.elapsed < Duration::from_secs(30),
+        r.elapsed >= Duration::from_secs(20) && r.elapsed < Duration::from_secs(55),
         "took {:?}",
         r.elapsed
     );

@@ -224,3 +224,23 @@ impl Drop for Server {
         }
     }
 }
+
+/// The number at `path` in a JSON report; panics naming the path if it is
+/// missing or not a whole number.
+pub fn u(v: &serde_json::Value, path: &[&str]) -> u64 {
+    let mut x = v;
+    for k in path {
+        x = &x[*k];
+    }
+    x.as_u64()
+        .unwrap_or_else(|| panic!("{} missing or not a number in {v}", path.join(".")))
+}
+
+/// Every RPC of a `rpc-bench` report completed and every byte (both
+/// directions) was right; at least `min` completed.
+pub fn assert_complete(v: &serde_json::Value, min: u64) {
+    assert_eq!(u(v, &["failed"]), 0, "no request may fail: {v}");
+    assert_eq!(u(v, &["bad_responses"]), 0, "every byte checked: {v}");
+    assert_eq!(u(v, &["server", "bad_requests"]), 0, "{v}");
+    assert!(u(v, &["completed"]) >= min, "{v}");
+}

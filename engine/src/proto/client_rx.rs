@@ -89,22 +89,14 @@ impl ClientSession {
             // else is from the future (a peer bug or a forged packet).
             let cur = slot.req.as_ref().map_or(slot.next_req_num, |r| r.req_num);
             if rpc.req_num < cur {
-                stats.drops.stale += 1;
-                refine(
-                    &mut stats.drops,
-                    kind,
-                    |d| &mut d.stale_response,
-                    |d| &mut d.stale_cr,
-                );
+                let d = &mut stats.drops;
+                d.stale += 1;
+                refine(d, kind, |d| &mut d.stale_response, |d| &mut d.stale_cr);
                 return self.evidence(slot_idx, rpc.req_num, kind, rpc.pkt_num);
             } else {
-                stats.drops.future += 1;
-                refine(
-                    &mut stats.drops,
-                    kind,
-                    |d| &mut d.future_response,
-                    |d| &mut d.future_cr,
-                );
+                let d = &mut stats.drops;
+                d.future += 1;
+                refine(d, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
             }
             return AnswerRx::Dropped;
         };
@@ -164,22 +156,14 @@ impl ClientSession {
         }
         if idx != req.num_rx && !cumulative {
             if idx < req.num_rx {
-                stats.drops.duplicate += 1;
-                refine(
-                    &mut stats.drops,
-                    kind,
-                    |d| &mut d.dup_response,
-                    |d| &mut d.dup_cr,
-                );
+                let d = &mut stats.drops;
+                d.duplicate += 1;
+                refine(d, kind, |d| &mut d.dup_response, |d| &mut d.dup_cr);
                 return self.evidence(slot_idx, rpc.req_num, kind, rpc.pkt_num);
             } else {
-                stats.drops.future += 1;
-                refine(
-                    &mut stats.drops,
-                    kind,
-                    |d| &mut d.future_response,
-                    |d| &mut d.future_cr,
-                );
+                let d = &mut stats.drops;
+                d.future += 1;
+                refine(d, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
             }
             return AnswerRx::Dropped;
         }
