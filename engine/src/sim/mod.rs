@@ -5,7 +5,7 @@
 //! timers, then drains every endpoint's transmit and event queues.
 //!
 //! Every direction (ordered pair of nodes) has its own [`LinkConfig`] and
-//! state: fixed propagation delay, seeded loss from a [`DropModel`],
+//! state: fixed propagation delay, seeded loss from a [`DropModel`](crate::fault::DropModel),
 //! reordering (a packet is held back by a random extra delay), duplication,
 //! and an optional bottleneck: a serialisation rate with a bounded FIFO
 //! queue that tail-drops when full, like a congested switch port. A seed
@@ -15,78 +15,25 @@
 //! node; otherwise to the node whose MAC, IP and UDP port match (by MAC
 //! alone if the frame does not parse). The application side is a
 //! [`SimApp`], called with every `Delivery` and `Event`.
+//!
+//! Layout: this file holds the event loop and routing; `link.rs` one
+//! direction (loss, bottleneck queue, ECN marking), `host.rs` what a node
+//! adds around its endpoint (receive ring, NIC pacing). The fabric lab
+//! (switches, topologies) is to grow here.
 
-use crate::fault::{DropModel, Dropper};
+mod host;
+mod link;
+
+pub use link::{LinkConfig, LinkStats};
+
 use crate::proto::{Delivery, Endpoint, Event};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 use crate::wire::{self, MacAddr};
+use host::Node;
+use link::Direction;
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, HashMap, VecDeque};
-
-/// Properties of one direction of the link.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LinkConfig {
-    /// One-way propagation delay.
-    pub delay: Duration,
-    /// Which packets are lost.
-    pub drop: DropModel,
-    /// Probability that a packet is held back by an extra delay drawn
-    /// uniformly from `0..=reorder_max` (so later packets may overtake it).
-    pub reorder_p: f64,
-    /// Largest extra delay of a reordered packet.
-    pub reorder_max: Duration,
-    /// Probability that a packet is delivered twice.
-    pub dup_p: f64,
-    /// Bottleneck rate in bits/s; `None` means infinitely fast.
-    pub rate_bps: Option<u64>,
-    /// Packets the bottleneck queue holds (including the one being
-    /// serialised) before tail-dropping. Ignored without `rate_bps`.
-    pub queue_pkts: usize,
-    /// Mark ECN-capable frames Congestion Experienced when they join a
-    /// bottleneck queue holding at least this many (a step marker, as
-    /// DCTCP configures RED; `None`: never mark).
-    pub ecn_mark_pkts: Option<usize>,
-}
-
-impl Default for LinkConfig {
-    fn default() -> Self {
-        LinkConfig {
-            delay: Duration::from_micros(5),
-            drop: DropModel::None,
-            reorder_p: 0.0,
-            reorder_max: Duration::ZERO,
-            dup_p: 0.0,
-            rate_bps: None,
-            queue_pkts: 1024,
-            ecn_mark_pkts: None,
-        }
-    }
-}
-
-/// Counters of one direction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct LinkStats {
-    /// Frames offered to the direction.
-    pub sent: u64,
-    /// Frames handed to the receiving endpoint (duplicates included).
-    pub delivered: u64,
-    /// Lost to the drop model.
-    pub dropped_loss: u64,
-    /// Tail-dropped at the full bottleneck queue.
-    pub dropped_queue: u64,
-    /// Lost because the receiver was disabled (`set_rx_enabled(.., false)`)
-    /// or the filter said so.
-    pub dropped_blocked: u64,
-    /// Frames delivered a second time (`dup_p`).
-    pub duplicated: u64,
-    /// Dropped at the receiver's full receive ring (`Sim::set_rx_ring`).
-    pub dropped_ring: u64,
-    /// Frames marked CE at the bottleneck (`ecn_mark_pkts`).
-    pub ecn_marked: u64,
-    /// Frames held back by an extra delay (`reorder_p`).
-    pub reordered: u64,
-}
+use std::collections::{BinaryHeap, HashMap};
 
 /// The application side of a simulation.
 pub trait SimApp {
@@ -101,36 +48,6 @@ pub trait SimApp {
 /// Decides per frame whether to drop it: `(now, from, to, frame) -> drop?`.
 /// Also a convenient tap for tests that watch the wire.
 pub type Filter = Box<dyn FnMut(Instant, usize, usize, &[u8]) -> bool>;
-
-struct Node {
-    ep: Endpoint,
-    rx_enabled: bool,
-    ring: Option<RxRing>,
-    /// NIC pacing (`Sim::set_tx_rate`): bits/s, and when the current frame
-    /// has left.
-    tx_rate: Option<u64>,
-    tx_free_at: Instant,
-}
-
-/// A node's receive ring (see [`Sim::set_rx_ring`]).
-struct RxRing {
-    capacity: usize,
-    /// Time the endpoint takes per frame.
-    service: Duration,
-    frames: VecDeque<(usize, Vec<u8>)>,
-    /// When the endpoint can take the next frame.
-    next_at: Instant,
-    peak: usize,
-}
-
-struct Direction {
-    cfg: LinkConfig,
-    dropper: Dropper,
-    /// Departure times of frames in the bottleneck queue, oldest first.
-    queue: VecDeque<Instant>,
-    busy_until: Instant,
-    stats: LinkStats,
-}
 
 struct InFlight {
     at: Instant,
@@ -207,13 +124,7 @@ impl Sim {
         if self.tx_buf.len() < need {
             self.tx_buf.resize(need, 0);
         }
-        self.nodes.push(Node {
-            ep,
-            rx_enabled: true,
-            ring: None,
-            tx_rate: None,
-            tx_free_at: Instant::ZERO,
-        });
+        self.nodes.push(Node::new(ep));
         self.nodes.len() - 1
     }
 
@@ -248,34 +159,6 @@ impl Sim {
     /// already in flight: models a dead or partitioned peer.
     pub fn set_rx_enabled(&mut self, node: usize, enabled: bool) {
         self.nodes[node].rx_enabled = enabled;
-    }
-
-    /// Gives `node` a receive ring of `capacity` frames that its endpoint
-    /// drains at one frame per `service` (a slow receiver): arriving frames
-    /// wait there, a full ring drops them (`LinkStats::dropped_ring`), and
-    /// the endpoint is told the occupancy after every change
-    /// ([`Endpoint::observe_rx_ring`], which pause mode acts on).
-    pub fn set_rx_ring(&mut self, node: usize, capacity: usize, service: Duration) {
-        self.nodes[node].ring = Some(RxRing {
-            capacity,
-            service,
-            frames: VecDeque::new(),
-            next_at: Instant::ZERO,
-            peak: 0,
-        });
-    }
-
-    /// Makes `node` send like a NIC with a one-frame transmit ring at
-    /// `bps`: it takes the next frame from its endpoint only when the last
-    /// one has been serialised, so what the endpoint holds back (pause,
-    /// credits) is not already queued on the wire.
-    pub fn set_tx_rate(&mut self, node: usize, bps: u64) {
-        self.nodes[node].tx_rate = Some(bps.max(1));
-    }
-
-    /// The most frames `node`'s receive ring held at once (0 without one).
-    pub fn rx_ring_peak(&self, node: usize) -> usize {
-        self.nodes[node].ring.as_ref().map_or(0, |r| r.peak)
     }
 
     /// Installs a per-frame drop filter, consulted before the link model.
@@ -438,30 +321,10 @@ impl Sim {
             dir.stats.dropped_blocked += 1;
             return;
         }
-        if dir.dropper.should_drop() {
-            dir.stats.dropped_loss += 1;
+        let Some(mut at) = dir.admit(now, &mut self.tx_buf[..len]) else {
             return;
-        }
+        };
         let cfg = dir.cfg;
-        let mut at = now;
-        if let Some(rate) = cfg.rate_bps.filter(|&r| r > 0) {
-            while dir.queue.front().is_some_and(|&t| t <= now) {
-                dir.queue.pop_front();
-            }
-            if dir.queue.len() >= cfg.queue_pkts {
-                dir.stats.dropped_queue += 1;
-                return;
-            }
-            if cfg.ecn_mark_pkts.is_some_and(|k| dir.queue.len() >= k)
-                && wire::mark_ce(&mut self.tx_buf[..len])
-            {
-                dir.stats.ecn_marked += 1;
-            }
-            let ser = Duration::from_nanos((len as u64 * 8 * 1_000_000_000).div_ceil(rate));
-            at = dir.busy_until.max(now) + ser;
-            dir.busy_until = at;
-            dir.queue.push_back(at);
-        }
         at += cfg.delay;
         if self.rng.chance(cfg.reorder_p) {
             dir.stats.reordered += 1;
@@ -529,38 +392,10 @@ impl Sim {
         }
     }
 
-    /// Lets every endpoint with a receive ring take the frames it has had
-    /// time for by now.
-    fn serve_rings<A: SimApp>(&mut self, app: &mut A) {
-        let now = self.now;
-        for (i, node) in self.nodes.iter_mut().enumerate() {
-            let Some(ring) = node.ring.as_mut() else {
-                continue;
-            };
-            while ring.next_at <= now {
-                let Some((_, frame)) = ring.frames.pop_front() else {
-                    break;
-                };
-                ring.next_at = now + ring.service;
-                node.ep.observe_rx_ring(now, ring.frames.len());
-                if let Some(d) = node.ep.handle_frame(now, &frame) {
-                    app.on_delivery(i, now, &mut node.ep, d);
-                }
-                self.spare.push(frame);
-            }
-        }
-    }
-
     fn new_dir(&self, from: usize, to: usize, cfg: LinkConfig) -> Direction {
         // Each direction gets its own loss stream, fixed by (seed, from, to).
         let seed =
             self.seed ^ ((from as u64) << 32 | to as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        Direction {
-            cfg,
-            dropper: Dropper::new(cfg.drop, seed),
-            queue: VecDeque::new(),
-            busy_until: Instant::ZERO,
-            stats: LinkStats::default(),
-        }
+        Direction::new(cfg, seed)
     }
 }
