@@ -317,11 +317,16 @@ impl ClientSession {
         sample_rtt(&mut self.rtt, sample);
     }
 
-    /// Timely: packet `idx` of slot `i` went out at `now` (`first`: not a
-    /// copy, so its answer is a clean sample).
-    pub fn stamp(&mut self, i: usize, idx: u32, now: Instant, first: bool) {
-        if let Some(ts) = self.cc.as_mut().and_then(|c| c.tx_ts.as_mut()) {
-            ts[i][idx as usize % TX_TS_RING] = if first { now } else { Instant::ZERO };
+    /// Timely: packets `sent` of slot `i` went out at `now`: the first a
+    /// real packet (`first`: not a copy, so its answer is a clean sample),
+    /// the rest virtual RFRs, whose answers wait for the handler (no sample).
+    pub fn stamp(&mut self, i: usize, sent: std::ops::Range<u32>, now: Instant, first: bool) {
+        let Some(ts) = self.cc.as_mut().and_then(|c| c.tx_ts.as_mut()) else {
+            return;
+        };
+        for idx in sent.clone() {
+            let clean = first && idx == sent.start;
+            ts[i][idx as usize % TX_TS_RING] = if clean { now } else { Instant::ZERO };
         }
     }
 

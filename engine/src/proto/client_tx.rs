@@ -98,18 +98,12 @@ impl ClientSession {
                     req.grant_sent = grant;
                 }
                 advance(req, now, stats);
-                // The granted response packets count as sent (virtual RFRs);
-                // their answers wait for the handler: no RTT samples.
-                for v in req.num_tx..req.num_tx + u32::from(grant) {
-                    if let Some(ts) = self.cc.as_mut().and_then(|c| c.tx_ts.as_mut()) {
-                        ts[i][v as usize % super::client::TX_TS_RING] = Instant::ZERO;
-                    }
-                }
+                // The granted response packets count as sent (virtual RFRs).
                 req.num_tx += u32::from(grant);
                 req.high_tx = req.high_tx.max(req.num_tx);
                 (len, 1 + grant, idx, first)
             };
-            self.stamp(i, idx, now, first);
+            self.stamp(i, idx..idx + u32::from(used), now, first);
             self.common.active_at = now;
             self.cursor = (i + 1) % w;
             self.credits -= used;

@@ -112,6 +112,15 @@ impl PauseLinks {
         self.links.get_mut(i as usize).and_then(Option::as_mut)
     }
 
+    /// A paused link whose pause has run out by `now` (or that is gone).
+    pub fn first_expired(&self, now: Instant) -> Option<u32> {
+        self.paused.iter().copied().find(|&i| {
+            self.links[i as usize]
+                .as_ref()
+                .is_none_or(|l| l.paused_until <= now)
+        })
+    }
+
     /// The earliest pause expiry, if any link is paused.
     pub fn next_expiry(&self) -> Option<Instant> {
         self.paused

@@ -101,43 +101,24 @@ impl Endpoint {
     }
 
     /// Ends link `i`'s pause: its parked traffic goes back to the queues
-    /// in the order it was parked.
+    /// in the order it was parked (parked sessions are still marked queued).
     fn release_link(&mut self, now: Instant, i: u32) {
+        self.pause.paused.retain(|&p| p != i);
         let Some(l) = self.pause.link_mut(i) else {
             return;
         };
         l.paused_until = Instant::ZERO;
-        let Some(since) = l.paused_since.take() else {
-            return;
-        };
-        self.stats.paused_ns += now.saturating_since(since).as_nanos();
+        if let Some(since) = l.paused_since.take() {
+            self.stats.paused_ns += now.saturating_since(since).as_nanos();
+        }
         self.txq.ctrl.extend(l.parked_ctrl.drain(..));
-        let parked = std::mem::take(&mut l.parked_clients);
-        self.pause.paused.retain(|&p| p != i);
-        for s in &parked {
-            if let Some(c) = self.table.client_mut(*s) {
-                c.tx_queued = false;
-            }
-            self.schedule_client(*s);
-        }
-        // Give the vector back to the link to keep its capacity.
-        if let Some(l) = self.pause.link_mut(i) {
-            let mut v = parked;
-            v.clear();
-            l.parked_clients = v;
-        }
+        self.txq.clients.extend(l.parked_clients.drain(..));
     }
 
     /// Releases every link whose pause time has run out by `now`.
     pub(crate) fn expire_pauses(&mut self, now: Instant) {
-        while let Some(pos) = self.pause.paused.iter().position(|&i| {
-            self.pause.links[i as usize]
-                .as_ref()
-                .is_none_or(|l| l.paused_until <= now)
-        }) {
-            let i = self.pause.paused[pos];
+        while let Some(i) = self.pause.first_expired(now) {
             self.release_link(now, i);
-            self.pause.paused.retain(|&p| p != i);
         }
     }
 }

@@ -67,8 +67,9 @@ pub(crate) struct ServerSlot {
     /// A cumulative credit return is queued and not yet written.
     pub cr_pending: bool,
     /// Selective mode: request packets stored out of order, bit `i` for
-    /// packet `num_rx + i`.
-    pub ooo: Window,
+    /// packet `num_rx + i`; boxed on the slot's first out-of-order packet
+    /// and reused after (a go-back-N slot never has one).
+    pub ooo: Option<Box<Window>>,
 }
 
 impl ServerSession {
@@ -89,7 +90,7 @@ impl ServerSession {
                     dup_in_handler: false,
                     grant: 0,
                     cr_pending: false,
-                    ooo: Window::default(),
+                    ooo: None,
                 })
                 .collect(),
         }

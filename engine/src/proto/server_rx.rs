@@ -24,7 +24,7 @@ use super::event::{Delivery, Payload};
 use super::frame::{chunk, pkts_of};
 use super::ids::ReqHandle;
 use super::msgbuf::MsgPool;
-use super::sack::SACK_WINDOW;
+use super::sack::{Window, SACK_WINDOW};
 use super::server::ServerSlot;
 use super::server::{granted_after_first, Answer, Phase, ServerSession};
 use super::stats::Drops;
@@ -92,7 +92,7 @@ impl ServerSession {
                 }
                 if k > slot.num_rx {
                     if selective && k - slot.num_rx < SACK_WINDOW {
-                        if slot.ooo.get(k - slot.num_rx) {
+                        if slot.ooo.as_ref().is_some_and(|w| w.get(k - slot.num_rx)) {
                             // A copy of a stored packet: its Sack was lost.
                             d.duplicate += 1;
                             d.dup_request += 1;
@@ -165,7 +165,9 @@ impl ServerSession {
                 slot.dup_in_handler = false;
                 slot.grant = 0;
                 slot.cr_pending = false;
-                slot.ooo = Default::default();
+                if let Some(w) = slot.ooo.as_deref_mut() {
+                    *w = Window::default();
+                }
                 if k != 0 {
                     return store_out_of_order(slot, p, dpp, pool);
                 }
@@ -174,11 +176,11 @@ impl ServerSession {
         // In order: k == num_rx; packets stored past it follow.
         slot.num_rx += 1;
         let mut run = 0;
-        if !slot.ooo.is_empty() {
-            slot.ooo.shift(1);
-            run = slot.ooo.leading_run();
+        if let Some(w) = slot.ooo.as_deref_mut().filter(|w| !w.is_empty()) {
+            w.shift(1);
+            run = w.leading_run();
             slot.num_rx += run;
-            slot.ooo.shift(run);
+            w.shift(run);
         }
         if k + 1 == n {
             slot.grant = rpc.grant as u32;
@@ -269,7 +271,8 @@ fn store_out_of_order<'f>(
     let (k, len) = (p.rpc.pkt_num as u32, p.rpc.msg_size as usize);
     let buf = slot.req_buf.get_or_insert_with(|| pool.alloc(len));
     buf[chunk(len, k, dpp)].copy_from_slice(p.payload);
-    slot.ooo.set(k - slot.num_rx);
+    let w = slot.ooo.get_or_insert_with(Box::default);
+    w.set(k - slot.num_rx);
     if k + 1 == slot.n_req {
         slot.grant = p.rpc.grant as u32;
     }
