@@ -44,6 +44,7 @@ mod sweep;
 mod tc;
 
 pub use incast::{incast_cmd, incast_credits, IncastArgs};
+pub use modes::for_mode;
 pub use modes::{parse_mode_set, parse_presets, ModeOverrides, Preset};
 pub use probes::{cpu_steal, default_probes, parse_cpu_steal, QdiscProbe};
 pub use regime::RegimeCounters;
@@ -51,6 +52,6 @@ pub use report::{
     packets_sent, render_drop_sources, render_points, render_regime, DropSources, Point,
     QDISC_SENDER, QDISC_SWITCH,
 };
-pub use run::{compare_cmd, fit_ring, for_mode, measure, Bases, CompareArgs};
+pub use run::{compare_cmd, fit_ring, measure, Bases, CompareArgs};
 pub use sweep::{parse_credit_list, sweep_cmd, CreditSpec, SweepArgs};
 pub use tc::{parse_tc_qdisc, QdiscStats};

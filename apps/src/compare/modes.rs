@@ -76,19 +76,26 @@ impl Preset {
     /// `shared` with this preset's settings. Credits are not touched: with
     /// `transport.credits` unset they follow from the mode and the multiple.
     pub fn apply(self, shared: &Config) -> Config {
-        let mut c = shared.clone();
-        let t = &mut c.transport;
-        t.mode = self.flow_mode();
-        t.retransmit = self.retransmit();
+        let mut c = for_mode(shared, self.flow_mode(), shared.transport.credits);
+        c.transport.retransmit = self.retransmit();
         if self == Preset::Irn {
-            t.lossy_credit_multiple = CreditMultiple::Factor(1.0);
-        }
-        if t.mode != Mode::Lossless {
-            // `reset` is a lossless policy; validation rejects it elsewhere.
-            t.on_loss = OnLoss::Retransmit;
+            c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.0);
         }
         c
     }
+}
+
+/// The base configuration in `mode`; `credits` None = the mode's default
+/// (BDP, or `lossy_credit_multiple` x BDP).
+pub fn for_mode(base: &Config, mode: Mode, credits: Option<u16>) -> Config {
+    let mut c = base.clone();
+    c.transport.mode = mode;
+    c.transport.credits = credits;
+    if mode != Mode::Lossless {
+        // `reset` is a lossless policy; validation rejects it in the others.
+        c.transport.on_loss = OnLoss::Retransmit;
+    }
+    c
 }
 
 /// `--modes` as presets, in the order given, without repeats.

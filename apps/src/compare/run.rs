@@ -7,7 +7,7 @@ use super::report::*;
 use super::tc::*;
 use crate::bench;
 use crate::cli::ConfigArgs;
-use crate::config::{Config, Mode, OnLoss, ValidationEnv, MAX_DESC};
+use crate::config::{Config, Mode, ValidationEnv, MAX_DESC};
 use crate::report::{render_columns, Report};
 use anyhow::{bail, Context};
 use clap::Args;
@@ -15,19 +15,6 @@ use serde_json::{json, Value};
 use std::path::PathBuf;
 
 // ------------------------------------------------------------ one run
-
-/// The base configuration in `mode`; `credits` None = the mode's default
-/// (BDP, or `lossy_credit_multiple` x BDP).
-pub fn for_mode(base: &Config, mode: Mode, credits: Option<u16>) -> Config {
-    let mut c = base.clone();
-    c.transport.mode = mode;
-    c.transport.credits = credits;
-    if mode != Mode::Lossless {
-        // `reset` is a lossless policy; validation rejects it in the others.
-        c.transport.on_loss = OnLoss::Retransmit;
-    }
-    c
-}
 
 /// Lossless mode needs (credits + 1) x sessions <= rx_desc; pause mode with
 /// derived thresholds needs its headroom + 2 entries (XON < XOFF below it).
