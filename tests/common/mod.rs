@@ -168,7 +168,20 @@ impl Server {
     }
 
     /// SIGTERM and the server's JSON summary.
-    pub fn stop(mut self) -> serde_json::Value {
+    pub fn stop(self) -> serde_json::Value {
+        self.stop_reporting("")
+    }
+
+    /// `stop`, with `client`'s output in the message if the server fails:
+    /// a server that never saw its link is explained by its client.
+    pub fn stop_after(self, client: &Run) -> serde_json::Value {
+        self.stop_reporting(&format!(
+            "\n--- the client (exit {:?}) ---\n{}\n{}",
+            client.code, client.stdout, client.stderr
+        ))
+    }
+
+    fn stop_reporting(mut self, context: &str) -> serde_json::Value {
         // kill(1): libc is not a dev-dependency of the tests.
         let _ = Command::new("kill")
             .arg("-TERM")
@@ -177,7 +190,7 @@ impl Server {
         let out = wait_output(&mut self.child, Duration::from_secs(15));
         assert!(
             out.0.map(|s| s.success()).unwrap_or(false),
-            "rpc-server did not exit cleanly: {}",
+            "rpc-server did not exit cleanly: {}{context}",
             out.1
         );
         out.1

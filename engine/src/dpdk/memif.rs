@@ -1,9 +1,16 @@
 //! memif specifics of port start-up: while a memif client waits for its
 //! server, the PMD's per-attempt error lines are silenced (one line of our
 //! own says what is happening), and the socket path is read back from the
-//! device's `--vdev` spec for that line.
+//! device's `--vdev` spec for that line. A client whose handshake the
+//! server turned away reconnects (see `Port::open`), so it needs its role.
 
 use std::ffi::CStr;
+use std::time::Duration;
+
+/// How long a memif client waits for the handshake after connecting before
+/// it takes the connection as refused and dials again. A handshake is a few
+/// control messages (milliseconds); the margin is for a stalled VM.
+pub(super) const MEMIF_HANDSHAKE: Duration = Duration::from_secs(2);
 
 /// Lowers the memif PMD's log level to errors-only while it lives (the
 /// start-retry loop), then restores the level it had.
@@ -45,12 +52,22 @@ impl Drop for MemifQuiet {
 /// The socket path of memif device `name`, from its `--vdev` spec (memif's
 /// default when the spec names none).
 pub(super) fn memif_socket(eal: &super::Eal, name: &str) -> String {
+    vdev_arg(eal, name, "socket=").unwrap_or_else(|| "/run/memif.sock".to_string())
+}
+
+/// The value of `key` (with its `=`) in device `name`'s `--vdev` spec.
+fn vdev_arg(eal: &super::Eal, name: &str, key: &str) -> Option<String> {
     let args = eal.args();
     args.windows(2)
         .filter(|w| w[0] == "--vdev")
         .map(|w| w[1].as_str())
         .find(|spec| spec.split(',').next() == Some(name))
-        .and_then(|spec| spec.split(',').find_map(|kv| kv.strip_prefix("socket=")))
-        .unwrap_or("/run/memif.sock")
-        .to_string()
+        .and_then(|spec| spec.split(',').find_map(|kv| kv.strip_prefix(key)))
+        .map(str::to_string)
+}
+
+/// Whether memif device `name` is a client (`role=client`, or the deprecated
+/// `role=slave`); memif's default role is server.
+pub(super) fn memif_is_client(eal: &super::Eal, name: &str) -> bool {
+    vdev_arg(eal, name, "role=").is_some_and(|r| r == "client" || r == "slave")
 }

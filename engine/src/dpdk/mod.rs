@@ -16,6 +16,7 @@ mod memif;
 mod mempool;
 mod port;
 mod ring_wire;
+mod start;
 
 pub use clock::TscClock;
 pub use eal::{Eal, EalBuilder};

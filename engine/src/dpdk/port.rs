@@ -4,7 +4,7 @@
 //! owned by one worker; the port is stopped and closed when the last handle
 //! (the `Port` or a queue) is dropped.
 
-use super::memif::{memif_socket, MemifQuiet};
+use super::start::{link_of, start};
 use super::{DpdkError, Mbuf, MbufBatch, Mempool, BURST};
 use crate::wire::MacAddr;
 use std::ffi::{CStr, CString};
@@ -190,39 +190,7 @@ impl Port {
                 return Err(DpdkError::from_rc("rte_eth_tx_queue_setup", rc));
             }
         }
-        let started = Instant::now();
-        // A memif client retries until its server listens: it says so once,
-        // instead of one PMD error line per attempt (the first included).
-        let memif_retry = name.starts_with("net_memif") && !cfg.start_retry.is_zero();
-        let mut quiet = memif_retry.then(MemifQuiet::new);
-        let mut announced = false;
-        loop {
-            // SAFETY: all queues are set up.
-            let rc = unsafe { dpdk_sys::rte_eth_dev_start(id) };
-            if rc == 0 {
-                break;
-            }
-            if memif_retry && !announced {
-                eprintln!(
-                    "waiting for memif server at {} (up to {} s)",
-                    memif_socket(_eal, &name),
-                    cfg.start_retry.as_secs_f64().ceil() as u64
-                );
-                announced = true;
-            }
-            if started.elapsed() >= cfg.start_retry {
-                drop(quiet.take()); // restore the memif log level
-                let err = DpdkError::from_rc("rte_eth_dev_start", rc);
-                if name.starts_with("net_memif") {
-                    return Err(perr(format!(
-                        "{err}; a memif client cannot start until a memif server listens on its socket (is the server running?)"
-                    )));
-                }
-                return Err(err);
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        drop(quiet); // restore the memif log level
+        start(_eal, id, &name, cfg.start_retry)?;
         if cfg.promiscuous {
             // SAFETY: started port. Some vdevs do not support it; that is fine
             // because they deliver every frame anyway.
@@ -265,16 +233,7 @@ impl Port {
 
     /// The current link state, without waiting.
     pub fn link(&self) -> Result<LinkStatus, DpdkError> {
-        let mut link = dpdk_sys::rte_eth_link::default();
-        // SAFETY: valid port, valid out-pointer.
-        let rc = unsafe { dpdk_sys::rte_eth_link_get_nowait(self.inner.id, &mut link) };
-        if rc != 0 {
-            return Err(DpdkError::from_rc("rte_eth_link_get_nowait", rc));
-        }
-        Ok(LinkStatus {
-            up: link.link_status() != 0,
-            speed_mbps: link.link_speed,
-        })
+        link_of(self.inner.id)
     }
 
     /// Polls the link every 10 ms until it is up or `timeout` passes.
