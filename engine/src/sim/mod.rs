@@ -21,6 +21,7 @@
 //! adds around its endpoint (receive ring, NIC pacing). The fabric lab
 //! (switches, topologies) is to grow here.
 
+pub mod fabric;
 mod host;
 mod link;
 
