@@ -1,4 +1,518 @@
 //! The fabric lab: a deterministic virtual-time datacenter fabric whose
-//! hosts run the engine's own endpoints.
+//! hosts run the engine's own [`Endpoint`]s, unchanged. The code that runs
+//! on memif is the code that runs here on hundreds of hosts.
+//!
+//! - Hosts (`nic.rs`): an endpoint, a NIC that serialises at line rate and
+//!   takes the next frame from the endpoint only when the last has left,
+//!   and a finite receive ring (a slow host drains it at a service rate;
+//!   overflow is a counted drop).
+//! - Switches (`switch.rs`): egress FIFOs over a shared buffer, tail drop by
+//!   dynamic threshold, RED-like ECN marking, PFC per ingress port (XOFF and
+//!   XON frames that take a link delay to land, headroom), link-level
+//!   credits (InfiniBand), ECMP by 5-tuple hash or per-packet spraying.
+//! - Topologies (`topology.rs`), regime presets (`regime.rs`), scenarios and
+//!   flow sizes (`scenario.rs`, `cdf.rs`), the application that turns flows
+//!   into RPCs (`flows.rs`), metrics (`metrics.rs`) and the runner that ties
+//!   one scenario to one regime (`run.rs`).
+//!
+//! Everything is a pure function of the configuration and the seed: events
+//! at equal times run in the order they were scheduled.
 
+pub mod cdf;
+mod config;
+mod event;
+mod flows;
+pub mod metrics;
+mod nic;
+mod regime;
+mod run;
+pub mod scenario;
+mod switch;
 pub mod topology;
+
+pub use config::{FabricConfig, Pfc, Red, ETH_OVERHEAD};
+pub use regime::Regime;
+pub use run::{run_regime, FabricReport, Progress, RegimeResult};
+
+use crate::proto::Endpoint;
+use crate::rng::Rng;
+use event::{Ev, Events};
+use flows::Flows;
+use std::collections::VecDeque;
+use topology::{Role, Topology};
+
+/// Counters of one fabric run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FabricStats {
+    /// Frames the hosts' NICs put on the wire.
+    pub sim_pkts: u64,
+    /// Frames handed to an endpoint.
+    pub delivered: u64,
+    /// Dropped in a switch (buffer or dynamic threshold, or PFC headroom).
+    pub drops_switch: u64,
+    /// Of `drops_switch`: PFC headroom overflows (lossless violations).
+    pub drops_headroom: u64,
+    /// Dropped at a host's full receive ring.
+    pub drops_host_ring: u64,
+    /// Frames addressed to no host.
+    pub drops_unroutable: u64,
+    /// PFC frames sent (XOFF and XON), by switches and hosts.
+    pub pause_frames: u64,
+    /// Time egress ports spent paused, summed over ports, in ns.
+    pub paused_ns: u64,
+    /// Egress ports (links, one direction) that were ever paused.
+    pub links_paused: u64,
+    /// Frames marked CE by a switch.
+    pub ecn_marks: u64,
+    /// The most bytes any one switch buffered at once.
+    pub peak_buffer_bytes: u64,
+    /// Events the simulator processed.
+    pub events: u64,
+}
+
+/// A frame on the fabric.
+#[derive(Debug, Default)]
+struct Pkt {
+    frame: Vec<u8>,
+    /// Destination host.
+    dst: u32,
+    /// 5-tuple hash, fixed at injection (ECMP).
+    hash: u64,
+    /// Global id of the port it entered its current switch by.
+    ingress: u32,
+}
+
+/// Where an egress port's frames go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hop {
+    Host(u32),
+    Switch { sw: u32, port: u32 },
+}
+
+/// One direction of a link, seen from its sending end; also, for switch
+/// ports and hosts, the receiving side of the opposite direction.
+#[derive(Debug)]
+struct Port {
+    /// Serialisation cost in picoseconds per byte.
+    ps_per_byte: u64,
+    delay_ns: u64,
+    to: Hop,
+    /// The egress port of the opposite direction (where PFC frames and
+    /// credit returns for what arrives here go).
+    reverse: u32,
+    busy_until: u64,
+    /// The time of the live `PortTxDone`/`HostTxDone` (`u64::MAX`: none).
+    /// An event for another time is stale (the port sent meanwhile).
+    tx_due: u64,
+    paused: bool,
+    paused_since: u64,
+    ever_paused: bool,
+    /// Link-level credits left (bytes, or frames towards a host).
+    credits: i64,
+    queue: VecDeque<u32>,
+    queue_bytes: u64,
+    /// Bytes buffered in this switch that arrived by this port (PFC).
+    ingress_bytes: u64,
+    /// An XOFF for this ingress is outstanding.
+    xoff_sent: bool,
+}
+
+#[derive(Debug)]
+struct Switch {
+    role: Role,
+    first_port: u32,
+    used: u64,
+    capacity: u64,
+    peak: u64,
+    /// Per-packet spraying: the next uplink to use.
+    spray_next: u32,
+}
+
+#[derive(Debug)]
+struct Host {
+    ep: Endpoint,
+    /// The time of the armed `HostTimer` event, `u64::MAX` if none.
+    timer_at: u64,
+    ring: VecDeque<u32>,
+    /// Per-frame service time; 0 is a host that keeps up with any rate.
+    service_ns: u64,
+    next_serve_at: u64,
+    serve_pending: bool,
+}
+
+/// The simulated fabric; see the module docs.
+pub struct Fabric {
+    cfg: FabricConfig,
+    topo: Topology,
+    now: u64,
+    events: Events,
+    pkts: Vec<Pkt>,
+    free_pkts: Vec<u32>,
+    ports: Vec<Port>,
+    switches: Vec<Switch>,
+    hosts: Vec<Host>,
+    uplinks: u32,
+    rng: Rng,
+    tx_buf: Vec<u8>,
+    stats: FabricStats,
+    app: Flows,
+    /// Host receive ring occupancy at which a host sends XOFF (PFC).
+    host_xoff: usize,
+    host_xon: usize,
+}
+
+impl core::fmt::Debug for Fabric {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Fabric")
+            .field("now_ns", &self.now)
+            .field("hosts", &self.hosts.len())
+            .field("switches", &self.switches.len())
+            .field("events", &self.events.len())
+            .finish()
+    }
+}
+
+impl Fabric {
+    /// Builds `topo` with `cfg`, one endpoint per host (`endpoints[h]`
+    /// must be addressed as [`host_addr`]`(h)`), and the application that
+    /// will run `app`'s flows.
+    fn build(
+        cfg: FabricConfig,
+        topo: Topology,
+        endpoints: Vec<Endpoint>,
+        app: Flows,
+        seed: u64,
+    ) -> Fabric {
+        let (shapes, nics) = topology::build(&topo);
+        let hosts = topo.hosts();
+        let mut first = Vec::with_capacity(shapes.len());
+        let mut n = hosts as u32;
+        for s in &shapes {
+            first.push(n);
+            n += s.ports.len() as u32;
+        }
+        let host_ps = 8_000_000_000_000 / cfg.host_link_bps;
+        let fabric_ps = 8_000_000_000_000 / cfg.fabric_link_bps;
+        let delay_ns = cfg.link_delay.as_nanos();
+        let credit_bytes = cfg.link_credits.map_or(0, |c| c as i64);
+        let credit_frames = cfg.host_ring as i64;
+        let port = |ps: u64, to: Hop, reverse: u32, credits: i64| Port {
+            ps_per_byte: ps.max(1),
+            delay_ns,
+            to,
+            reverse,
+            busy_until: 0,
+            tx_due: u64::MAX,
+            paused: false,
+            paused_since: 0,
+            ever_paused: false,
+            credits,
+            queue: VecDeque::new(),
+            queue_bytes: 0,
+            ingress_bytes: 0,
+            xoff_sent: false,
+        };
+        let mut ports = Vec::with_capacity(n as usize);
+        for (h, &(sw, p)) in nics.iter().enumerate() {
+            let to = Hop::Switch {
+                sw: sw as u32,
+                port: p as u32,
+            };
+            let _ = h;
+            ports.push(port(host_ps, to, first[sw] + p as u32, credit_bytes));
+        }
+        for (s, shape) in shapes.iter().enumerate() {
+            for peer in &shape.ports {
+                ports.push(match *peer {
+                    topology::Peer::Host(h) => {
+                        port(host_ps, Hop::Host(h as u32), h as u32, credit_frames)
+                    }
+                    topology::Peer::Switch { switch, port: p } => port(
+                        fabric_ps,
+                        Hop::Switch {
+                            sw: switch as u32,
+                            port: p as u32,
+                        },
+                        first[switch] + p as u32,
+                        credit_bytes,
+                    ),
+                });
+            }
+            let _ = s;
+        }
+        let switches = shapes
+            .iter()
+            .zip(&first)
+            .map(|(s, &f)| Switch {
+                role: s.role,
+                first_port: f,
+                used: 0,
+                capacity: cfg.buffer_per_port * s.ports.len() as u64,
+                peak: 0,
+                spray_next: 0,
+            })
+            .collect();
+        let tx_len = endpoints
+            .iter()
+            .map(|e| e.min_tx_buf_len())
+            .max()
+            .unwrap_or(0);
+        let hosts_v = endpoints
+            .into_iter()
+            .map(|ep| Host {
+                ep,
+                timer_at: u64::MAX,
+                ring: VecDeque::new(),
+                service_ns: 0,
+                next_serve_at: 0,
+                serve_pending: false,
+            })
+            .collect();
+        // A host pauses its switch port while fewer ring entries are free
+        // than the headroom could fill with minimum-size frames.
+        let host_xoff = match cfg.pfc {
+            Some(p) => cfg
+                .host_ring
+                .saturating_sub(p.headroom.div_ceil(64) as usize)
+                .max(1),
+            None => usize::MAX,
+        };
+        let uplinks = match topo {
+            Topology::LeafSpine { spines, .. } => spines as u32,
+            Topology::Star { .. } => 0,
+        };
+        Fabric {
+            topo,
+            now: 0,
+            events: Events::default(),
+            pkts: Vec::new(),
+            free_pkts: Vec::new(),
+            ports,
+            switches,
+            hosts: hosts_v,
+            uplinks,
+            rng: Rng::new(seed ^ 0xFAB_41C),
+            tx_buf: vec![0; tx_len.max(cfg.mtu + ETH_OVERHEAD)],
+            stats: FabricStats::default(),
+            app,
+            host_xoff,
+            host_xon: host_xoff.saturating_sub(8),
+            cfg,
+        }
+    }
+
+    /// Makes host `h` take one frame per `service` from its receive ring.
+    fn set_slow_host(&mut self, h: usize, service_ns: u64) {
+        self.hosts[h].service_ns = service_ns;
+    }
+
+    /// Runs events until `done()` says so or nothing is left, at most up
+    /// to virtual time `deadline_ns`. Calls `progress` every 2^20 events.
+    fn run(&mut self, deadline_ns: u64, progress: &mut dyn FnMut(&Fabric)) {
+        let mut n: u64 = 0;
+        while !self.app.all_done() {
+            let Some(at) = self.events.peek_time() else {
+                break;
+            };
+            if at > deadline_ns {
+                self.now = deadline_ns;
+                break;
+            }
+            let Some((at, ev)) = self.events.pop() else {
+                break;
+            };
+            self.now = at;
+            self.dispatch(ev);
+            n += 1;
+            self.stats.events += 1;
+            if n & ((1 << 20) - 1) == 0 {
+                progress(self);
+            }
+        }
+        self.close_pauses();
+    }
+
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::HostTxDone(h) => {
+                if self.take_tx_due(h) {
+                    self.host_try_send(h as usize);
+                }
+            }
+            Ev::HostTimer(h) => self.host_timer(h as usize),
+            Ev::HostServe(h) => self.host_serve(h as usize),
+            Ev::AtHost { host, pkt } => self.at_host(host as usize, pkt),
+            Ev::AtSwitch { sw, port, pkt } => self.at_switch(sw as usize, port, pkt),
+            Ev::PortTxDone(g) => {
+                if self.take_tx_due(g) {
+                    self.switch_try_tx(g);
+                }
+            }
+            Ev::Pause { port, on } => self.pause(port, on),
+            Ev::Credit { port, units } => {
+                self.ports[port as usize].credits += units as i64;
+                self.wake(port);
+            }
+            Ev::FlowStart(f) => {
+                let now = crate::time::Instant(self.now);
+                let h = self
+                    .app
+                    .start(f as usize, now, &mut HostEps(&mut self.hosts));
+                if let Some(h) = h {
+                    self.after_ep(h);
+                }
+            }
+        }
+    }
+
+    /// Whether a tx-done event of egress `g` at `now` is the live one (and
+    /// if so, consumes it).
+    fn take_tx_due(&mut self, g: u32) -> bool {
+        let p = &mut self.ports[g as usize];
+        if p.tx_due != self.now {
+            return false;
+        }
+        p.tx_due = u64::MAX;
+        true
+    }
+
+    /// Schedules egress `g`'s tx-done event for when it is free, unless
+    /// that one is already scheduled.
+    fn arm_tx_done(&mut self, g: u32, host: bool) {
+        let p = &mut self.ports[g as usize];
+        if p.tx_due == p.busy_until {
+            return;
+        }
+        p.tx_due = p.busy_until;
+        let ev = if host {
+            Ev::HostTxDone(g)
+        } else {
+            Ev::PortTxDone(g)
+        };
+        self.events.push(p.busy_until, ev);
+    }
+
+    /// Resumes sending on egress `g` after a pause or credit change.
+    fn wake(&mut self, g: u32) {
+        if (g as usize) < self.hosts.len() {
+            self.host_try_send(g as usize);
+        } else {
+            self.switch_try_tx(g);
+        }
+    }
+
+    /// A PFC frame landed on egress `g`.
+    fn pause(&mut self, g: u32, on: bool) {
+        let now = self.now;
+        let p = &mut self.ports[g as usize];
+        if on {
+            if !p.paused {
+                p.paused = true;
+                p.paused_since = now;
+                if !p.ever_paused {
+                    p.ever_paused = true;
+                    self.stats.links_paused += 1;
+                }
+            }
+        } else if p.paused {
+            p.paused = false;
+            self.stats.paused_ns += now - p.paused_since;
+            self.wake(g);
+        }
+    }
+
+    /// Sends a PFC frame for the ingress side of port `ingress` to the
+    /// egress that feeds it; it lands one link delay later.
+    fn send_pfc(&mut self, ingress: u32, on: bool) {
+        let p = &mut self.ports[ingress as usize];
+        p.xoff_sent = on;
+        let (to, at) = (p.reverse, self.now + p.delay_ns);
+        self.stats.pause_frames += 1;
+        self.events.push(at, Ev::Pause { port: to, on });
+    }
+
+    /// Puts packet `pkt` on egress `g`, which is free: it arrives at the far
+    /// end when its last bit has crossed the link.
+    fn transmit(&mut self, g: u32, pkt: u32, len: u64, cost: i64) {
+        let now = self.now;
+        let p = &mut self.ports[g as usize];
+        let ser = (len * p.ps_per_byte).div_ceil(1000);
+        p.busy_until = now + ser;
+        p.credits -= cost;
+        let at = p.busy_until + p.delay_ns;
+        let ev = match p.to {
+            Hop::Host(host) => Ev::AtHost { host, pkt },
+            Hop::Switch { sw, port } => Ev::AtSwitch { sw, port, pkt },
+        };
+        self.events.push(at, ev);
+    }
+
+    /// Credit units a frame of `len` costs on egress `g` (frames towards a
+    /// host's ring, bytes towards a switch), 0 without link credits.
+    fn credit_cost(&self, g: u32, len: u64) -> i64 {
+        if self.cfg.link_credits.is_none() {
+            return 0;
+        }
+        match self.ports[g as usize].to {
+            Hop::Host(_) => 1,
+            Hop::Switch { .. } => len as i64,
+        }
+    }
+
+    fn alloc_pkt(&mut self) -> u32 {
+        match self.free_pkts.pop() {
+            Some(i) => i,
+            None => {
+                self.pkts.push(Pkt::default());
+                (self.pkts.len() - 1) as u32
+            }
+        }
+    }
+
+    fn free_pkt(&mut self, i: u32) {
+        self.free_pkts.push(i);
+    }
+
+    /// Packets still on a link, in a queue or in a ring.
+    fn pkts_live(&self) -> u64 {
+        (self.pkts.len() - self.free_pkts.len()) as u64
+    }
+
+    /// Ends every pause still in force at `now` (so `paused_ns` counts it).
+    fn close_pauses(&mut self) {
+        let now = self.now;
+        for p in &mut self.ports {
+            if p.paused {
+                self.stats.paused_ns += now - p.paused_since;
+                p.paused_since = now;
+            }
+        }
+    }
+
+    /// The fabric's counters so far.
+    fn stats(&self) -> FabricStats {
+        let mut s = self.stats;
+        s.peak_buffer_bytes = self.switches.iter().map(|w| w.peak).max().unwrap_or(0);
+        s
+    }
+}
+
+/// The hosts' endpoints, lent to the application.
+pub(crate) struct HostEps<'a>(&'a mut [Host]);
+
+impl HostEps<'_> {
+    /// Host `h`'s endpoint.
+    pub(crate) fn ep(&mut self, h: usize) -> &mut Endpoint {
+        &mut self.0[h].ep
+    }
+}
+
+/// The address of host `h`: MAC 02:00:00:01:hi:lo, IP 10.1.hi.lo, UDP 31850.
+pub fn host_addr(h: usize) -> crate::proto::EndpointAddr {
+    let (hi, lo) = ((h >> 8) as u8, h as u8);
+    crate::proto::EndpointAddr {
+        mac: crate::wire::MacAddr([0x02, 0, 0, 1, hi, lo]),
+        ip: std::net::Ipv4Addr::new(10, 1, hi, lo),
+        port: 31850,
+    }
+}

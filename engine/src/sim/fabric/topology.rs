@@ -86,7 +86,9 @@ impl Topology {
         } = *self
         {
             if spines == 0 || hosts_per_leaf == 0 {
-                return Err("a leaf-spine fabric needs at least one spine and one host per leaf".into());
+                return Err(
+                    "a leaf-spine fabric needs at least one spine and one host per leaf".into(),
+                );
             }
         }
         Ok(())
@@ -175,7 +177,12 @@ pub(super) fn build(t: &Topology) -> (Vec<SwitchShape>, Vec<(usize, usize)>) {
 /// The egress port of a switch with `role` for a packet to host `dst`:
 /// `Ok(port)` when only one port leads there, `Err((first, n))` when any of
 /// the `n` uplinks from `first` on does (the caller picks by hash or spray).
-pub(super) fn route(role: Role, hosts_per_leaf: usize, uplinks: usize, dst: usize) -> Result<usize, (usize, usize)> {
+pub(super) fn route(
+    role: Role,
+    hosts_per_leaf: usize,
+    uplinks: usize,
+    dst: usize,
+) -> Result<usize, (usize, usize)> {
     match role {
         Role::Star => Ok(dst),
         Role::Spine => Ok(dst / hosts_per_leaf),

@@ -1,0 +1,175 @@
+//! The fabric's knobs: link rates and delays, switch buffers, ECN marking,
+//! PFC thresholds, link-level credits, multipath, and the hosts' receive
+//! rings; and the bounds that make them lossless (PFC headroom, credits).
+
+use crate::time::Duration;
+
+/// RED-like ECN marking at a switch egress queue (DCQCN's switch side):
+/// below `kmin` bytes never, above `kmax` always, in between with a
+/// probability rising linearly to `pmax`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Red {
+    /// Queue bytes from which marking starts.
+    pub kmin: u64,
+    /// Queue bytes from which every ECN-capable packet is marked.
+    pub kmax: u64,
+    /// Marking probability just below `kmax`.
+    pub pmax: f64,
+}
+
+/// Priority flow control (802.1Qbb) on every switch ingress port and host
+/// NIC, for the one priority all traffic uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pfc {
+    /// Bytes buffered from one ingress port at which XOFF goes upstream.
+    pub xoff: u64,
+    /// Bytes at or below which XON releases it.
+    pub xon: u64,
+    /// Bytes reserved above `xoff` per ingress port for what is already on
+    /// the wire when the pause lands; a packet that finds the headroom full
+    /// is dropped (and counted: a lossless violation).
+    pub headroom: u64,
+}
+
+/// Everything about the fabric except who sends what.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FabricConfig {
+    /// Host-to-switch link rate, bits/s.
+    pub host_link_bps: u64,
+    /// Switch-to-switch link rate, bits/s.
+    pub fabric_link_bps: u64,
+    /// Propagation delay of every link, one way.
+    pub link_delay: Duration,
+    /// IP MTU of every endpoint (and so the largest frame, plus 14 bytes).
+    pub mtu: usize,
+    /// Shared buffer of a switch, per port it has (a 32-port switch with
+    /// 256 KiB per port has 8 MiB).
+    pub buffer_per_port: u64,
+    /// Dynamic threshold of the shared buffer (lossy regimes): an egress
+    /// queue may hold at most `alpha` times the free buffer.
+    pub dt_alpha: f64,
+    /// ECN marking at every switch egress, if any.
+    pub ecn: Option<Red>,
+    /// PFC, if any.
+    pub pfc: Option<Pfc>,
+    /// Link-level credit-based flow control (InfiniBand): bytes of buffer
+    /// each receiver advertises per ingress port; a sender transmits only
+    /// into advertised buffer, so nothing is ever dropped for lack of room.
+    pub link_credits: Option<u64>,
+    /// Spray every packet over the uplinks (SRD) instead of hashing the
+    /// flow's 5-tuple onto one (ECMP).
+    pub spray: bool,
+    /// Entries of a host's receive ring (frames waiting for the endpoint).
+    pub host_ring: usize,
+}
+
+impl Default for FabricConfig {
+    fn default() -> Self {
+        FabricConfig {
+            host_link_bps: 100_000_000_000,
+            fabric_link_bps: 100_000_000_000,
+            link_delay: Duration::from_micros(1),
+            mtu: 1500,
+            buffer_per_port: 256 << 10,
+            dt_alpha: 1.0,
+            ecn: None,
+            pfc: None,
+            link_credits: None,
+            spray: false,
+            host_ring: 1024,
+        }
+    }
+}
+
+/// Ethernet header bytes on top of the IP MTU.
+pub const ETH_OVERHEAD: usize = 14;
+
+impl FabricConfig {
+    /// The largest frame on any link.
+    pub fn max_frame(&self) -> u64 {
+        (self.mtu + ETH_OVERHEAD) as u64
+    }
+
+    /// The headroom that makes PFC lossless on a link of `bps`: what the
+    /// upstream sends from the moment the XOFF is decided until it stops
+    /// (the pause's own flight plus the last data's flight, two one-way
+    /// delays at line rate), plus one frame the upstream is already
+    /// serialising, one the XOFF waits behind on the reverse link, and
+    /// the frame that crossed the threshold.
+    pub fn pfc_headroom_bound(&self, bps: u64) -> u64 {
+        let in_flight =
+            (bps as u128 * 2 * self.link_delay.as_nanos() as u128).div_ceil(8_000_000_000);
+        in_flight as u64 + 3 * self.max_frame()
+    }
+
+    /// Checks the values, naming the field at fault.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.host_link_bps == 0 || self.fabric_link_bps == 0 {
+            return Err("link rates must be positive".into());
+        }
+        if !(576..=9000).contains(&self.mtu) {
+            return Err(format!("mtu {} outside 576..=9000", self.mtu));
+        }
+        if self.buffer_per_port < self.max_frame() {
+            return Err(format!(
+                "buffer_per_port {} is less than one frame ({})",
+                self.buffer_per_port,
+                self.max_frame()
+            ));
+        }
+        if !(self.dt_alpha > 0.0 && self.dt_alpha.is_finite()) {
+            return Err(format!("dt_alpha {} must be positive", self.dt_alpha));
+        }
+        if let Some(r) = self.ecn {
+            if r.kmin > r.kmax || !(0.0..=1.0).contains(&r.pmax) {
+                return Err(format!(
+                    "ecn: need kmin <= kmax and pmax in [0, 1], got {r:?}"
+                ));
+            }
+        }
+        if let Some(p) = self.pfc {
+            if p.xon > p.xoff || p.xoff == 0 {
+                return Err(format!("pfc: need 0 < xoff and xon <= xoff, got {p:?}"));
+            }
+        }
+        if self.pfc.is_some() && self.link_credits.is_some() {
+            return Err("pfc and link_credits are two ways to be lossless: pick one".into());
+        }
+        if let Some(c) = self.link_credits {
+            if c < self.max_frame() {
+                return Err(format!("link_credits {c} is less than one frame"));
+            }
+        }
+        if self.host_ring == 0 {
+            return Err("host_ring must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headroom_bound_counts_two_delays_and_three_frames() {
+        let c = FabricConfig::default();
+        // 100 Gb/s x 2 us = 25,000 bytes, plus 3 x 1514.
+        assert_eq!(c.pfc_headroom_bound(100_000_000_000), 25_000 + 3 * 1514);
+    }
+
+    #[test]
+    fn validate_names_the_problem() {
+        let mut c = FabricConfig::default();
+        c.validate().unwrap();
+        c.pfc = Some(Pfc {
+            xoff: 10,
+            xon: 20,
+            headroom: 0,
+        });
+        assert!(c.validate().unwrap_err().contains("pfc"));
+        c.pfc = None;
+        c.link_credits = Some(100);
+        assert!(c.validate().unwrap_err().contains("link_credits"));
+    }
+}

@@ -1,0 +1,168 @@
+//! A host's side of the fabric: its NIC takes the next frame from the
+//! endpoint only when the last has been serialised and the link lets it
+//! (not paused, credits left), and its receive ring holds arriving frames
+//! until the endpoint takes them (at once, or one per service time on a
+//! slow host); a full ring drops, a filling ring sends PFC on a PFC fabric
+//! and returns credits as it drains on a credit fabric.
+
+use super::event::Ev;
+use super::Fabric;
+use crate::time::Instant;
+
+/// IPv4 destination address offset in an Ethernet frame.
+const DST_IP_AT: usize = 14 + 16;
+
+impl Fabric {
+    /// Lets host `h`'s NIC send the endpoint's next frame if it can.
+    pub(super) fn host_try_send(&mut self, h: usize) {
+        let now = self.now;
+        let p = &self.ports[h];
+        if p.busy_until > now {
+            if self.hosts[h].ep.has_pending_transmit() {
+                self.arm_tx_done(h as u32, true);
+            }
+            return;
+        }
+        if p.paused {
+            return; // the XON wakes it
+        }
+        let max_cost = self.credit_cost(h as u32, self.cfg.max_frame());
+        if p.credits < max_cost {
+            return; // a credit return wakes it
+        }
+        let Some(len) = self.hosts[h]
+            .ep
+            .poll_transmit(Instant(now), &mut self.tx_buf)
+        else {
+            return;
+        };
+        self.stats.sim_pkts += 1;
+        let i = self.alloc_pkt();
+        let frame = &self.tx_buf[..len];
+        let dst = frame
+            .get(DST_IP_AT..DST_IP_AT + 4)
+            .map_or(u32::MAX, |b| u32::from_be_bytes([0, 0, b[2], b[3]]));
+        let valid = frame.get(DST_IP_AT..DST_IP_AT + 2) == Some(&[10, 1][..]);
+        let hash = match frame.get(26..38) {
+            Some(b) => super::topology::ecmp_hash(
+                u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
+                u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+                u16::from_be_bytes([b[8], b[9]]),
+                u16::from_be_bytes([b[10], b[11]]),
+                0,
+            ),
+            None => 0,
+        };
+        let pkt = &mut self.pkts[i as usize];
+        pkt.frame.clear();
+        pkt.frame.extend_from_slice(frame);
+        pkt.dst = if valid && (dst as usize) < self.hosts.len() {
+            dst
+        } else {
+            u32::MAX
+        };
+        pkt.hash = hash;
+        let cost = self.credit_cost(h as u32, len as u64);
+        self.transmit(h as u32, i, len as u64, cost);
+        if self.hosts[h].ep.has_pending_transmit() {
+            self.arm_tx_done(h as u32, true);
+        }
+    }
+
+    /// Packet `pkt` reached host `h`'s NIC.
+    pub(super) fn at_host(&mut self, h: usize, pkt: u32) {
+        let host = &mut self.hosts[h];
+        if host.service_ns == 0 && host.ring.is_empty() {
+            self.consume(h, pkt);
+            return;
+        }
+        if host.ring.len() >= self.cfg.host_ring {
+            self.stats.drops_host_ring += 1;
+            self.free_pkt(pkt);
+            return;
+        }
+        host.ring.push_back(pkt);
+        if !host.serve_pending {
+            host.serve_pending = true;
+            let at = host.next_serve_at.max(self.now);
+            self.events.push(at, Ev::HostServe(h as u32));
+        }
+        if self.cfg.pfc.is_some()
+            && !self.ports[h].xoff_sent
+            && self.hosts[h].ring.len() >= self.host_xoff
+        {
+            self.send_pfc(h as u32, true);
+        }
+    }
+
+    /// Host `h`'s endpoint takes the next frame from its ring.
+    pub(super) fn host_serve(&mut self, h: usize) {
+        let host = &mut self.hosts[h];
+        host.serve_pending = false;
+        let Some(pkt) = host.ring.pop_front() else {
+            return;
+        };
+        host.next_serve_at = self.now + host.service_ns;
+        if !host.ring.is_empty() {
+            host.serve_pending = true;
+            let at = host.next_serve_at;
+            self.events.push(at, Ev::HostServe(h as u32));
+        }
+        if self.ports[h].xoff_sent && self.hosts[h].ring.len() <= self.host_xon {
+            self.send_pfc(h as u32, false);
+        }
+        self.consume(h, pkt);
+    }
+
+    /// Hands packet `pkt` to host `h`'s endpoint and frees it.
+    fn consume(&mut self, h: usize, pkt: u32) {
+        let now = Instant(self.now);
+        self.stats.delivered += 1;
+        if self.cfg.link_credits.is_some() {
+            // The ring entry is free again: one frame of credit back to the
+            // switch port that feeds this host.
+            let p = &self.ports[h];
+            let (to, at) = (p.reverse, self.now + p.delay_ns);
+            self.events.push(at, Ev::Credit { port: to, units: 1 });
+        }
+        let host = &mut self.hosts[h];
+        let frame = &self.pkts[pkt as usize].frame;
+        if let Some(d) = host.ep.handle_frame(now, frame) {
+            self.app.on_delivery(h, now, &mut host.ep, d);
+        }
+        self.free_pkt(pkt);
+        self.after_ep(h);
+    }
+
+    /// After anything changed host `h`'s endpoint: hand its events to the
+    /// application, let the NIC send, and re-arm its timer.
+    pub(super) fn after_ep(&mut self, h: usize) {
+        let now = Instant(self.now);
+        while let Some(ev) = self.hosts[h].ep.poll_event() {
+            self.app.on_event(h, now, ev);
+        }
+        self.host_try_send(h);
+        self.arm_timer(h);
+    }
+
+    fn arm_timer(&mut self, h: usize) {
+        let host = &mut self.hosts[h];
+        if let Some(t) = host.ep.poll_timeout() {
+            let t = t.0.max(self.now);
+            if t < host.timer_at {
+                host.timer_at = t;
+                self.events.push(t, Ev::HostTimer(h as u32));
+            }
+        }
+    }
+
+    /// Host `h`'s timer event; stale ones (re-armed earlier since) are skipped.
+    pub(super) fn host_timer(&mut self, h: usize) {
+        if self.hosts[h].timer_at != self.now {
+            return;
+        }
+        self.hosts[h].timer_at = u64::MAX;
+        self.hosts[h].ep.handle_timeout(Instant(self.now));
+        self.after_ep(h);
+    }
+}

@@ -1,0 +1,174 @@
+//! The regime presets, named after the systems the seeds weigh (see
+//! `docs/fabric.md` for what each keeps of the real system and what it
+//! simplifies): how the fabric is made lossless, if at all, and how the
+//! engine's endpoints send and recover on it.
+
+use super::config::{FabricConfig, Pfc, Red};
+use crate::proto::{bdp_credits, CcKind, EndpointConfig, FlowMode, LossPolicy, Retransmit};
+use crate::time::Duration;
+
+/// A named regime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Regime {
+    /// InfiniBand: link-level credits hop by hop, go-back-N, no rate control.
+    Ib,
+    /// RoCEv2: PFC with headroom, ECN marking, DCQCN, go-back-N.
+    Roce,
+    /// IRN: no PFC, at most a BDP in flight per session, selective
+    /// retransmission with IRN's two timeouts.
+    Irn,
+    /// AWS SRD: no PFC, per-packet spraying over the uplinks, selective
+    /// retransmission, delay-based rate control (Timely here), a BDP cap.
+    Srd,
+    /// eRPC: no PFC, 32 session credits backed by receive-ring
+    /// reservations, go-back-N with a 5 ms timeout, Timely.
+    Erpc,
+    /// No PFC, a large window (4 BDP), go-back-N, no rate control.
+    Lossy,
+}
+
+impl Regime {
+    /// Every preset, in the order the docs list them.
+    pub const ALL: [Regime; 6] = [
+        Regime::Ib,
+        Regime::Roce,
+        Regime::Irn,
+        Regime::Srd,
+        Regime::Erpc,
+        Regime::Lossy,
+    ];
+
+    /// The preset's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Regime::Ib => "ib",
+            Regime::Roce => "roce",
+            Regime::Irn => "irn",
+            Regime::Srd => "srd",
+            Regime::Erpc => "erpc",
+            Regime::Lossy => "lossy",
+        }
+    }
+
+    /// The preset called `s`.
+    pub fn from_name(s: &str) -> Result<Regime, String> {
+        Regime::ALL
+            .into_iter()
+            .find(|r| r.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Regime::ALL.iter().map(|r| r.name()).collect();
+                format!(
+                    "unknown regime `{s}` (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
+
+    /// Sets the fabric side of the regime on `f` (PFC, credits, ECN,
+    /// spraying), leaving rates, delays and buffers as they are.
+    pub fn apply_fabric(self, f: &mut FabricConfig) {
+        let fastest = f.host_link_bps.max(f.fabric_link_bps);
+        f.pfc = None;
+        f.link_credits = None;
+        f.spray = false;
+        // Every regime's switches mark: the counts show what congestion
+        // the senders saw, even where no sender reacts to the marks.
+        // DCQCN's paper: Kmin 5 KB, Kmax 200 KB, Pmax 1 %.
+        f.ecn = Some(Red {
+            kmin: 5_000,
+            kmax: 200_000,
+            pmax: 0.01,
+        });
+        match self {
+            Regime::Ib => f.link_credits = Some(f.buffer_per_port / 2),
+            Regime::Roce => {
+                let headroom = f.pfc_headroom_bound(fastest);
+                let xoff = (f.buffer_per_port / 4).max(2 * f.max_frame());
+                f.pfc = Some(Pfc {
+                    xoff,
+                    xon: xoff.saturating_sub(2 * f.max_frame()),
+                    headroom,
+                });
+            }
+            Regime::Srd => f.spray = true,
+            Regime::Irn | Regime::Erpc | Regime::Lossy => {}
+        }
+    }
+
+    /// Sets the endpoint side of the regime on `ep`, for a fabric whose
+    /// longest unloaded round trip is `rtt` at `link_bps`.
+    pub fn apply_endpoint(self, ep: &mut EndpointConfig, link_bps: u64, rtt: Duration) {
+        let bdp = bdp_credits(link_bps, rtt, ep.mtu);
+        ep.link_bps = link_bps;
+        ep.cc = CcKind::None;
+        ep.retransmit = Retransmit::GoBackN;
+        ep.mode = FlowMode::Lossy;
+        // Timers on a 5 us grain: IRN's 100 us timeout must not round up to
+        // the run loop's 500 us.
+        ep.scan_interval = Duration::from_micros(5);
+        ep.rto = Duration::from_millis(5);
+        let large = bdp.saturating_mul(4);
+        match self {
+            Regime::Ib => ep.session_credits = large,
+            Regime::Roce => {
+                ep.session_credits = large;
+                ep.cc = CcKind::Dcqcn;
+            }
+            Regime::Irn | Regime::Srd => {
+                ep.session_credits = bdp;
+                ep.retransmit = Retransmit::Selective;
+                // IRN's RTO_high and RTO_low (SIGCOMM'18, section 4).
+                ep.rto = Duration::from_micros(320);
+                ep.rto_low = Duration::from_micros(100);
+                if self == Regime::Srd {
+                    ep.cc = CcKind::Timely;
+                }
+            }
+            Regime::Erpc => {
+                ep.session_credits = 32;
+                ep.mode = FlowMode::Lossless {
+                    on_loss: LossPolicy::Retransmit,
+                };
+                ep.cc = CcKind::Timely;
+            }
+            Regime::Lossy => ep.session_credits = large,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_is_listed() {
+        for r in Regime::ALL {
+            assert_eq!(Regime::from_name(r.name()), Ok(r));
+        }
+        let e = Regime::from_name("pfc").unwrap_err();
+        assert!(e.contains("ib, roce, irn, srd, erpc, lossy"), "{e}");
+    }
+
+    #[test]
+    fn presets_set_their_mechanisms() {
+        let mut f = FabricConfig::default();
+        Regime::Roce.apply_fabric(&mut f);
+        let p = f.pfc.unwrap();
+        assert!(p.headroom >= f.pfc_headroom_bound(f.host_link_bps));
+        f.validate().unwrap();
+        Regime::Ib.apply_fabric(&mut f);
+        assert!(f.pfc.is_none() && f.link_credits.is_some());
+        f.validate().unwrap();
+        Regime::Srd.apply_fabric(&mut f);
+        assert!(f.spray && f.link_credits.is_none());
+        let mut ep = EndpointConfig::default();
+        Regime::Irn.apply_endpoint(&mut ep, 100_000_000_000, Duration::from_micros(10));
+        assert_eq!(ep.retransmit, Retransmit::Selective);
+        // 100 Gb/s x 10 us = 125 kB = 84 frames of 1500.
+        assert_eq!(ep.session_credits, 84);
+        ep.validate().unwrap();
+        Regime::Erpc.apply_endpoint(&mut ep, 100_000_000_000, Duration::from_micros(10));
+        assert!(matches!(ep.mode, FlowMode::Lossless { .. }));
+        assert_eq!(ep.session_credits, 32);
+    }
+}

@@ -1,0 +1,297 @@
+//! One scenario under one regime, start to finish: the fabric and its
+//! endpoints configured by the regime, sessions opened before the first
+//! flow, flows started on time, the run bounded in virtual time, and the
+//! report: flow completion, drops by place, pauses, marks, resends.
+
+use super::flows::{ideal_fct, Flows};
+use super::metrics::{self, Bucket, FlowOutcome, Percentiles};
+use super::scenario::Workload;
+use super::{Fabric, FabricConfig, FabricStats, HostEps, Regime};
+use crate::proto::{Endpoint, EndpointConfig};
+use crate::time::{Duration, Instant};
+
+/// Virtual time given to handshakes before the first flow starts.
+const WARMUP: Duration = Duration::from_micros(100);
+/// Virtual time allowed after the last flow's start before the run stops
+/// and counts what is unfinished.
+const GRACE: Duration = Duration::from_millis(500);
+
+/// What one regime did in one scenario. Every field is a pure function of
+/// the scenario, the regime and the seed, except `wall_secs`.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct RegimeResult {
+    /// The preset's name.
+    pub regime: &'static str,
+    /// Flows in the scenario.
+    pub flows: u64,
+    /// Flows whose every byte was answered.
+    pub completed: u64,
+    /// Flows a request of which failed (session reset, ...).
+    pub failed: u64,
+    /// Flows still running when the run stopped (virtual time bound).
+    pub unfinished: u64,
+    /// Bytes of completed flows over the time from first start to last end.
+    pub goodput_gbps: f64,
+    /// The victim flow's goodput (scenario `victim`).
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub victim_goodput_gbps: Option<f64>,
+    /// FCT slowdown over all completed flows.
+    pub slowdown: Percentiles,
+    /// FCT slowdown by flow size.
+    pub buckets: Vec<Bucket>,
+    /// Flow completion times in microseconds.
+    pub fct_us: Percentiles,
+    /// Packets dropped in switches (buffer, threshold or PFC headroom).
+    pub drops_switch: u64,
+    /// Of those, PFC headroom overflows.
+    pub drops_headroom: u64,
+    /// Packets dropped at a host's full receive ring.
+    pub drops_host_ring: u64,
+    /// PFC frames (XOFF and XON).
+    pub pause_frames: u64,
+    /// Time links spent paused, summed over links (one direction each), us.
+    pub paused_us: f64,
+    /// Links (one direction each) that were ever paused.
+    pub links_paused: u64,
+    /// Packets marked CE.
+    pub ecn_marks: u64,
+    /// Congestion notification packets the receivers sent (DCQCN).
+    pub cnps: u64,
+    /// Packets the endpoints sent again.
+    pub retransmitted_pkts: u64,
+    /// Of what receivers got, packets they already had (resent needlessly).
+    pub spurious_retransmits: u64,
+    /// The most bytes one switch buffered at once.
+    pub peak_buffer_bytes: u64,
+    /// Frames the hosts sent.
+    pub sim_pkts: u64,
+    /// Events the simulator processed (arrivals, departures, timers, ...).
+    pub sim_events: u64,
+    /// Virtual time the run took, us.
+    pub sim_time_us: f64,
+    /// Packets in a queue, ring or on a link when the run stopped.
+    pub in_flight_end: u64,
+    /// Wall-clock seconds the run took (not part of the JSON: it differs
+    /// between runs of the same seed).
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub wall_secs: f64,
+}
+
+/// A whole `rpc-bench fabric` run.
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct FabricReport {
+    /// The scenario's name.
+    pub scenario: &'static str,
+    /// The seed every random choice came from.
+    pub seed: u64,
+    /// Simulated frames per wall-clock second over all regimes; `None`
+    /// unless asked for, because it differs between runs of one seed.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    pub sim_pkts_per_sec: Option<f64>,
+    /// One entry per regime, in the order asked.
+    pub results: Vec<RegimeResult>,
+}
+
+/// Where a run is, for a live progress line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Progress {
+    /// Virtual time, us.
+    pub sim_us: f64,
+    /// Frames sent so far.
+    pub sim_pkts: u64,
+    /// Flows done (completed or failed) and in all.
+    pub flows_done: usize,
+    /// Flows in the scenario.
+    pub flows: usize,
+}
+
+/// Runs `w` under `regime` with fabric knobs `base` (rates come from the
+/// workload, the regime's mechanisms from the preset). `progress` is
+/// called now and then with where the run is.
+pub fn run_regime(
+    w: &Workload,
+    regime: Regime,
+    base: &FabricConfig,
+    seed: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RegimeResult, String> {
+    let wall = std::time::Instant::now();
+    let mut cfg = base.clone();
+    cfg.host_link_bps = w.host_link_bps;
+    cfg.fabric_link_bps = w.fabric_link_bps;
+    regime.apply_fabric(&mut cfg);
+    cfg.validate()?;
+    w.topology.validate()?;
+    let hosts = w.topology.hosts();
+    if let Some(bad) = w
+        .flows
+        .iter()
+        .find(|f| f.src >= hosts || f.dst >= hosts || f.src == f.dst)
+    {
+        return Err(format!(
+            "flow {} -> {} does not fit {hosts} hosts",
+            bad.src, bad.dst
+        ));
+    }
+    let rtt = base_rtt(&cfg, &w.topology);
+    // Sessions each host holds, both roles, sizing its table and (eRPC's
+    // ring reservation) its receive ring.
+    let mut per_host = vec![0usize; hosts];
+    let mut pairs: Vec<(usize, usize)> = w.flows.iter().map(|f| (f.src, f.dst)).collect();
+    pairs.sort_unstable();
+    pairs.dedup();
+    for &(s, d) in &pairs {
+        per_host[s] += 1;
+        per_host[d] += 1;
+    }
+    let mut endpoints = Vec::with_capacity(hosts);
+    let mut data_per_pkt = 0;
+    let mut max_msg = 0;
+    for (h, &sessions) in per_host.iter().enumerate() {
+        let mut ec = EndpointConfig {
+            local: super::host_addr(h),
+            mtu: cfg.mtu,
+            seed: seed ^ (h as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            max_sessions: sessions + 16,
+            max_sessions_per_peer: sessions + 16,
+            // The fabric never corrupts a frame (a CE mark fixes the sum).
+            verify_ipv4_checksum: false,
+            ..EndpointConfig::default()
+        };
+        regime.apply_endpoint(&mut ec, cfg.host_link_bps, rtt);
+        // eRPC sizes its sessions to its ring; here the ring is sized so
+        // every session's reservation fits.
+        ec.rx_ring_entries = ec
+            .rx_ring_entries
+            .max((sessions + 1) * (ec.session_credits as usize + 1));
+        data_per_pkt = ec.max_data_per_pkt();
+        max_msg = ec.max_msg_size;
+        endpoints.push(Endpoint::new(ec).map_err(|e| format!("endpoint of host {h}: {e}"))?);
+    }
+    let app = Flows::new(&w.flows, max_msg);
+    let mut fab = Fabric::build(cfg.clone(), w.topology, endpoints, app, seed);
+    if let Some((h, service)) = w.slow_host {
+        if h >= hosts {
+            return Err(format!("slow host {h} does not exist"));
+        }
+        fab.set_slow_host(h, service.as_nanos());
+    }
+    fab.app
+        .connect(&mut HostEps(&mut fab.hosts), Instant::ZERO)?;
+    for h in 0..hosts {
+        fab.after_ep(h);
+    }
+    for (i, f) in w.flows.iter().enumerate() {
+        fab.events.push(
+            (f.start + WARMUP).as_nanos(),
+            super::event::Ev::FlowStart(i as u32),
+        );
+    }
+    let last_start = w
+        .flows
+        .iter()
+        .map(|f| f.start.as_nanos())
+        .max()
+        .unwrap_or(0);
+    let deadline = last_start + (WARMUP + GRACE).as_nanos();
+    let flows_n = w.flows.len();
+    let mut tick = |f: &Fabric| {
+        progress(Progress {
+            sim_us: f.now as f64 / 1e3,
+            sim_pkts: f.stats.sim_pkts,
+            flows_done: flows_n - f.app_open(),
+            flows: flows_n,
+        })
+    };
+    fab.run(deadline, &mut tick);
+    let outcomes: Vec<FlowOutcome> = fab
+        .app
+        .flows
+        .iter()
+        .map(|st| FlowOutcome {
+            size: st.spec.size,
+            start: st.started.unwrap_or(st.spec.start + WARMUP),
+            end: st.end,
+            ideal: ideal_fct(
+                &cfg,
+                &w.topology,
+                data_per_pkt,
+                st.spec.src,
+                st.spec.dst,
+                st.spec.size,
+            ),
+            victim: st.spec.victim,
+        })
+        .collect();
+    let sum = metrics::summarize(&outcomes);
+    let failed = fab.app.flows.iter().filter(|f| f.failed).count() as u64;
+    let completed = sum.completed;
+    let s: FabricStats = fab.stats();
+    let mut retransmitted = 0;
+    let mut spurious = 0;
+    let mut cnps = 0;
+    for h in &fab.hosts {
+        let st = h.ep.stats();
+        retransmitted += st.retransmissions;
+        spurious += st.drops.dup_request + st.drops.dup_response;
+        cnps += st.cnps_sent;
+    }
+    Ok(RegimeResult {
+        regime: regime.name(),
+        flows: flows_n as u64,
+        completed,
+        failed,
+        unfinished: flows_n as u64 - completed - failed,
+        goodput_gbps: sum.goodput_gbps,
+        victim_goodput_gbps: sum.victim_goodput_gbps,
+        slowdown: sum.slowdown,
+        buckets: sum.buckets,
+        fct_us: sum.fct_us,
+        drops_switch: s.drops_switch,
+        drops_headroom: s.drops_headroom,
+        drops_host_ring: s.drops_host_ring,
+        pause_frames: s.pause_frames,
+        paused_us: s.paused_ns as f64 / 1e3,
+        links_paused: s.links_paused,
+        ecn_marks: s.ecn_marks,
+        cnps,
+        retransmitted_pkts: retransmitted,
+        spurious_retransmits: spurious,
+        peak_buffer_bytes: s.peak_buffer_bytes,
+        sim_pkts: s.sim_pkts,
+        sim_events: s.events,
+        sim_time_us: fab.now as f64 / 1e3,
+        in_flight_end: fab.pkts_live(),
+        wall_secs: wall.elapsed().as_secs_f64(),
+    })
+}
+
+/// The unloaded round trip of the longest path: a full frame out, a
+/// minimum frame back, every hop's serialisation and delay.
+pub(super) fn base_rtt(cfg: &FabricConfig, topo: &super::topology::Topology) -> Duration {
+    let rates: Vec<u64> = match topo {
+        super::topology::Topology::LeafSpine { leaves, .. } if *leaves > 1 => {
+            vec![
+                cfg.host_link_bps,
+                cfg.fabric_link_bps,
+                cfg.fabric_link_bps,
+                cfg.host_link_bps,
+            ]
+        }
+        _ => vec![cfg.host_link_bps, cfg.host_link_bps],
+    };
+    let ser = |bytes: u64, bps: u64| (bytes as u128 * 8_000_000_000).div_ceil(bps as u128) as u64;
+    let ns: u64 = rates
+        .iter()
+        .map(|&r| ser(cfg.max_frame(), r) + ser(64, r) + 2 * cfg.link_delay.as_nanos())
+        .sum();
+    Duration::from_nanos(ns)
+}
+
+impl Fabric {
+    fn app_open(&self) -> usize {
+        self.app.open()
+    }
+}

@@ -1,0 +1,165 @@
+//! A switch's data path: pick the egress port (the host's port, or an
+//! uplink by 5-tuple hash or spraying), admit the packet into the shared
+//! buffer or drop it (dynamic threshold on a lossy fabric, headroom
+//! overflow on a PFC fabric; never on a credit fabric), mark ECN by RED on
+//! the egress queue, account it to its ingress port (XOFF upstream above
+//! the threshold), and serialise the queue when the port is free, not
+//! paused and, with link credits, the next hop has room.
+
+use super::event::Ev;
+use super::topology;
+use super::Fabric;
+
+impl Fabric {
+    /// Packet `pkt` reached switch `s` on its port `port`.
+    pub(super) fn at_switch(&mut self, s: usize, port: u32, pkt: u32) {
+        let sw = &self.switches[s];
+        let ingress = sw.first_port + port;
+        let dst = self.pkts[pkt as usize].dst;
+        if dst == u32::MAX {
+            self.stats.drops_unroutable += 1;
+            self.drop_at(ingress, pkt);
+            return;
+        }
+        let hpl = self.topo.hosts_per_leaf();
+        let local = match topology::route(sw.role, hpl, self.uplinks as usize, dst as usize) {
+            Ok(p) => p as u32,
+            Err((first, n)) => {
+                let n = n as u32;
+                let pick = if self.cfg.spray {
+                    let sw = &mut self.switches[s];
+                    let k = sw.spray_next;
+                    sw.spray_next = (k + 1) % n;
+                    k
+                } else {
+                    (self.pkts[pkt as usize].hash % n as u64) as u32
+                };
+                first as u32 + pick
+            }
+        };
+        let egress = self.switches[s].first_port + local;
+        let len = self.pkts[pkt as usize].frame.len() as u64;
+        if !self.admit(s, ingress, egress, len) {
+            self.stats.drops_switch += 1;
+            self.drop_at(ingress, pkt);
+            return;
+        }
+        if let Some(red) = self.cfg.ecn {
+            let q = self.ports[egress as usize].queue_bytes;
+            let mark = if q >= red.kmax {
+                true
+            } else if q > red.kmin {
+                let p = red.pmax * (q - red.kmin) as f64 / (red.kmax - red.kmin).max(1) as f64;
+                self.rng.chance(p)
+            } else {
+                false
+            };
+            if mark && crate::wire::mark_ce(&mut self.pkts[pkt as usize].frame) {
+                self.stats.ecn_marks += 1;
+            }
+        }
+        self.pkts[pkt as usize].ingress = ingress;
+        let sw = &mut self.switches[s];
+        sw.used += len;
+        sw.peak = sw.peak.max(sw.used);
+        let e = &mut self.ports[egress as usize];
+        e.queue.push_back(pkt);
+        e.queue_bytes += len;
+        let i = &mut self.ports[ingress as usize];
+        i.ingress_bytes += len;
+        if let Some(pfc) = self.cfg.pfc {
+            if !i.xoff_sent && i.ingress_bytes > pfc.xoff {
+                self.send_pfc(ingress, true);
+            }
+        }
+        self.switch_try_tx(egress);
+    }
+
+    /// Whether switch `s` has room for `len` bytes from `ingress` to `egress`.
+    fn admit(&mut self, s: usize, ingress: u32, egress: u32, len: u64) -> bool {
+        let sw = &self.switches[s];
+        if sw.used + len > sw.capacity {
+            return false;
+        }
+        if self.cfg.link_credits.is_some() {
+            // The sender spent credits on it: room was reserved.
+            return true;
+        }
+        if let Some(pfc) = self.cfg.pfc {
+            let over = self.ports[ingress as usize].ingress_bytes + len > pfc.xoff + pfc.headroom;
+            if over {
+                self.stats.drops_headroom += 1;
+            }
+            return !over;
+        }
+        let free = (sw.capacity - sw.used) as f64;
+        (self.ports[egress as usize].queue_bytes + len) as f64 <= self.cfg.dt_alpha * free
+    }
+
+    /// Frees a dropped packet; on a credit fabric its credit goes back
+    /// (a drop there is a bug, but must not leak credit).
+    fn drop_at(&mut self, ingress: u32, pkt: u32) {
+        if self.cfg.link_credits.is_some() {
+            let len = self.pkts[pkt as usize].frame.len() as u32;
+            self.return_credit(ingress, len);
+        }
+        self.free_pkt(pkt);
+    }
+
+    fn return_credit(&mut self, ingress: u32, units: u32) {
+        let p = &self.ports[ingress as usize];
+        let (to, at) = (p.reverse, self.now + p.delay_ns);
+        self.events.push(at, Ev::Credit { port: to, units });
+    }
+
+    /// Starts serialising the head of egress `g`'s queue if it can.
+    pub(super) fn switch_try_tx(&mut self, g: u32) {
+        let now = self.now;
+        let p = &mut self.ports[g as usize];
+        if p.queue.is_empty() {
+            return;
+        }
+        if p.busy_until > now {
+            self.arm_tx_done(g, false);
+            return;
+        }
+        if p.paused {
+            return; // the XON wakes it
+        }
+        let Some(&pkt) = p.queue.front() else {
+            return;
+        };
+        let len = self.pkts[pkt as usize].frame.len() as u64;
+        let cost = self.credit_cost(g, len);
+        let p = &mut self.ports[g as usize];
+        if p.credits < cost {
+            return; // a credit return wakes it
+        }
+        p.queue.pop_front();
+        p.queue_bytes -= len;
+        let more = !p.queue.is_empty();
+        let sw = self.owner(g);
+        self.switches[sw].used -= len;
+        let ingress = self.pkts[pkt as usize].ingress;
+        let i = &mut self.ports[ingress as usize];
+        i.ingress_bytes -= len;
+        if let Some(pfc) = self.cfg.pfc {
+            if i.xoff_sent && i.ingress_bytes <= pfc.xon {
+                self.send_pfc(ingress, false);
+            }
+        }
+        if self.cfg.link_credits.is_some() {
+            self.return_credit(ingress, len as u32);
+        }
+        self.transmit(g, pkt, len, cost);
+        if more {
+            self.arm_tx_done(g, false);
+        }
+    }
+
+    /// The switch that owns global port `g` (a switch port, not a NIC).
+    fn owner(&self, g: u32) -> usize {
+        // Switches are few and their first ports ascend.
+        self.switches.partition_point(|s| s.first_port <= g) - 1
+    }
+}
