@@ -61,6 +61,13 @@ pub struct FabricConfig {
     pub spray: bool,
     /// Entries of a host's receive ring (frames waiting for the endpoint).
     pub host_ring: usize,
+    /// PFC headroom the `roce` preset reserves per ingress port; `None`
+    /// reserves [`pfc_headroom_bound`](Self::pfc_headroom_bound) of the
+    /// fastest link (set it lower to see what too little headroom does).
+    pub pfc_headroom: Option<u64>,
+    /// Virtual time a run may take after its last flow starts; what is
+    /// unfinished then is reported as such.
+    pub grace: Duration,
 }
 
 impl Default for FabricConfig {
@@ -77,6 +84,8 @@ impl Default for FabricConfig {
             link_credits: None,
             spray: false,
             host_ring: 1024,
+            pfc_headroom: None,
+            grace: Duration::from_millis(500),
         }
     }
 }

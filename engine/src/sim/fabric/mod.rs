@@ -107,6 +107,8 @@ struct Port {
     paused: bool,
     paused_since: u64,
     ever_paused: bool,
+    /// Frames sent.
+    sent: u64,
     /// Link-level credits left (bytes, or frames towards a host).
     credits: i64,
     queue: VecDeque<u32>,
@@ -207,6 +209,7 @@ impl Fabric {
             paused_since: 0,
             ever_paused: false,
             credits,
+            sent: 0,
             queue: VecDeque::new(),
             queue_bytes: 0,
             ingress_bytes: 0,
@@ -439,6 +442,7 @@ impl Fabric {
         let ser = (len * p.ps_per_byte).div_ceil(1000);
         p.busy_until = now + ser;
         p.credits -= cost;
+        p.sent += 1;
         let at = p.busy_until + p.delay_ns;
         let ev = match p.to {
             Hop::Host(host) => Ev::AtHost { host, pkt },
@@ -487,6 +491,20 @@ impl Fabric {
                 p.paused_since = now;
             }
         }
+    }
+
+    /// Leaf uplinks (leaf to spine) that carried at least one frame.
+    fn uplinks_used(&self) -> u64 {
+        let hpl = self.topo.hosts_per_leaf() as u32;
+        self.switches
+            .iter()
+            .filter(|s| matches!(s.role, Role::Leaf { .. }))
+            .flat_map(|s| {
+                (s.first_port + hpl..s.first_port + hpl + self.uplinks)
+                    .map(|g| &self.ports[g as usize])
+            })
+            .filter(|p| p.sent > 0)
+            .count() as u64
     }
 
     /// The fabric's counters so far.

@@ -82,7 +82,7 @@ impl Regime {
         match self {
             Regime::Ib => f.link_credits = Some(f.buffer_per_port / 2),
             Regime::Roce => {
-                let headroom = f.pfc_headroom_bound(fastest);
+                let headroom = f.pfc_headroom.unwrap_or(f.pfc_headroom_bound(fastest));
                 let xoff = (f.buffer_per_port / 4).max(2 * f.max_frame());
                 f.pfc = Some(Pfc {
                     xoff,

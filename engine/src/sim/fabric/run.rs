@@ -12,9 +12,6 @@ use crate::time::{Duration, Instant};
 
 /// Virtual time given to handshakes before the first flow starts.
 const WARMUP: Duration = Duration::from_micros(100);
-/// Virtual time allowed after the last flow's start before the run stops
-/// and counts what is unfinished.
-const GRACE: Duration = Duration::from_millis(500);
 
 /// What one regime did in one scenario. Every field is a pure function of
 /// the scenario, the regime and the seed, except `wall_secs`.
@@ -48,6 +45,11 @@ pub struct RegimeResult {
     pub drops_headroom: u64,
     /// Packets dropped at a host's full receive ring.
     pub drops_host_ring: u64,
+    /// Packets addressed to no host (dropped at the first switch).
+    pub drops_unroutable: u64,
+    /// Packets handed to an endpoint. Conservation: `sim_pkts` =
+    /// `delivered_pkts` + the three drop counts + `in_flight_end`.
+    pub delivered_pkts: u64,
     /// PFC frames (XOFF and XON).
     pub pause_frames: u64,
     /// Time links spent paused, summed over links (one direction each), us.
@@ -62,6 +64,12 @@ pub struct RegimeResult {
     pub retransmitted_pkts: u64,
     /// Of what receivers got, packets they already had (resent needlessly).
     pub spurious_retransmits: u64,
+    /// Selective acknowledgements: request packets that arrived out of
+    /// order (reordering or loss ahead of them) under selective recovery.
+    pub sacks: u64,
+    /// Leaf-to-spine links that carried traffic (how far ECMP or
+    /// spraying spread it; 0 on a star).
+    pub uplinks_used: u64,
     /// The most bytes one switch buffered at once.
     pub peak_buffer_bytes: u64,
     /// Frames the hosts sent.
@@ -195,7 +203,7 @@ pub fn run_regime(
         .map(|f| f.start.as_nanos())
         .max()
         .unwrap_or(0);
-    let deadline = last_start + (WARMUP + GRACE).as_nanos();
+    let deadline = last_start + (WARMUP + cfg.grace).as_nanos();
     let flows_n = w.flows.len();
     let mut tick = |f: &Fabric| {
         progress(Progress {
@@ -232,11 +240,13 @@ pub fn run_regime(
     let mut retransmitted = 0;
     let mut spurious = 0;
     let mut cnps = 0;
+    let mut sacks = 0;
     for h in &fab.hosts {
         let st = h.ep.stats();
         retransmitted += st.retransmissions;
         spurious += st.drops.dup_request + st.drops.dup_response;
         cnps += st.cnps_sent;
+        sacks += st.sacks_sent;
     }
     Ok(RegimeResult {
         regime: regime.name(),
@@ -252,6 +262,8 @@ pub fn run_regime(
         drops_switch: s.drops_switch,
         drops_headroom: s.drops_headroom,
         drops_host_ring: s.drops_host_ring,
+        drops_unroutable: s.drops_unroutable,
+        delivered_pkts: s.delivered,
         pause_frames: s.pause_frames,
         paused_us: s.paused_ns as f64 / 1e3,
         links_paused: s.links_paused,
@@ -259,6 +271,8 @@ pub fn run_regime(
         cnps,
         retransmitted_pkts: retransmitted,
         spurious_retransmits: spurious,
+        sacks,
+        uplinks_used: fab.uplinks_used(),
         peak_buffer_bytes: s.peak_buffer_bytes,
         sim_pkts: s.sim_pkts,
         sim_events: s.events,

@@ -1,0 +1,154 @@
+//! The fabric lab's promises, on small fabrics: the same seed gives the same
+//! result; every packet is delivered, dropped at a named place or still in
+//! flight; PFC with headroom at the bound never drops in a switch and with
+//! too little does; link credits never drop; a victim flow is slower under
+//! PFC; ECMP spreads flows over the uplinks; spraying reorders and
+//! selective recovery copes.
+
+use engine::sim::fabric::scenario::{build, Scenario, ScenarioSpec, Workload};
+use engine::sim::fabric::{run_regime, FabricConfig, Regime, RegimeResult};
+
+fn workload(s: Scenario, seed: u64, f: impl FnOnce(&mut ScenarioSpec)) -> Workload {
+    let mut spec = ScenarioSpec::new(s, seed);
+    f(&mut spec);
+    build(&spec).unwrap()
+}
+
+fn run_with(w: &Workload, r: Regime, cfg: &FabricConfig, seed: u64) -> RegimeResult {
+    let mut res = run_regime(w, r, cfg, seed, &mut |_| {}).unwrap();
+    res.wall_secs = 0.0; // the one field that is not a function of the inputs
+    res
+}
+
+fn run(w: &Workload, r: Regime, seed: u64) -> RegimeResult {
+    run_with(w, r, &FabricConfig::default(), seed)
+}
+
+fn small_incast() -> Workload {
+    workload(Scenario::Incast, 1, |s| s.hosts = Some(16))
+}
+
+fn conserved(r: &RegimeResult) {
+    assert_eq!(
+        r.sim_pkts,
+        r.delivered_pkts
+            + r.drops_switch
+            + r.drops_host_ring
+            + r.drops_unroutable
+            + r.in_flight_end,
+        "{r:?}"
+    );
+}
+
+#[test]
+fn same_seed_same_result_and_another_seed_differs() {
+    let w = |seed| {
+        workload(Scenario::WebSearch, seed, |s| {
+            s.hosts = Some(16);
+            s.flows = Some(80);
+        })
+    };
+    for r in [Regime::Roce, Regime::Irn] {
+        let a = run(&w(5), r, 5);
+        assert_eq!(a, run(&w(5), r, 5), "{}", r.name());
+        assert_ne!(a, run(&w(6), r, 6), "{}", r.name());
+        assert_eq!(a.completed, a.flows, "{a:?}");
+    }
+}
+
+#[test]
+fn every_packet_is_delivered_dropped_at_a_named_place_or_in_flight() {
+    let w = small_incast();
+    let mut dropped = false;
+    for r in Regime::ALL {
+        let res = run(&w, r, 1);
+        conserved(&res);
+        assert_eq!(res.completed, res.flows, "{res:?}");
+        dropped |= res.drops_switch > 0;
+    }
+    assert!(dropped, "the check above never saw a drop");
+    // Cut short in the middle of the incast: packets are still in flight.
+    let short = FabricConfig {
+        grace: engine::time::Duration::from_micros(30),
+        ..FabricConfig::default()
+    };
+    let res = run_with(&w, Regime::Roce, &short, 1);
+    conserved(&res);
+    assert!(res.in_flight_end > 0 && res.unfinished > 0, "{res:?}");
+}
+
+#[test]
+fn pfc_headroom_at_the_bound_never_drops_and_below_it_does() {
+    let w = workload(Scenario::Incast, 2, |s| s.hosts = Some(64));
+    let at_bound = run(&w, Regime::Roce, 2);
+    assert_eq!(at_bound.drops_switch, 0, "{at_bound:?}");
+    assert!(
+        at_bound.pause_frames > 0,
+        "no pause: not a test of headroom"
+    );
+    let thin = FabricConfig {
+        pfc_headroom: Some(1514),
+        ..FabricConfig::default()
+    };
+    let below = run_with(&w, Regime::Roce, &thin, 2);
+    assert!(below.drops_headroom > 0, "{below:?}");
+    conserved(&below);
+}
+
+#[test]
+fn link_credits_never_drop() {
+    // An incast that overflows a lossy switch, and a slow receiver that
+    // overflows a lossy host ring.
+    let incast = workload(Scenario::Incast, 3, |s| s.hosts = Some(64));
+    let ib = run(&incast, Regime::Ib, 3);
+    let lossy = run(&incast, Regime::Lossy, 3);
+    assert!(lossy.drops_switch > 0, "{lossy:?}");
+    assert_eq!(ib.drops_switch + ib.drops_host_ring, 0, "{ib:?}");
+    assert_eq!(ib.completed, ib.flows);
+    let slow = workload(Scenario::SlowReceiver, 3, |_| {});
+    let small_ring = FabricConfig {
+        host_ring: 128,
+        ..FabricConfig::default()
+    };
+    let ib = run_with(&slow, Regime::Ib, &small_ring, 3);
+    let lossy = run_with(&slow, Regime::Lossy, &small_ring, 3);
+    assert!(lossy.drops_host_ring > 0, "{lossy:?}");
+    assert_eq!(ib.drops_switch + ib.drops_host_ring, 0, "{ib:?}");
+    assert_eq!(ib.completed, ib.flows);
+}
+
+#[test]
+fn a_victim_flow_is_slower_under_pfc() {
+    let w = workload(Scenario::Victim, 4, |_| {});
+    let roce = run(&w, Regime::Roce, 4);
+    let irn = run(&w, Regime::Irn, 4);
+    let (v_roce, v_irn) = (
+        roce.victim_goodput_gbps.unwrap(),
+        irn.victim_goodput_gbps.unwrap(),
+    );
+    assert!(roce.links_paused > 0, "{roce:?}");
+    assert!(v_roce < v_irn / 2.0, "roce {v_roce} Gb/s, irn {v_irn} Gb/s");
+}
+
+#[test]
+fn ecmp_spreads_flows_and_spraying_reorders_and_selective_copes() {
+    // 32 hosts on 4 leaves x 4 spines: 16 leaf uplinks.
+    let w = workload(Scenario::Permutation, 5, |s| s.flow_size = Some(256 << 10));
+    let ecmp = run(&w, Regime::Irn, 5);
+    assert!(
+        ecmp.uplinks_used >= 10,
+        "ECMP used {} of 16 uplinks",
+        ecmp.uplinks_used
+    );
+    let spray = run(&w, Regime::Srd, 5);
+    assert_eq!(spray.uplinks_used, 16, "{spray:?}");
+    // Spraying one flow over four paths reorders its packets; selective
+    // recovery acknowledges them out of order and every flow completes.
+    assert!(spray.sacks > 0, "no reordering seen: {spray:?}");
+    assert_eq!(
+        (spray.completed, spray.failed),
+        (spray.flows, 0),
+        "{spray:?}"
+    );
+    conserved(&spray);
+}
