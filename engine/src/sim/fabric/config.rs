@@ -65,6 +65,15 @@ pub struct FabricConfig {
     /// reserves [`pfc_headroom_bound`](Self::pfc_headroom_bound) of the
     /// fastest link (set it lower to see what too little headroom does).
     pub pfc_headroom: Option<u64>,
+    /// Probability that a host's NIC loses a frame it sends (seeded; on
+    /// top of what the fabric drops), as the run loop's `faults.drop`
+    /// does on a real link.
+    pub loss: f64,
+    /// Session credits of every endpoint instead of the regime's (to match
+    /// a real run, e.g. the BDP a memif run measured).
+    pub session_credits: Option<u16>,
+    /// Outstanding requests per session instead of the engine's default 8.
+    pub req_window: Option<usize>,
     /// Virtual time a run may take after its last flow starts; what is
     /// unfinished then is reported as such.
     pub grace: Duration,
@@ -86,6 +95,9 @@ impl Default for FabricConfig {
             host_ring: 1024,
             pfc_headroom: None,
             grace: Duration::from_millis(500),
+            loss: 0.0,
+            session_credits: None,
+            req_window: None,
         }
     }
 }
@@ -148,6 +160,9 @@ impl FabricConfig {
             if c < self.max_frame() {
                 return Err(format!("link_credits {c} is less than one frame"));
             }
+        }
+        if !(0.0..1.0).contains(&self.loss) {
+            return Err(format!("loss {} outside [0, 1)", self.loss));
         }
         if self.host_ring == 0 {
             return Err("host_ring must be at least 1".into());

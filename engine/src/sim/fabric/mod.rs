@@ -56,6 +56,8 @@ pub struct FabricStats {
     pub drops_host_ring: u64,
     /// Frames addressed to no host.
     pub drops_unroutable: u64,
+    /// Frames lost by a host NIC's injected loss (`FabricConfig::loss`).
+    pub drops_loss: u64,
     /// PFC frames sent (XOFF and XON), by switches and hosts.
     pub pause_frames: u64,
     /// Time egress ports spent paused, summed over ports, in ns.

@@ -63,7 +63,15 @@ impl Fabric {
         };
         pkt.hash = hash;
         let cost = self.credit_cost(h as u32, len as u64);
-        self.transmit(h as u32, i, len as u64, cost);
+        if self.cfg.loss > 0.0 && self.rng.chance(self.cfg.loss) {
+            // Lost on the wire: the NIC spent the time, nothing arrives.
+            self.stats.drops_loss += 1;
+            let p = &mut self.ports[h];
+            p.busy_until = now + (len as u64 * p.ps_per_byte).div_ceil(1000);
+            self.free_pkt(i);
+        } else {
+            self.transmit(h as u32, i, len as u64, cost);
+        }
         if self.hosts[h].ep.has_pending_transmit() {
             self.arm_tx_done(h as u32, true);
         }

@@ -24,6 +24,8 @@ pub struct RegimeResult {
     pub flows: u64,
     /// Flows whose every byte was answered.
     pub completed: u64,
+    /// Requests, one per flow or chunk of at most 8 MiB, that completed.
+    pub rpcs: u64,
     /// Flows a request of which failed (session reset, ...).
     pub failed: u64,
     /// Flows still running when the run stopped (virtual time bound).
@@ -47,8 +49,10 @@ pub struct RegimeResult {
     pub drops_host_ring: u64,
     /// Packets addressed to no host (dropped at the first switch).
     pub drops_unroutable: u64,
+    /// Packets lost by injected loss at the sending NIC (`loss`).
+    pub drops_loss: u64,
     /// Packets handed to an endpoint. Conservation: `sim_pkts` =
-    /// `delivered_pkts` + the three drop counts + `in_flight_end`.
+    /// `delivered_pkts` + the four drop counts + `in_flight_end`.
     pub delivered_pkts: u64,
     /// PFC frames (XOFF and XON).
     pub pause_frames: u64,
@@ -169,6 +173,12 @@ pub fn run_regime(
             ..EndpointConfig::default()
         };
         regime.apply_endpoint(&mut ec, cfg.host_link_bps, rtt);
+        if let Some(c) = cfg.session_credits {
+            ec.session_credits = c;
+        }
+        if let Some(w) = cfg.req_window {
+            ec.req_window = w;
+        }
         // eRPC sizes its sessions to its ring; here the ring is sized so
         // every session's reservation fits.
         ec.rx_ring_entries = ec
@@ -241,17 +251,20 @@ pub fn run_regime(
     let mut spurious = 0;
     let mut cnps = 0;
     let mut sacks = 0;
+    let mut rpcs = 0;
     for h in &fab.hosts {
         let st = h.ep.stats();
         retransmitted += st.retransmissions;
         spurious += st.drops.dup_request + st.drops.dup_response;
         cnps += st.cnps_sent;
         sacks += st.sacks_sent;
+        rpcs += st.requests_completed;
     }
     Ok(RegimeResult {
         regime: regime.name(),
         flows: flows_n as u64,
         completed,
+        rpcs,
         failed,
         unfinished: flows_n as u64 - completed - failed,
         goodput_gbps: sum.goodput_gbps,
@@ -263,6 +276,7 @@ pub fn run_regime(
         drops_headroom: s.drops_headroom,
         drops_host_ring: s.drops_host_ring,
         drops_unroutable: s.drops_unroutable,
+        drops_loss: s.drops_loss,
         delivered_pkts: s.delivered,
         pause_frames: s.pause_frames,
         paused_us: s.paused_ns as f64 / 1e3,

@@ -224,9 +224,11 @@ fn at_zero(src: usize, dst: usize, size: u64) -> Flow {
     }
 }
 
-/// N senders (hosts 1..=N) to host 0 on one switch, all at time zero.
+/// N senders (hosts 1..=N) to host 0 on one switch, all at time zero;
+/// `flows` of them per sender (default 1), queued on one session, so one
+/// sender with many flows is a window-limited stream (the calibration pair).
 fn incast(spec: &ScenarioSpec) -> Result<Workload, String> {
-    only(spec, &["hosts", "flow_size"])?;
+    only(spec, &["hosts", "flow_size", "flows"])?;
     let senders = spec.hosts.unwrap_or(32);
     if !(1..=256).contains(&senders) {
         return Err(format!(
@@ -237,11 +239,19 @@ fn incast(spec: &ScenarioSpec) -> Result<Workload, String> {
     // threshold lets one port queue (about half of 33 x 256 KiB), so
     // the regimes that do not hold senders back must drop.
     let size = flow_size(spec, 256 * KIB)?;
+    let per_sender = spec.flows.unwrap_or(1);
+    if !(1..=100_000).contains(&per_sender) {
+        return Err(format!(
+            "incast: flows (per sender) must be 1..=100000, got {per_sender}"
+        ));
+    }
     Ok(Workload {
         topology: Topology::Star { hosts: senders + 1 },
         host_link_bps: G100,
         fabric_link_bps: G100,
-        flows: (1..=senders).map(|src| at_zero(src, 0, size)).collect(),
+        flows: (0..per_sender)
+            .flat_map(|_| (1..=senders).map(move |src| at_zero(src, 0, size)))
+            .collect(),
         slow_host: None,
         background: false,
     })
