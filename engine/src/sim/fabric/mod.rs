@@ -75,7 +75,10 @@ pub struct FabricStats {
 /// A frame on the fabric.
 #[derive(Debug, Default)]
 struct Pkt {
+    /// The endpoint wrote the frame here; only `..len` is the frame (the
+    /// buffer keeps the endpoint's transmit size, so it is never cleared).
     frame: Vec<u8>,
+    len: u32,
     /// Destination host.
     dst: u32,
     /// 5-tuple hash, fixed at injection (ECMP).
@@ -157,7 +160,8 @@ pub struct Fabric {
     hosts: Vec<Host>,
     uplinks: u32,
     rng: Rng,
-    tx_buf: Vec<u8>,
+    /// Bytes of a transmit buffer every endpoint accepts.
+    tx_len: usize,
     stats: FabricStats,
     app: Flows,
     /// Host receive ring occupancy at which a host sends XOFF (PFC).
@@ -297,7 +301,7 @@ impl Fabric {
             hosts: hosts_v,
             uplinks,
             rng: Rng::new(seed ^ 0xFAB_41C),
-            tx_buf: vec![0; tx_len.max(cfg.mtu + ETH_OVERHEAD)],
+            tx_len: tx_len.max(cfg.mtu + ETH_OVERHEAD),
             stats: FabricStats::default(),
             app,
             host_xoff,

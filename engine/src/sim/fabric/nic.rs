@@ -30,15 +30,19 @@ impl Fabric {
         if p.credits < max_cost {
             return; // a credit return wakes it
         }
-        let Some(len) = self.hosts[h]
-            .ep
-            .poll_transmit(Instant(now), &mut self.tx_buf)
-        else {
+        // The endpoint writes straight into a packet buffer: no copy.
+        let i = self.alloc_pkt();
+        let mut buf = std::mem::take(&mut self.pkts[i as usize].frame);
+        if buf.len() < self.tx_len {
+            buf.resize(self.tx_len, 0);
+        }
+        let Some(len) = self.hosts[h].ep.poll_transmit(Instant(now), &mut buf) else {
+            self.pkts[i as usize].frame = buf;
+            self.free_pkt(i);
             return;
         };
         self.stats.sim_pkts += 1;
-        let i = self.alloc_pkt();
-        let frame = &self.tx_buf[..len];
+        let frame = &buf[..len];
         let dst = frame
             .get(DST_IP_AT..DST_IP_AT + 4)
             .map_or(u32::MAX, |b| u32::from_be_bytes([0, 0, b[2], b[3]]));
@@ -53,10 +57,11 @@ impl Fabric {
             ),
             None => 0,
         };
+        let hosts = self.hosts.len();
         let pkt = &mut self.pkts[i as usize];
-        pkt.frame.clear();
-        pkt.frame.extend_from_slice(frame);
-        pkt.dst = if valid && (dst as usize) < self.hosts.len() {
+        pkt.frame = buf;
+        pkt.len = len as u32;
+        pkt.dst = if valid && (dst as usize) < hosts {
             dst
         } else {
             u32::MAX
@@ -134,8 +139,8 @@ impl Fabric {
             self.events.push(at, Ev::Credit { port: to, units: 1 });
         }
         let host = &mut self.hosts[h];
-        let frame = &self.pkts[pkt as usize].frame;
-        if let Some(d) = host.ep.handle_frame(now, frame) {
+        let p = &self.pkts[pkt as usize];
+        if let Some(d) = host.ep.handle_frame(now, &p.frame[..p.len as usize]) {
             self.app.on_delivery(h, now, &mut host.ep, d);
         }
         self.free_pkt(pkt);

@@ -38,7 +38,7 @@ impl Fabric {
             }
         };
         let egress = self.switches[s].first_port + local;
-        let len = self.pkts[pkt as usize].frame.len() as u64;
+        let len = self.pkts[pkt as usize].len as u64;
         if !self.admit(s, ingress, egress, len) {
             self.stats.drops_switch += 1;
             self.drop_at(ingress, pkt);
@@ -54,7 +54,8 @@ impl Fabric {
             } else {
                 false
             };
-            if mark && crate::wire::mark_ce(&mut self.pkts[pkt as usize].frame) {
+            let p = &mut self.pkts[pkt as usize];
+            if mark && crate::wire::mark_ce(&mut p.frame[..p.len as usize]) {
                 self.stats.ecn_marks += 1;
             }
         }
@@ -100,7 +101,7 @@ impl Fabric {
     /// (a drop there is a bug, but must not leak credit).
     fn drop_at(&mut self, ingress: u32, pkt: u32) {
         if self.cfg.link_credits.is_some() {
-            let len = self.pkts[pkt as usize].frame.len() as u32;
+            let len = self.pkts[pkt as usize].len;
             self.return_credit(ingress, len);
         }
         self.free_pkt(pkt);
@@ -129,7 +130,7 @@ impl Fabric {
         let Some(&pkt) = p.queue.front() else {
             return;
         };
-        let len = self.pkts[pkt as usize].frame.len() as u64;
+        let len = self.pkts[pkt as usize].len as u64;
         let cost = self.credit_cost(g, len);
         let p = &mut self.ports[g as usize];
         if p.credits < cost {
