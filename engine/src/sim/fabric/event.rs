@@ -178,7 +178,8 @@ impl Events {
                 self.put(s, t);
             }
         }
-        self.current.sort_unstable_by(|a, b| b.key().cmp(&a.key()));
+        self.current
+            .sort_unstable_by_key(|t| std::cmp::Reverse(t.key()));
         true
     }
 
