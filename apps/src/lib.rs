@@ -1,5 +1,6 @@
 //! Shared code of the binaries: link and EAL flags, child processes, latency
-//! histograms, the raw floor benchmark.
+//! histograms, the raw floor benchmark, and the front end of the simulated
+//! fabric lab (`fabric`, `fabric_plot`).
 
 pub mod bdp;
 pub mod bench;
@@ -8,6 +9,8 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod enginecost;
+pub mod fabric;
+pub mod fabric_plot;
 pub mod floor;
 pub mod hist;
 pub mod hostile;

@@ -26,7 +26,8 @@ pub struct PlotError {
     pub msg: String,
 }
 
-fn err(path: &Path, msg: impl ToString) -> PlotError {
+/// A [`PlotError`] for `path`.
+pub(crate) fn err(path: &Path, msg: impl ToString) -> PlotError {
     PlotError {
         path: path.to_path_buf(),
         msg: msg.to_string(),
@@ -156,7 +157,9 @@ fn percentile_label(x: f64) -> String {
     format!("{s}%")
 }
 
-fn short(x: f64) -> String {
+/// A short axis label: at most two decimals, exponent form when very large
+/// or very small.
+pub(crate) fn short(x: f64) -> String {
     if x != 0.0 && (x.abs() >= 1e5 || x.abs() < 1e-2) {
         format!("{x:.1e}")
     } else {

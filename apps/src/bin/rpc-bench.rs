@@ -1,6 +1,7 @@
 //! rpc-bench: launches a server and a client process pinned to two cores on
 //! the chosen link, runs a workload, and reports. `rpc-bench floor` measures
-//! raw frames with no RPC layer; `port-check` brings one port up and reports.
+//! raw frames with no RPC layer; `port-check` brings one port up and reports;
+//! `fabric` runs the simulated fabric lab (no DPDK, no second process).
 
 use anyhow::Context;
 use apps::child::{install_signal_handlers, last_json, ChildProc};
@@ -15,7 +16,7 @@ use std::time::Duration;
     name = "rpc-bench",
     version,
     about = "Benchmarks for the RPC engine over DPDK virtual devices or real NICs",
-    after_help = "Examples:\n  rpc-bench                            32 B latency over memif (server core 1, client core 0) + raw floor\n  rpc-bench run --workload throughput --window 8 --sessions 4 --json\n  rpc-bench run -c configs/af_packet.toml   af_packet on a veth pair (scripts/veth.sh up rpcveth0)\n  rpc-bench floor                      raw-frame floor over memif, cores 0 and 1\n  rpc-bench floor --json --pings 20000  same, JSON summary as the last line\n  rpc-bench port-check --link null      bring one port up in one process"
+    after_help = "Examples:\n  rpc-bench                            32 B latency over memif (server core 1, client core 0) + raw floor\n  rpc-bench run --workload throughput --window 8 --sessions 4 --json\n  rpc-bench run -c configs/af_packet.toml   af_packet on a veth pair (scripts/veth.sh up rpcveth0)\n  rpc-bench floor                      raw-frame floor over memif, cores 0 and 1\n  rpc-bench floor --json --pings 20000  same, JSON summary as the last line\n  rpc-bench port-check --link null      bring one port up in one process\n  rpc-bench fabric -c configs/fabric-incast.toml   six regimes on a simulated 32-to-1 incast (virtual time, no DPDK)"
 )]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -47,6 +48,8 @@ enum Cmd {
     Sweep(apps::compare::SweepArgs),
     /// N sessions of one client thread converging on one server thread (--fan-in 1,2,4,8,16), in each mode of --modes.
     Incast(apps::compare::IncastArgs),
+    /// The seeds' regimes on a simulated datacenter fabric (deterministic, virtual time): per regime goodput, FCT slowdown by size, drops by place, pauses, ECN marks, resends.
+    Fabric(apps::fabric::FabricArgs),
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -153,6 +156,7 @@ fn main() {
         Some(Cmd::Compare(a)) => apps::compare::compare_cmd(&a),
         Some(Cmd::Sweep(a)) => apps::compare::sweep_cmd(&a),
         Some(Cmd::Incast(a)) => apps::compare::incast_cmd(&a),
+        Some(Cmd::Fabric(a)) => apps::fabric::fabric_cmd(&a),
         // No subcommand: `run` with the flags given (none: the default
         // benchmark, 32 B latency over memif + floor).
         None => run_cmd(cli.run),

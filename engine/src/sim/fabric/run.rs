@@ -24,6 +24,8 @@ pub struct RegimeResult {
     pub flows: u64,
     /// Flows whose every byte was answered.
     pub completed: u64,
+    /// Session credits every endpoint used (the regime's, or the override).
+    pub session_credits: u16,
     /// Requests, one per flow or chunk of at most 8 MiB, that completed.
     pub rpcs: u64,
     /// Flows a request of which failed (session reset, ...).
@@ -160,6 +162,7 @@ pub fn run_regime(
     }
     let mut endpoints = Vec::with_capacity(hosts);
     let mut data_per_pkt = 0;
+    let mut credits = 0;
     let mut max_msg = 0;
     for (h, &sessions) in per_host.iter().enumerate() {
         let mut ec = EndpointConfig {
@@ -185,6 +188,7 @@ pub fn run_regime(
             .rx_ring_entries
             .max((sessions + 1) * (ec.session_credits as usize + 1));
         data_per_pkt = ec.max_data_per_pkt();
+        credits = ec.session_credits;
         max_msg = ec.max_msg_size;
         endpoints.push(Endpoint::new(ec).map_err(|e| format!("endpoint of host {h}: {e}"))?);
     }
@@ -264,6 +268,7 @@ pub fn run_regime(
         regime: regime.name(),
         flows: flows_n as u64,
         completed,
+        session_credits: credits,
         rpcs,
         failed,
         unfinished: flows_n as u64 - completed - failed,

@@ -1,0 +1,520 @@
+//! `rpc-bench fabric`: the seeds' regimes on the simulated datacenter fabric
+//! of [`engine::sim::fabric`] (deterministic, virtual time, no DPDK).
+//!
+//! A thin front end: the flags and an optional TOML file resolve to a
+//! [`FabricPlan`] (a [`ScenarioSpec`] and the regimes to run); the engine
+//! builds the workload and runs each regime; this module prints what came
+//! back: a table on stdout (stderr with `--json`), a live progress line on
+//! stderr, the [`FabricReport`] as one JSON line, and optionally an SVG of
+//! slowdown by flow size ([`crate::fabric_plot`]). Every check of the values
+//! (ranges, overrides a scenario has no use for) is the engine's; its
+//! message is passed on as the error.
+
+use anyhow::{anyhow, bail, Context};
+use clap::Args;
+use engine::sim::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
+use engine::sim::fabric::{run_regime, FabricConfig, FabricReport, Progress, Regime, RegimeResult};
+use serde::Deserialize;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The seed when neither the flags nor the file give one.
+const DEFAULT_SEED: u64 = 1;
+/// Least wall time between two progress lines: the engine calls back every
+/// ~1M events, which can be many times a second on a small fabric.
+const PROGRESS_EVERY: Duration = Duration::from_secs(1);
+
+/// Flags of `rpc-bench fabric`.
+#[derive(Args, Clone, Debug, Default)]
+pub struct FabricArgs {
+    /// TOML file with the same settings (keys: scenario, regimes, hosts,
+    /// load, flow_size, flows, seed; see docs/configs.md); flags override it.
+    #[arg(long, short = 'c', value_name = "FILE.toml")]
+    pub config: Option<PathBuf>,
+    /// The experiment: incast, victim, slow-receiver, websearch, hadoop,
+    /// permutation or alltoall (required unless the -c file names one).
+    #[arg(long, value_name = "NAME")]
+    pub scenario: Option<String>,
+    /// Regimes to run, comma-separated, in this order [default:
+    /// ib,roce,irn,srd,erpc,lossy].
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub regimes: Option<Vec<String>>,
+    /// Hosts: senders for incast, all hosts otherwise (scenario default if
+    /// absent).
+    #[arg(long, value_name = "N")]
+    pub hosts: Option<usize>,
+    /// Offered load per host link, in (0, 1] (websearch, hadoop).
+    #[arg(long, value_name = "X")]
+    pub load: Option<f64>,
+    /// Bytes per flow (scenarios with fixed-size flows).
+    #[arg(long, value_name = "BYTES")]
+    pub flow_size: Option<u64>,
+    /// Number of flows, as the scenario counts them (in all for websearch
+    /// and hadoop, per sender for incast).
+    #[arg(long, value_name = "N")]
+    pub flows: Option<usize>,
+    /// Seed of every random choice; one seed gives one result [default: 1].
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Rate of every link in Gb/s instead of the scenario's (calibration:
+    /// the rate a real link sustains).
+    #[arg(long, value_name = "GBPS")]
+    pub link_gbps: Option<f64>,
+    /// One-way delay of every link in microseconds [default: 1].
+    #[arg(long, value_name = "US")]
+    pub link_delay_us: Option<f64>,
+    /// Probability that a host's NIC loses a frame it sends (injected,
+    /// seeded), as `faults.drop = uniform` on a real link.
+    #[arg(long, value_name = "P")]
+    pub loss: Option<f64>,
+    /// Session credits of every endpoint instead of the regime's.
+    #[arg(long, value_name = "N")]
+    pub credits: Option<u16>,
+    /// Outstanding requests per session [engine default: 8].
+    #[arg(long, value_name = "N")]
+    pub window: Option<usize>,
+    /// Switch buffer per port in KiB [default: 256].
+    #[arg(long, value_name = "KIB")]
+    pub buffer_kb: Option<u64>,
+    /// Print the report as one JSON line, the last line of stdout (the
+    /// table goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Add the wall-clock rate `sim_pkts_per_sec` to the JSON (which then
+    /// differs between runs of one seed).
+    #[arg(long)]
+    pub timing: bool,
+    /// Write an SVG of FCT slowdown p50 and p99 by flow size: a group of
+    /// bars per size, one bar per regime.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// The `-c` file: the flags' settings, every key optional, unknown keys an
+/// error naming the key.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FabricFile {
+    /// The scenario's name.
+    pub scenario: Option<String>,
+    /// Regime names, in run order.
+    pub regimes: Option<Vec<String>>,
+    /// Host count (see `--hosts`).
+    pub hosts: Option<usize>,
+    /// Offered load (see `--load`).
+    pub load: Option<f64>,
+    /// Bytes per flow (see `--flow-size`).
+    pub flow_size: Option<u64>,
+    /// Flow count (see `--flows`).
+    pub flows: Option<usize>,
+    /// The seed.
+    pub seed: Option<u64>,
+    /// Link rate in Gb/s (see `--link-gbps`).
+    pub link_gbps: Option<f64>,
+    /// Link delay in us (see `--link-delay-us`).
+    pub link_delay_us: Option<f64>,
+    /// Injected loss (see `--loss`).
+    pub loss: Option<f64>,
+    /// Session credits (see `--credits`).
+    pub credits: Option<u16>,
+    /// Request window (see `--window`).
+    pub window: Option<usize>,
+    /// Switch buffer per port, KiB (see `--buffer-kb`).
+    pub buffer_kb: Option<u64>,
+}
+
+impl FabricFile {
+    /// Reads and parses `path`; the error names the file, and for an
+    /// unknown key or a wrong type, the key and its line.
+    pub fn read(path: &Path) -> anyhow::Result<FabricFile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("config {}", path.display()))
+    }
+
+    /// Parses a whole TOML document.
+    pub fn parse(text: &str) -> anyhow::Result<FabricFile> {
+        toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))
+    }
+}
+
+/// What to run, resolved from the flags over the file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FabricPlan {
+    /// The scenario, its overrides and the seed.
+    pub spec: ScenarioSpec,
+    /// The regimes, in run (and report) order.
+    pub regimes: Vec<Regime>,
+    /// The fabric's knobs (PFC, credits and the like come from each regime).
+    pub fabric: FabricConfig,
+    /// Every link's rate instead of the scenario's, bits/s.
+    pub link_bps: Option<u64>,
+}
+
+impl FabricArgs {
+    /// The plan: each setting from its flag, else from the `-c` file, else
+    /// the default. Names are checked here; values by the engine.
+    pub fn plan(&self) -> anyhow::Result<FabricPlan> {
+        let file = match &self.config {
+            Some(p) => FabricFile::read(p)?,
+            None => FabricFile::default(),
+        };
+        let Some(name) = self.scenario.as_ref().or(file.scenario.as_ref()) else {
+            let names: Vec<&str> = Scenario::ALL.iter().map(|s| s.name()).collect();
+            bail!(
+                "no scenario: give --scenario NAME or `scenario = \"NAME\"` in the -c file (one of {})",
+                names.join(", ")
+            );
+        };
+        let scenario = Scenario::from_name(name).map_err(anyhow::Error::msg)?;
+        let regimes = match self.regimes.as_ref().or(file.regimes.as_ref()) {
+            Some(list) => parse_regimes(list)?,
+            None => Regime::ALL.to_vec(),
+        };
+        let mut spec = ScenarioSpec::new(scenario, self.seed.or(file.seed).unwrap_or(DEFAULT_SEED));
+        spec.hosts = self.hosts.or(file.hosts);
+        spec.load = self.load.or(file.load);
+        spec.flow_size = self.flow_size.or(file.flow_size);
+        spec.flows = self.flows.or(file.flows);
+        let mut fabric = FabricConfig::default();
+        if let Some(us) = self.link_delay_us.or(file.link_delay_us) {
+            if !(0.0..=1e6).contains(&us) {
+                bail!("link delay {us} us outside 0..=1000000");
+            }
+            fabric.link_delay = engine::time::Duration::from_nanos((us * 1e3).round() as u64);
+        }
+        fabric.loss = self.loss.or(file.loss).unwrap_or(0.0);
+        fabric.session_credits = self.credits.or(file.credits);
+        fabric.req_window = self.window.or(file.window);
+        if let Some(kb) = self.buffer_kb.or(file.buffer_kb) {
+            fabric.buffer_per_port = kb.saturating_mul(1024);
+        }
+        let link_bps = match self.link_gbps.or(file.link_gbps) {
+            Some(g) if g > 0.0 && g <= 10_000.0 => Some((g * 1e9).round() as u64),
+            Some(g) => bail!("link rate {g} Gb/s outside (0, 10000]"),
+            None => None,
+        };
+        Ok(FabricPlan {
+            spec,
+            regimes,
+            fabric,
+            link_bps,
+        })
+    }
+}
+
+/// The regimes named in `list`, in order; none, or one twice, is an error
+/// (a repeated regime would only repeat an identical result).
+pub fn parse_regimes(list: &[String]) -> anyhow::Result<Vec<Regime>> {
+    let mut out: Vec<Regime> = Vec::with_capacity(list.len());
+    for name in list {
+        let r = Regime::from_name(name.trim()).map_err(anyhow::Error::msg)?;
+        if out.contains(&r) {
+            bail!("regime `{}` is listed twice", r.name());
+        }
+        out.push(r);
+    }
+    if out.is_empty() {
+        bail!("no regime to run (--regimes is empty)");
+    }
+    Ok(out)
+}
+
+/// Runs `rpc-bench fabric`: builds the scenario, runs every regime, prints
+/// the table, writes the plot, prints the JSON.
+pub fn fabric_cmd(a: &FabricArgs) -> anyhow::Result<()> {
+    let plan = a.plan()?;
+    let mut workload = scenario::build(&plan.spec).map_err(anyhow::Error::msg)?;
+    if let Some(bps) = plan.link_bps {
+        workload.host_link_bps = bps;
+        workload.fabric_link_bps = bps;
+    }
+    // With --json, stdout carries the JSON line alone.
+    let mut human: Box<dyn Write> = if a.json {
+        Box::new(std::io::stderr())
+    } else {
+        Box::new(std::io::stdout())
+    };
+    writeln!(human, "{}", header(&plan, &workload))?;
+    human.flush()?;
+    let results = run_all(&plan, &workload)?;
+    write!(human, "{}", render_table(&results))?;
+    let sim_pkts_per_sec = a.timing.then(|| sim_rate(&results));
+    if let Some(rate) = sim_pkts_per_sec {
+        writeln!(
+            human,
+            "simulated: {:.2} M packets per wall-clock second over all regimes",
+            rate / 1e6
+        )?;
+    }
+    if let Some(path) = &a.plot {
+        let title = format!(
+            "{}: FCT slowdown by flow size (seed {})",
+            plan.spec.scenario.name(),
+            plan.spec.seed
+        );
+        crate::fabric_plot::plot_slowdown_by_size(path, &title, &results)?;
+        writeln!(human, "plot: {}", path.display())?;
+    }
+    human.flush()?;
+    if a.json {
+        let report = FabricReport {
+            scenario: plan.spec.scenario.name(),
+            seed: plan.spec.seed,
+            sim_pkts_per_sec,
+            results,
+        };
+        let line = serde_json::to_string(&report).context("fabric report as JSON")?;
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// The first line: what runs, on what.
+fn header(plan: &FabricPlan, w: &Workload) -> String {
+    let regimes: Vec<&str> = plan.regimes.iter().map(|r| r.name()).collect();
+    format!(
+        "fabric: scenario {}, {} hosts, {} flows, seed {}; regimes {}",
+        plan.spec.scenario.name(),
+        w.topology.hosts(),
+        w.flows.len(),
+        plan.spec.seed,
+        regimes.join(",")
+    )
+}
+
+/// Runs every regime of `plan` on `w`, in order, with a progress line and a
+/// closing line per regime on stderr.
+fn run_all(plan: &FabricPlan, w: &Workload) -> anyhow::Result<Vec<RegimeResult>> {
+    let base = &plan.fabric;
+    let tty = std::io::stderr().is_terminal();
+    let mut results = Vec::with_capacity(plan.regimes.len());
+    for &regime in &plan.regimes {
+        let mut line = ProgressLine::new(regime.name(), tty);
+        let r = run_regime(w, regime, base, plan.spec.seed, &mut |p| line.update(p))
+            .map_err(|e| anyhow!("regime {}: {e}", regime.name()))?;
+        line.clear();
+        eprintln!(
+            "fabric: {} done in {:.1} s wall, {:.2} M simulated packets/s",
+            r.regime,
+            r.wall_secs,
+            per_sec(r.sim_pkts, r.wall_secs) / 1e6
+        );
+        results.push(r);
+    }
+    Ok(results)
+}
+
+/// `count / secs`, 0 when no time was measured.
+fn per_sec(count: u64, secs: f64) -> f64 {
+    if secs > 0.0 {
+        count as f64 / secs
+    } else {
+        0.0
+    }
+}
+
+/// Simulated packets per wall-clock second over all regimes (sums, so a
+/// long regime weighs as much as its share of the time).
+fn sim_rate(results: &[RegimeResult]) -> f64 {
+    let pkts = results.iter().map(|r| r.sim_pkts).sum();
+    let secs = results.iter().map(|r| r.wall_secs).sum();
+    per_sec(pkts, secs)
+}
+
+/// The live progress line of one regime on stderr, at most one per
+/// [`PROGRESS_EVERY`]; rewritten in place on a terminal, plain lines in a
+/// log.
+struct ProgressLine {
+    regime: &'static str,
+    tty: bool,
+    last: Instant,
+    /// Length of the line on screen (terminal only), to blank it.
+    shown: usize,
+}
+
+impl ProgressLine {
+    fn new(regime: &'static str, tty: bool) -> ProgressLine {
+        ProgressLine {
+            regime,
+            tty,
+            last: Instant::now(),
+            shown: 0,
+        }
+    }
+
+    fn update(&mut self, p: Progress) {
+        if self.last.elapsed() < PROGRESS_EVERY {
+            return;
+        }
+        self.last = Instant::now();
+        let text = format!(
+            "  [{}] {:.1} ms simulated, {:.1} M packets, {}/{} flows",
+            self.regime,
+            p.sim_us / 1e3,
+            p.sim_pkts as f64 / 1e6,
+            p.flows_done,
+            p.flows
+        );
+        if self.tty {
+            // Padding covers the end of a longer previous line.
+            eprint!("\r{text:<width$}", width = self.shown);
+            self.shown = self.shown.max(text.len());
+        } else {
+            eprintln!("{text}");
+        }
+    }
+
+    /// Blanks the line on a terminal so the next line starts clean.
+    fn clear(&mut self) {
+        if self.tty && self.shown > 0 {
+            eprint!("\r{:width$}\r", "", width = self.shown);
+            self.shown = 0;
+        }
+    }
+}
+
+/// The table (one row per regime) and, per regime, slowdown p99 by flow
+/// size (non-empty buckets only).
+pub fn render_table(results: &[RegimeResult]) -> String {
+    let victim = results.iter().any(|r| r.victim_goodput_gbps.is_some());
+    let mut head = vec!["regime", "done", "Gb/s"];
+    if victim {
+        head.push("victim Gb/s");
+    }
+    head.extend([
+        "sd p50",
+        "sd p99",
+        "sd p99.9",
+        "drops sw",
+        "drops ring",
+        "pauses",
+        "paused us",
+        "links paused",
+        "ECN marks",
+        "resent",
+        "peak KB",
+    ]);
+    let rows: Vec<Vec<String>> = results
+        .iter()
+        .map(|r| {
+            let mut row = vec![
+                r.regime.to_string(),
+                format!("{}/{}", r.completed, r.flows),
+                format!("{:.1}", r.goodput_gbps),
+            ];
+            if victim {
+                row.push(
+                    r.victim_goodput_gbps
+                        .map_or("-".into(), |g| format!("{g:.1}")),
+                );
+            }
+            row.extend([
+                format!("{:.2}", r.slowdown.p50),
+                format!("{:.2}", r.slowdown.p99),
+                format!("{:.2}", r.slowdown.p999),
+                r.drops_switch.to_string(),
+                r.drops_host_ring.to_string(),
+                r.pause_frames.to_string(),
+                format!("{:.1}", r.paused_us),
+                r.links_paused.to_string(),
+                r.ecn_marks.to_string(),
+                r.retransmitted_pkts.to_string(),
+                format!("{:.0}", r.peak_buffer_bytes as f64 / 1e3),
+            ]);
+            row
+        })
+        .collect();
+    let widths: Vec<usize> = (0..head.len())
+        .map(|c| {
+            rows.iter()
+                .map(|r| r[c].len())
+                .chain([head[c].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut out = String::new();
+    let mut line = |cells: &[&str]| {
+        for (c, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+            // Names left-aligned, numbers right-aligned, two spaces apart.
+            match c {
+                0 => out.push_str(&format!("{cell:<w$}")),
+                _ => out.push_str(&format!("  {cell:>w$}")),
+            }
+        }
+        out.push('\n');
+    };
+    line(&head);
+    for row in &rows {
+        line(&row.iter().map(String::as_str).collect::<Vec<_>>());
+    }
+    let name_w = widths[0];
+    for r in results {
+        let cells: Vec<String> = r
+            .buckets
+            .iter()
+            .filter(|b| b.flows > 0)
+            .map(|b| format!("{}: {:.2}", b.label, b.slowdown.p99))
+            .collect();
+        let text = match cells.is_empty() {
+            true => "no flow completed".to_string(),
+            false => cells.join("  "),
+        };
+        out.push_str(&format!(
+            "{:<name_w$}  slowdown p99 by size  {text}\n",
+            r.regime
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_override_the_file_and_defaults_fill_the_rest() {
+        let dir = std::env::temp_dir().join(format!("apps-fabric-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("f.toml");
+        std::fs::write(
+            &f,
+            "scenario = \"incast\"\nregimes = [\"irn\", \"ib\"]\nhosts = 4\nseed = 9\n",
+        )
+        .unwrap();
+        let a = FabricArgs {
+            config: Some(f.clone()),
+            hosts: Some(8),
+            ..FabricArgs::default()
+        };
+        let p = a.plan().unwrap();
+        assert_eq!(p.spec.scenario, Scenario::Incast);
+        assert_eq!((p.spec.hosts, p.spec.seed), (Some(8), 9));
+        assert_eq!(p.regimes, [Regime::Irn, Regime::Ib]);
+        let p = FabricArgs {
+            scenario: Some("alltoall".into()),
+            ..FabricArgs::default()
+        }
+        .plan()
+        .unwrap();
+        assert_eq!((p.spec.seed, p.regimes.len()), (DEFAULT_SEED, 6));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn bad_names_and_keys_are_errors_naming_them() {
+        let e = FabricFile::parse("scenario = \"incast\"\nsenders = 3\n").unwrap_err();
+        assert!(format!("{e:#}").contains("senders"), "{e:#}");
+        let e = FabricArgs::default().plan().unwrap_err();
+        assert!(e.to_string().contains("no scenario"), "{e}");
+        let bad = |list: &[&str]| {
+            let v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
+            parse_regimes(&v).unwrap_err().to_string()
+        };
+        assert!(bad(&["pfc"]).contains("pfc"));
+        assert!(bad(&["irn", "irn"]).contains("twice"));
+        assert!(bad(&[]).contains("no regime"));
+    }
+}

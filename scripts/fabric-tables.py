@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Markdown tables for docs/fabric.md from results/fabric-*.jsonl (written by
+scripts/fabric.sh). Usage: scripts/fabric-tables.py [results-dir]"""
+import json
+import pathlib
+import sys
+
+DIR = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else "results")
+
+
+def reports(name):
+    path = DIR / f"fabric-{name}.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def main_table(rep, extra=()):
+    cols = ["regime", "done", "Gb/s", *[c for c, _ in extra], "slowdown p50", "p99", "p99.9",
+            "drops switch", "drops ring", "pause frames", "paused us", "links paused",
+            "ECN marks", "resent", "peak buffer KB"]
+    out = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in rep["results"]:
+        row = [r["regime"], f'{r["completed"]}/{r["flows"]}', f'{r["goodput_gbps"]:.1f}']
+        row += [f(r) for _, f in extra]
+        s = r["slowdown"]
+        row += [f'{s["p50"]:.2f}', f'{s["p99"]:.2f}', f'{s["p999"]:.2f}',
+                str(r["drops_switch"]), str(r["drops_host_ring"]), str(r["pause_frames"]),
+                f'{r["paused_us"]:.0f}', str(r["links_paused"]), str(r["ecn_marks"]),
+                str(r["retransmitted_pkts"]), str(r["peak_buffer_bytes"] // 1024)]
+        out.append("| " + " | ".join(row) + " |")
+    return "\n".join(out)
+
+
+def buckets_table(rep):
+    labels = [b["label"] for b in rep["results"][0]["buckets"]]
+    out = ["| regime | " + " | ".join(f"{l} p50 / p99" for l in labels) + " |",
+           "|" + "---|" * (len(labels) + 1)]
+    for r in rep["results"]:
+        cells = []
+        for b in r["buckets"]:
+            s = b["slowdown"]
+            cells.append("-" if b["flows"] == 0 else f'{s["p50"]:.1f} / {s["p99"]:.1f}')
+        out.append(f'| {r["regime"]} | ' + " | ".join(cells) + " |")
+    return "\n".join(out)
+
+
+def section(title, name, extra=(), buckets=False):
+    reps = reports(name)
+    if not reps:
+        return
+    for rep in reps:
+        print(f"### {title} (seed {rep['seed']})\n")
+        print(main_table(rep, extra))
+        if buckets:
+            print("\nFCT slowdown by flow size:\n")
+            print(buckets_table(rep))
+        print()
+
+
+victim = (("victim Gb/s", lambda r: f'{r.get("victim_goodput_gbps", 0):.1f}'),)
+section("incast (32 x 256 KiB)", "incast")
+section("victim", "victim", victim)
+section("slow receiver", "slow-receiver")
+for rep in reports("incast-sweep"):
+    n = rep["results"][0]["flows"]
+    print(f"### incast, {n} senders\n")
+    print(main_table(rep))
+    print()
+for rep in reports("websearch"):
+    print("### websearch\n")
+    print(main_table(rep))
+    print("\nFCT slowdown by flow size:\n")
+    print(buckets_table(rep))
+    print()
+section("hadoop", "hadoop", buckets=True)
+section("permutation", "permutation")
+section("alltoall", "alltoall")
+creds = reports("credits")
+if creds:
+    print("### credits sweep (incast, 64 senders)\n")
+    print("| regime | credits | Gb/s | drops switch | resent | slowdown p99 | peak buffer KB |")
+    print("|---|---|---|---|---|---|---|")
+    for rep in creds:
+        for r in rep["results"]:
+            c = r.get("session_credits", "?")
+            print(f'| {r["regime"]} | {c} | {r["goodput_gbps"]:.1f} | {r["drops_switch"]} | '
+                  f'{r["retransmitted_pkts"]} | {r["slowdown"]["p99"]:.1f} | {r["peak_buffer_bytes"] // 1024} |')
+    print()
+cal = reports("calibration")
+for rep in cal:
+    print("### calibration pair (1 sender, 64 KiB, window 4, 9 credits, 1 % loss)\n")
+    print("| regime | RPCs | Gb/s | resent | resent per RPC | virtual ms |")
+    print("|---|---|---|---|---|---|")
+    for r in rep["results"]:
+        rpcs = max(r["rpcs"], 1)
+        print(f'| {r["regime"]} | {r["rpcs"]} | {r["goodput_gbps"]:.2f} | {r["retransmitted_pkts"]} | '
+              f'{r["retransmitted_pkts"] / rpcs:.2f} | {r["sim_time_us"] / 1e3:.0f} |')
+    print()

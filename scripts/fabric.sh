@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The fabric lab's experiments (docs/fabric.md): each line of
+# results/fabric-*.jsonl is one `rpc-bench fabric --json` report, and the
+# tables in the docs are read from them. Deterministic: the same seeds give
+# the same files on any machine (the wall-clock rate is on stderr only).
+# Usage: scripts/fabric.sh [quick]   (quick: the done-when runs only)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cargo build --release -q -p apps --bin rpc-bench
+B=target/release/rpc-bench
+OUT=results
+mkdir -p "$OUT"
+run() { # name, args...
+  local name=$1; shift
+  echo "== $name: rpc-bench fabric $*" >&2
+  "$B" fabric "$@" --json | tail -1 >> "$OUT/fabric-$name.jsonl"
+}
+rm -f "$OUT"/fabric-*.jsonl
+run incast --scenario incast --seed 7 --plot "$OUT/fabric-incast.svg"
+run victim --scenario victim --seed 7
+[ "${1:-}" = quick ] && exit 0
+run slow-receiver --scenario slow-receiver --seed 7
+for n in 16 64 256; do run incast-sweep --scenario incast --hosts "$n" --seed 7; done
+for load in 0.3 0.5 0.8; do
+  run websearch --scenario websearch --load "$load" --seed 7 --plot "$OUT/fabric-websearch-$load.svg"
+done
+run hadoop --scenario hadoop --seed 7
+run permutation --scenario permutation --seed 7
+run alltoall --scenario alltoall --seed 7
+for c in 8 16 32 64 128 256; do
+  run credits --scenario incast --hosts 64 --regimes lossy,irn --credits "$c" --seed 7
+done
+# Calibration against memif (docs/lossy-vs-lossless.md, issue 11's run):
+# one sender, 64 KiB requests, window 4, 9 credits, 1 % loss.
+run calibration --scenario incast --hosts 1 --flows 3000 --flow-size 65536 \
+  --loss 0.01 --credits 9 --window 4 --link-gbps 40 --link-delay-us 2.5 \
+  --regimes lossy,irn --seed 7

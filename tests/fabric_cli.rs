@@ -1,0 +1,248 @@
+//! `rpc-bench fabric` end to end: the real binary on small simulated
+//! fabrics (no DPDK, no devices, well under a second each): one seed gives
+//! byte-identical JSON, the JSON has one result per regime with the counters
+//! the docs name, `--timing` adds the wall-clock rate, bad input is an error
+//! (exit 1, the problem named, no panic), the `-c` file works under flag
+//! overrides and rejects unknown keys, and `--plot` writes an SVG.
+
+mod common;
+use common::{run, Run};
+use serde_json::Value;
+use std::path::PathBuf;
+use std::time::Duration;
+
+const BENCH: &str = env!("CARGO_BIN_EXE_rpc-bench");
+const LIMIT: Duration = Duration::from_secs(120);
+/// A small incast: 8 senders of 64 KiB into one receiver.
+const SMALL: [&str; 6] = [
+    "--scenario",
+    "incast",
+    "--hosts",
+    "8",
+    "--flow-size",
+    "65536",
+];
+
+fn fabric(args: &[&str]) -> Run {
+    let mut v = vec!["fabric"];
+    v.extend_from_slice(args);
+    run(BENCH, &v, LIMIT)
+}
+
+/// A path under the system temp folder unique to this test process.
+fn tmp(name: &str) -> PathBuf {
+    std::env::temp_dir().join(format!("fabric-cli-{}-{name}", std::process::id()))
+}
+
+/// Stdout's last line, the one `--json` promises to be the report.
+fn last_line_json(r: &Run) -> Value {
+    r.assert_ok("rpc-bench fabric");
+    let line = r.stdout.lines().last().expect("stdout is empty");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {line}"))
+}
+
+#[test]
+fn one_seed_gives_the_same_bytes_and_another_seed_differs() {
+    let args = [
+        "--scenario",
+        "incast",
+        "--hosts",
+        "8",
+        "--regimes",
+        "irn,lossy",
+        "--seed",
+        "3",
+        "--json",
+    ];
+    let a = fabric(&args);
+    let b = fabric(&args);
+    a.assert_ok("first run");
+    b.assert_ok("second run");
+    assert_eq!(a.stdout, b.stdout, "same seed, different output");
+    assert_eq!(
+        a.stdout.lines().count(),
+        1,
+        "--json: stdout is the JSON line alone"
+    );
+    // A random workload (Poisson arrivals, sizes from a CDF) follows its seed.
+    let ws = |seed: &str| {
+        let r = fabric(&[
+            "--scenario",
+            "websearch",
+            "--hosts",
+            "16",
+            "--flows",
+            "60",
+            "--regimes",
+            "irn",
+            "--seed",
+            seed,
+            "--json",
+        ]);
+        r.assert_ok("websearch");
+        r.stdout
+    };
+    assert_ne!(
+        ws("1"),
+        ws("2"),
+        "seeds 1 and 2 gave the same websearch run"
+    );
+}
+
+#[test]
+fn json_has_one_result_per_regime_with_every_counter() {
+    let mut args = SMALL.to_vec();
+    args.extend(["--regimes", "roce,irn,lossy", "--seed", "5", "--json"]);
+    let v = last_line_json(&fabric(&args));
+    assert_eq!(v["scenario"], "incast", "{v}");
+    assert_eq!(v["seed"], 5, "{v}");
+    assert!(
+        v.get("sim_pkts_per_sec").is_none(),
+        "wall-clock rate without --timing: {v}"
+    );
+    let results = v["results"].as_array().expect("results is an array");
+    let names: Vec<&str> = results
+        .iter()
+        .map(|r| r["regime"].as_str().unwrap_or("?"))
+        .collect();
+    assert_eq!(names, ["roce", "irn", "lossy"]);
+    for r in results {
+        for key in [
+            "goodput_gbps",
+            "buckets",
+            "drops_switch",
+            "drops_host_ring",
+            "pause_frames",
+            "paused_us",
+            "links_paused",
+            "ecn_marks",
+            "retransmitted_pkts",
+            "spurious_retransmits",
+            "peak_buffer_bytes",
+        ] {
+            assert!(
+                r.get(key).is_some(),
+                "{} has no {key}: {r}",
+                names.join(",")
+            );
+        }
+        for p in ["p50", "p99", "p999"] {
+            assert!(r["slowdown"][p].as_f64().is_some(), "slowdown.{p}: {r}");
+        }
+        assert!(
+            r["buckets"].as_array().is_some_and(|b| !b.is_empty()),
+            "{r}"
+        );
+        assert_eq!(r["flows"], 8, "{r}");
+        assert!(
+            r.get("wall_secs").is_none(),
+            "wall time is not part of the JSON: {r}"
+        );
+    }
+    args.push("--timing");
+    let v = last_line_json(&fabric(&args));
+    let rate = v["sim_pkts_per_sec"]
+        .as_f64()
+        .expect("--timing adds sim_pkts_per_sec");
+    assert!(rate > 0.0, "{v}");
+}
+
+#[test]
+fn bad_input_is_an_error_naming_the_problem() {
+    let cases: [(&[&str], &str); 5] = [
+        (&["--scenario", "bogus"], "bogus"),
+        (&["--scenario", "incast", "--regimes", "irn,pfc"], "pfc"),
+        (
+            &["--scenario", "websearch", "--hosts", "16", "--load", "2"],
+            "load",
+        ),
+        (&["--scenario", "incast", "--load", "0.5"], "load"),
+        (&["--regimes", "irn"], "scenario"),
+    ];
+    for (args, named) in cases {
+        let r = fabric(args);
+        assert_eq!(r.code, Some(1), "{args:?}: exit {:?}\n{}", r.code, r.stderr);
+        assert!(
+            r.stderr.contains("rpc-bench: error"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains(named),
+            "{args:?} should name `{named}`: {}",
+            r.stderr
+        );
+        assert!(!r.stderr.contains("panicked"), "{args:?}: {}", r.stderr);
+    }
+}
+
+#[test]
+fn config_file_with_flag_overrides_and_unknown_keys() {
+    let cfg = common::repo_root().join("configs/fabric-incast.toml");
+    let cfg = cfg.to_str().expect("utf-8 path");
+    let r = fabric(&[
+        "-c",
+        cfg,
+        "--hosts",
+        "8",
+        "--flow-size",
+        "65536",
+        "--regimes",
+        "ib,irn",
+        "--json",
+    ]);
+    let v = last_line_json(&r);
+    assert_eq!(v["seed"], 7, "the file's seed: {v}");
+    assert_eq!(v["scenario"], "incast", "{v}");
+    assert_eq!(v["results"].as_array().map(Vec::len), Some(2), "{v}");
+    assert_eq!(
+        v["results"][0]["flows"], 8,
+        "--hosts overrides the file: {v}"
+    );
+    assert!(r.stderr.contains("8 flows, seed 7"), "header: {}", r.stderr);
+
+    let bad = tmp("unknown-key.toml");
+    std::fs::write(&bad, "scenario = \"incast\"\nsenders = 8\n").expect("write temp config");
+    let r = fabric(&["-c", bad.to_str().expect("utf-8 path")]);
+    let _ = std::fs::remove_file(&bad);
+    assert_eq!(r.code, Some(1), "exit {:?}: {}", r.code, r.stderr);
+    assert!(r.stderr.contains("rpc-bench: error"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("senders"),
+        "the unknown key is named: {}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
+}
+
+#[test]
+fn plot_writes_an_svg() {
+    let svg = tmp("slowdown.svg");
+    let mut args = SMALL.to_vec();
+    args.extend([
+        "--regimes",
+        "irn,lossy",
+        "--plot",
+        svg.to_str().expect("utf-8 path"),
+    ]);
+    let r = fabric(&args);
+    let text = std::fs::read_to_string(&svg);
+    let _ = std::fs::remove_file(&svg);
+    r.assert_ok("fabric --plot");
+    let text = text.expect("--plot wrote no file");
+    assert!(
+        text.starts_with("<svg"),
+        "not an SVG: {}",
+        &text[..text.len().min(80)]
+    );
+    assert!(
+        text.contains("irn") && text.contains("lossy"),
+        "regimes in the legend"
+    );
+    // Without --json the table is on stdout.
+    assert!(
+        r.stdout.contains("regime") && r.stdout.contains("lossy"),
+        "{}",
+        r.stdout
+    );
+}
