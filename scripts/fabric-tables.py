@@ -67,8 +67,9 @@ for rep in reports("incast-sweep"):
     print(f"### incast, {n} senders\n")
     print(main_table(rep))
     print()
-for rep in reports("websearch"):
-    print("### websearch\n")
+# scripts/fabric.sh runs websearch at these loads, in this order.
+for load, rep in zip((0.3, 0.5, 0.8), reports("websearch")):
+    print(f"### websearch at {load:.0%} load\n")
     print(main_table(rep))
     print("\nFCT slowdown by flow size:\n")
     print(buckets_table(rep))

@@ -12,7 +12,10 @@
 //!   sessions, credits, retransmission and reassembly; it never reads a
 //!   clock or touches a NIC: the caller passes the time in and moves frames.
 //! - [`sim`]: an in-memory link in virtual time for two or more endpoints
-//!   (delay, loss, reordering, a bottleneck), deterministic from a seed.
+//!   (delay, loss, reordering, a bottleneck), deterministic from a seed; and
+//!   [`sim::fabric`], the fabric lab: the same endpoints on a simulated
+//!   datacenter fabric (switches, PFC, link credits, ECN, ECMP or spraying)
+//!   under the regime presets, as `rpc-bench fabric` runs it.
 //! - `dpdk` (feature `dpdk`): the safe layer over DPDK (EAL, mempools,
 //!   ports, mbufs, lcores, the TSC clock).
 //! - `runtime` (feature `dpdk`): where the two meet. `Nexus` is the

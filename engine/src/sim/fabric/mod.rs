@@ -222,15 +222,14 @@ impl Fabric {
             xoff_sent: false,
         };
         let mut ports = Vec::with_capacity(n as usize);
-        for (h, &(sw, p)) in nics.iter().enumerate() {
+        for &(sw, p) in &nics {
             let to = Hop::Switch {
                 sw: sw as u32,
                 port: p as u32,
             };
-            let _ = h;
             ports.push(port(host_ps, to, first[sw] + p as u32, credit_bytes));
         }
-        for (s, shape) in shapes.iter().enumerate() {
+        for shape in &shapes {
             for peer in &shape.ports {
                 ports.push(match *peer {
                     topology::Peer::Host(h) => {
@@ -247,7 +246,6 @@ impl Fabric {
                     ),
                 });
             }
-            let _ = s;
         }
         let switches = shapes
             .iter()
