@@ -276,12 +276,16 @@ impl Fabric {
             })
             .collect();
         // A host pauses its switch port while fewer ring entries are free
-        // than the headroom could fill with minimum-size frames.
+        // than the headroom could fill with minimum-size frames. Its link
+        // is a host link: the bound at that rate, unless the preset's
+        // headroom (set for the fastest link) was set lower on purpose.
         let host_xoff = match cfg.pfc {
-            Some(p) => cfg
-                .host_ring
-                .saturating_sub(p.headroom.div_ceil(64) as usize)
-                .max(1),
+            Some(p) => {
+                let headroom = p.headroom.min(cfg.pfc_headroom_bound(cfg.host_link_bps));
+                cfg.host_ring
+                    .saturating_sub(headroom.div_ceil(64) as usize)
+                    .max(1)
+            }
             None => usize::MAX,
         };
         let uplinks = match topo {
