@@ -107,6 +107,7 @@ pub mod fault;
 pub mod proto;
 pub mod rng;
 pub mod sim;
+mod slot_bits;
 pub mod time;
 pub mod wire;
 

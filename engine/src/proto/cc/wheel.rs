@@ -18,6 +18,7 @@
 //! cursor skip empty stretches a 64-slot word at a time, so both cost
 //! O(slots / 64) in the worst case, not O(slots).
 
+use crate::slot_bits::SlotBits;
 use crate::time::{Duration, Instant};
 
 /// A timing wheel of `T` (session ids, in the engine).
@@ -26,8 +27,8 @@ pub struct TimingWheel<T> {
     /// Each slot's items with their times. Slots are cleared, never freed,
     /// so their capacity is reused: no allocation per insert after warm-up.
     slots: Vec<Vec<(Instant, T)>>,
-    /// One bit per slot that holds items not yet popped.
-    occupied: Vec<u64>,
+    /// Which slots hold items not yet popped.
+    occupied: SlotBits,
     /// `slots.len() - 1`; the slot count is a power of two.
     mask: usize,
     grain: u64,
@@ -58,7 +59,7 @@ impl<T: Copy> TimingWheel<T> {
         assert!(grain.as_nanos() > 0, "grain must be positive");
         TimingWheel {
             slots: (0..slots).map(|_| Vec::new()).collect(),
-            occupied: vec![0; slots.div_ceil(64)],
+            occupied: SlotBits::new(slots),
             mask: slots - 1,
             grain: grain.as_nanos(),
             cursor: 0,
@@ -117,7 +118,7 @@ impl<T: Copy> TimingWheel<T> {
             // slots, but never past `now`.
             self.slots[self.cursor].clear();
             self.head = 0;
-            self.set_occupied(self.cursor, false);
+            self.occupied.set(self.cursor, false);
             let to_now = (now - self.base).as_nanos() / self.grain;
             let step = match self.next_occupied(1) {
                 Some(k) if (k as u64) <= to_now => k as u64,
@@ -153,45 +154,13 @@ impl<T: Copy> TimingWheel<T> {
         let k = k.min(self.mask as u64) as usize;
         let slot = (self.cursor + k) & self.mask;
         self.slots[slot].push((at, item));
-        self.set_occupied(slot, true);
-    }
-
-    fn set_occupied(&mut self, slot: usize, on: bool) {
-        let bit = 1u64 << (slot % 64);
-        if on {
-            self.occupied[slot / 64] |= bit;
-        } else {
-            self.occupied[slot / 64] &= !bit;
-        }
+        self.occupied.set(slot, true);
     }
 
     /// The distance from the cursor (at least `from`, below the slot
     /// count) of the first occupied slot, going forward with wrap-around.
     fn next_occupied(&self, from: usize) -> Option<usize> {
-        let n = self.slots.len();
-        let start = self.cursor + from;
-        if start < n {
-            self.first_set(start, n)
-                .map(|s| s - self.cursor)
-                .or_else(|| self.first_set(0, self.cursor).map(|s| s + n - self.cursor))
-        } else {
-            self.first_set(start - n, self.cursor)
-                .map(|s| s + n - self.cursor)
-        }
-    }
-
-    /// The first occupied slot index in `lo..hi`.
-    fn first_set(&self, lo: usize, hi: usize) -> Option<usize> {
-        let mut i = lo;
-        while i < hi {
-            let word = self.occupied[i / 64] >> (i % 64);
-            if word != 0 {
-                let s = i + word.trailing_zeros() as usize;
-                return (s < hi).then_some(s);
-            }
-            i = (i / 64 + 1) * 64;
-        }
-        None
+        self.occupied.next_from(self.cursor, from)
     }
 }
 

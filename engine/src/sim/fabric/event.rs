@@ -2,6 +2,7 @@
 //! Ties are broken by insertion order, so a run is a pure function of its
 //! inputs.
 
+use crate::slot_bits::SlotBits;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -77,8 +78,8 @@ pub(super) struct Events {
     /// Index (time >> SLOT_SHIFT) of the current slot.
     cur: u64,
     slots: Vec<Vec<Timed>>,
-    /// One bit per slot that holds events.
-    occupied: Vec<u64>,
+    /// Which slots hold events.
+    occupied: SlotBits,
     far: BinaryHeap<Timed>,
     seq: u64,
     len: usize,
@@ -90,7 +91,7 @@ impl Default for Events {
             current: Vec::new(),
             cur: 0,
             slots: vec![Vec::new(); SLOTS],
-            occupied: vec![0; SLOTS / 64],
+            occupied: SlotBits::new(SLOTS),
             far: BinaryHeap::new(),
             seq: 0,
             len: 0,
@@ -124,7 +125,7 @@ impl Events {
     fn put(&mut self, slot: u64, t: Timed) {
         let i = slot as usize % SLOTS;
         self.slots[i].push(t);
-        self.occupied[i / 64] |= 1 << (i % 64);
+        self.occupied.set(i, true);
     }
 
     /// The earliest event, removed.
@@ -163,7 +164,7 @@ impl Events {
         self.cur = slot;
         let i = slot as usize % SLOTS;
         std::mem::swap(&mut self.current, &mut self.slots[i]);
-        self.occupied[i / 64] &= !(1 << (i % 64));
+        self.occupied.set(i, false);
         // The horizon moved: far events now within it join the ring (or
         // this slot).
         while let Some(t) = self.far.peek().copied() {
@@ -185,24 +186,9 @@ impl Events {
 
     /// The first slot after `cur` (within the ring) that holds events.
     fn next_occupied(&self) -> Option<u64> {
-        let start = (self.cur + 1) as usize;
-        let words = SLOTS / 64;
-        let first = start % SLOTS;
-        for k in 0..=words {
-            let w = (first / 64 + k) % words;
-            let mut bits = self.occupied[w];
-            if k == 0 {
-                bits &= !0u64 << (first % 64);
-            } else if k == words {
-                bits &= !(!0u64 << (first % 64));
-            }
-            if bits != 0 {
-                let i = w * 64 + bits.trailing_zeros() as usize;
-                let ahead = (i + SLOTS - first) % SLOTS;
-                return Some(start as u64 + ahead as u64);
-            }
-        }
-        None
+        let origin = (self.cur % SLOTS as u64) as usize;
+        let d = self.occupied.next_from(origin, 1)?;
+        Some(self.cur + d as u64)
     }
 
     /// Events pending.
