@@ -2,6 +2,7 @@
 //! PFC thresholds, link-level credits, multipath, and the hosts' receive
 //! rings; and the bounds that make them lossless (PFC headroom, credits).
 
+use super::topology::Topology;
 use crate::time::Duration;
 
 /// RED-like ECN marking at a switch egress queue (DCQCN's switch side):
@@ -105,6 +106,11 @@ impl Default for FabricConfig {
 /// Ethernet header bytes on top of the IP MTU.
 pub const ETH_OVERHEAD: usize = 14;
 
+/// Nanoseconds to serialise `bytes` at `bps`, rounded up.
+pub(super) fn ser_ns(bytes: u64, bps: u64) -> u64 {
+    (bytes as u128 * 8_000_000_000).div_ceil(bps.max(1) as u128) as u64
+}
+
 impl FabricConfig {
     /// The largest frame on any link.
     pub fn max_frame(&self) -> u64 {
@@ -121,6 +127,18 @@ impl FabricConfig {
         let in_flight =
             (bps as u128 * 2 * self.link_delay.as_nanos() as u128).div_ceil(8_000_000_000);
         in_flight as u64 + 3 * self.max_frame()
+    }
+
+    /// The rates of the links a frame from host `src` to host `dst`
+    /// crosses, in order: up to its switch and down, or through a spine.
+    pub fn path_rates(&self, topo: &Topology, src: usize, dst: usize) -> Vec<u64> {
+        let (h, f) = (self.host_link_bps, self.fabric_link_bps);
+        match *topo {
+            Topology::LeafSpine { .. } if topo.leaf_of(src) != topo.leaf_of(dst) => {
+                vec![h, f, f, h]
+            }
+            _ => vec![h, h],
+        }
     }
 
     /// Checks the values, naming the field at fault.

@@ -4,6 +4,7 @@
 //! flow completes when the last answer is back. Also the flow's ideal
 //! completion time, alone on the empty fabric.
 
+use super::config::ser_ns as ser;
 use super::scenario::Flow;
 use super::topology::Topology;
 use super::{FabricConfig, HostEps, ETH_OVERHEAD};
@@ -158,22 +159,13 @@ pub(super) fn ideal_fct(
     dst: usize,
     size: u64,
 ) -> Duration {
-    let rates: &[u64] = match *topo {
-        Topology::LeafSpine { .. } if topo.leaf_of(src) != topo.leaf_of(dst) => &[
-            cfg.host_link_bps,
-            cfg.fabric_link_bps,
-            cfg.fabric_link_bps,
-            cfg.host_link_bps,
-        ],
-        _ => &[cfg.host_link_bps, cfg.host_link_bps],
-    };
+    let rates = cfg.path_rates(topo, src, dst);
     let hdr = (cfg.mtu + ETH_OVERHEAD - data_per_pkt) as u64;
     let dpp = data_per_pkt as u64;
     let size = size.max(1);
     let pkts = size.div_ceil(dpp);
     let full = dpp + hdr;
     let last = size - (pkts - 1) * dpp + hdr;
-    let ser = |bytes: u64, bps: u64| (bytes as u128 * 8_000_000_000).div_ceil(bps as u128) as u64;
     let slowest = rates.iter().copied().min().unwrap_or(1);
     let delay = cfg.link_delay.as_nanos();
     let hops = rates.len() as u64;

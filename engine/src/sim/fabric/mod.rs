@@ -124,6 +124,14 @@ struct Port {
     xoff_sent: bool,
 }
 
+impl Port {
+    /// Nanoseconds this port takes to serialise `len` bytes (integer
+    /// picoseconds per byte: no division by the rate per packet).
+    fn ser_ns(&self, len: u64) -> u64 {
+        (len * self.ps_per_byte).div_ceil(1000)
+    }
+}
+
 #[derive(Debug)]
 struct Switch {
     role: Role,
@@ -320,7 +328,6 @@ impl Fabric {
     /// Runs events until `done()` says so or nothing is left, at most up
     /// to virtual time `deadline_ns`. Calls `progress` every 2^20 events.
     fn run(&mut self, deadline_ns: u64, progress: &mut dyn FnMut(&Fabric)) {
-        let mut n: u64 = 0;
         while !self.app.all_done() {
             let Some(at) = self.events.peek_time() else {
                 break;
@@ -334,9 +341,8 @@ impl Fabric {
             };
             self.now = at;
             self.dispatch(ev);
-            n += 1;
             self.stats.events += 1;
-            if n & ((1 << 20) - 1) == 0 {
+            if self.stats.events & ((1 << 20) - 1) == 0 {
                 progress(self);
             }
         }
@@ -447,8 +453,7 @@ impl Fabric {
     fn transmit(&mut self, g: u32, pkt: u32, len: u64, cost: i64) {
         let now = self.now;
         let p = &mut self.ports[g as usize];
-        let ser = (len * p.ps_per_byte).div_ceil(1000);
-        p.busy_until = now + ser;
+        p.busy_until = now + p.ser_ns(len);
         p.credits -= cost;
         p.sent += 1;
         let at = p.busy_until + p.delay_ns;

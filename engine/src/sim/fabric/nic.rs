@@ -72,7 +72,7 @@ impl Fabric {
             // Lost on the wire: the NIC spent the time, nothing arrives.
             self.stats.drops_loss += 1;
             let p = &mut self.ports[h];
-            p.busy_until = now + (len as u64 * p.ps_per_byte).div_ceil(1000);
+            p.busy_until = now + p.ser_ns(len as u64);
             self.free_pkt(i);
         } else {
             self.transmit(h as u32, i, len as u64, cost);

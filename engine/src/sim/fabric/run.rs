@@ -3,6 +3,7 @@
 //! flow, flows started on time, the run bounded in virtual time, and the
 //! report: flow completion, drops by place, pauses, marks, resends.
 
+use super::config::ser_ns;
 use super::flows::{ideal_fct, Flows};
 use super::metrics::{self, Bucket, FlowOutcome, Percentiles};
 use super::scenario::Workload;
@@ -223,7 +224,7 @@ pub fn run_regime(
         progress(Progress {
             sim_us: f.now as f64 / 1e3,
             sim_pkts: f.stats.sim_pkts,
-            flows_done: flows_n - f.app_open(),
+            flows_done: flows_n - f.app.open(),
             flows: flows_n,
         })
     };
@@ -301,30 +302,15 @@ pub fn run_regime(
     })
 }
 
-/// The unloaded round trip of the longest path: a full frame out, a
-/// minimum frame back, every hop's serialisation and delay.
+/// The unloaded round trip of the longest path (to the last host, in the
+/// last leaf): a full frame out, a minimum frame back, every hop's
+/// serialisation and delay.
 pub(super) fn base_rtt(cfg: &FabricConfig, topo: &super::topology::Topology) -> Duration {
-    let rates: Vec<u64> = match topo {
-        super::topology::Topology::LeafSpine { leaves, .. } if *leaves > 1 => {
-            vec![
-                cfg.host_link_bps,
-                cfg.fabric_link_bps,
-                cfg.fabric_link_bps,
-                cfg.host_link_bps,
-            ]
-        }
-        _ => vec![cfg.host_link_bps, cfg.host_link_bps],
-    };
-    let ser = |bytes: u64, bps: u64| (bytes as u128 * 8_000_000_000).div_ceil(bps as u128) as u64;
-    let ns: u64 = rates
+    let far = topo.hosts().saturating_sub(1);
+    let ns: u64 = cfg
+        .path_rates(topo, 0, far)
         .iter()
-        .map(|&r| ser(cfg.max_frame(), r) + ser(64, r) + 2 * cfg.link_delay.as_nanos())
+        .map(|&r| ser_ns(cfg.max_frame(), r) + ser_ns(64, r) + 2 * cfg.link_delay.as_nanos())
         .sum();
     Duration::from_nanos(ns)
-}
-
-impl Fabric {
-    fn app_open(&self) -> usize {
-        self.app.open()
-    }
 }
