@@ -28,10 +28,32 @@ const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 /// Flags of `rpc-bench fabric`.
 #[derive(Args, Clone, Debug, Default)]
 pub struct FabricArgs {
-    /// TOML file with the same settings (keys: scenario, regimes, hosts,
-    /// load, flow_size, flows, seed; see docs/configs.md); flags override it.
+    /// TOML file with the same settings as the flags below, by the same
+    /// names (see docs/configs.md); flags override it.
     #[arg(long, short = 'c', value_name = "FILE.toml")]
     pub config: Option<PathBuf>,
+    /// What to run and on what fabric.
+    #[command(flatten)]
+    pub settings: FabricSettings,
+    /// Print the report as one JSON line, the last line of stdout (the
+    /// table goes to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Add the wall-clock rate `sim_pkts_per_sec` to the JSON (which then
+    /// differs between runs of one seed).
+    #[arg(long)]
+    pub timing: bool,
+    /// Write an SVG of FCT slowdown p50 and p99 by flow size: a group of
+    /// bars per size, one bar per regime.
+    #[arg(long, value_name = "FILE.svg")]
+    pub plot: Option<PathBuf>,
+}
+
+/// The settings of a run: each a flag, and the same name a key of the `-c`
+/// file (every key optional, unknown keys an error naming the key).
+#[derive(Args, Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FabricSettings {
     /// The experiment: incast, victim, slow-receiver, websearch, hadoop,
     /// permutation or alltoall (required unless the -c file names one).
     #[arg(long, value_name = "NAME")]
@@ -77,64 +99,40 @@ pub struct FabricArgs {
     /// Switch buffer per port in KiB [default: 256].
     #[arg(long, value_name = "KIB")]
     pub buffer_kb: Option<u64>,
-    /// Print the report as one JSON line, the last line of stdout (the
-    /// table goes to stderr).
-    #[arg(long)]
-    pub json: bool,
-    /// Add the wall-clock rate `sim_pkts_per_sec` to the JSON (which then
-    /// differs between runs of one seed).
-    #[arg(long)]
-    pub timing: bool,
-    /// Write an SVG of FCT slowdown p50 and p99 by flow size: a group of
-    /// bars per size, one bar per regime.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
 }
 
-/// The `-c` file: the flags' settings, every key optional, unknown keys an
-/// error naming the key.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct FabricFile {
-    /// The scenario's name.
-    pub scenario: Option<String>,
-    /// Regime names, in run order.
-    pub regimes: Option<Vec<String>>,
-    /// Host count (see `--hosts`).
-    pub hosts: Option<usize>,
-    /// Offered load (see `--load`).
-    pub load: Option<f64>,
-    /// Bytes per flow (see `--flow-size`).
-    pub flow_size: Option<u64>,
-    /// Flow count (see `--flows`).
-    pub flows: Option<usize>,
-    /// The seed.
-    pub seed: Option<u64>,
-    /// Link rate in Gb/s (see `--link-gbps`).
-    pub link_gbps: Option<f64>,
-    /// Link delay in us (see `--link-delay-us`).
-    pub link_delay_us: Option<f64>,
-    /// Injected loss (see `--loss`).
-    pub loss: Option<f64>,
-    /// Session credits (see `--credits`).
-    pub credits: Option<u16>,
-    /// Request window (see `--window`).
-    pub window: Option<usize>,
-    /// Switch buffer per port, KiB (see `--buffer-kb`).
-    pub buffer_kb: Option<u64>,
-}
+impl FabricSettings {
+    /// These settings, each filled from `file` where it is not set here
+    /// (the flags over the file).
+    pub fn over(&self, file: FabricSettings) -> FabricSettings {
+        let f = self.clone();
+        FabricSettings {
+            scenario: f.scenario.or(file.scenario),
+            regimes: f.regimes.or(file.regimes),
+            hosts: f.hosts.or(file.hosts),
+            load: f.load.or(file.load),
+            flow_size: f.flow_size.or(file.flow_size),
+            flows: f.flows.or(file.flows),
+            seed: f.seed.or(file.seed),
+            link_gbps: f.link_gbps.or(file.link_gbps),
+            link_delay_us: f.link_delay_us.or(file.link_delay_us),
+            loss: f.loss.or(file.loss),
+            credits: f.credits.or(file.credits),
+            window: f.window.or(file.window),
+            buffer_kb: f.buffer_kb.or(file.buffer_kb),
+        }
+    }
 
-impl FabricFile {
     /// Reads and parses `path`; the error names the file, and for an
     /// unknown key or a wrong type, the key and its line.
-    pub fn read(path: &Path) -> anyhow::Result<FabricFile> {
+    pub fn read(path: &Path) -> anyhow::Result<FabricSettings> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config {}", path.display()))?;
         Self::parse(&text).with_context(|| format!("config {}", path.display()))
     }
 
     /// Parses a whole TOML document.
-    pub fn parse(text: &str) -> anyhow::Result<FabricFile> {
+    pub fn parse(text: &str) -> anyhow::Result<FabricSettings> {
         toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))
     }
 }
@@ -157,10 +155,11 @@ impl FabricArgs {
     /// the default. Names are checked here; values by the engine.
     pub fn plan(&self) -> anyhow::Result<FabricPlan> {
         let file = match &self.config {
-            Some(p) => FabricFile::read(p)?,
-            None => FabricFile::default(),
+            Some(p) => FabricSettings::read(p)?,
+            None => FabricSettings::default(),
         };
-        let Some(name) = self.scenario.as_ref().or(file.scenario.as_ref()) else {
+        let s = self.settings.over(file);
+        let Some(name) = s.scenario.as_ref() else {
             let names: Vec<&str> = Scenario::ALL.iter().map(|s| s.name()).collect();
             bail!(
                 "no scenario: give --scenario NAME or `scenario = \"NAME\"` in the -c file (one of {})",
@@ -168,29 +167,29 @@ impl FabricArgs {
             );
         };
         let scenario = Scenario::from_name(name).map_err(anyhow::Error::msg)?;
-        let regimes = match self.regimes.as_ref().or(file.regimes.as_ref()) {
+        let regimes = match s.regimes.as_ref() {
             Some(list) => parse_regimes(list)?,
             None => Regime::ALL.to_vec(),
         };
-        let mut spec = ScenarioSpec::new(scenario, self.seed.or(file.seed).unwrap_or(DEFAULT_SEED));
-        spec.hosts = self.hosts.or(file.hosts);
-        spec.load = self.load.or(file.load);
-        spec.flow_size = self.flow_size.or(file.flow_size);
-        spec.flows = self.flows.or(file.flows);
+        let mut spec = ScenarioSpec::new(scenario, s.seed.unwrap_or(DEFAULT_SEED));
+        spec.hosts = s.hosts;
+        spec.load = s.load;
+        spec.flow_size = s.flow_size;
+        spec.flows = s.flows;
         let mut fabric = FabricConfig::default();
-        if let Some(us) = self.link_delay_us.or(file.link_delay_us) {
+        if let Some(us) = s.link_delay_us {
             if !(0.0..=1e6).contains(&us) {
                 bail!("link delay {us} us outside 0..=1000000");
             }
             fabric.link_delay = engine::time::Duration::from_nanos((us * 1e3).round() as u64);
         }
-        fabric.loss = self.loss.or(file.loss).unwrap_or(0.0);
-        fabric.session_credits = self.credits.or(file.credits);
-        fabric.req_window = self.window.or(file.window);
-        if let Some(kb) = self.buffer_kb.or(file.buffer_kb) {
+        fabric.loss = s.loss.unwrap_or(0.0);
+        fabric.session_credits = s.credits;
+        fabric.req_window = s.window;
+        if let Some(kb) = s.buffer_kb {
             fabric.buffer_per_port = kb.saturating_mul(1024);
         }
-        let link_bps = match self.link_gbps.or(file.link_gbps) {
+        let link_bps = match s.link_gbps {
             Some(g) if g > 0.0 && g <= 10_000.0 => Some((g * 1e9).round() as u64),
             Some(g) => bail!("link rate {g} Gb/s outside (0, 10000]"),
             None => None,
@@ -486,7 +485,10 @@ mod tests {
         .unwrap();
         let a = FabricArgs {
             config: Some(f.clone()),
-            hosts: Some(8),
+            settings: FabricSettings {
+                hosts: Some(8),
+                ..FabricSettings::default()
+            },
             ..FabricArgs::default()
         };
         let p = a.plan().unwrap();
@@ -494,7 +496,10 @@ mod tests {
         assert_eq!((p.spec.hosts, p.spec.seed), (Some(8), 9));
         assert_eq!(p.regimes, [Regime::Irn, Regime::Ib]);
         let p = FabricArgs {
-            scenario: Some("alltoall".into()),
+            settings: FabricSettings {
+                scenario: Some("alltoall".into()),
+                ..FabricSettings::default()
+            },
             ..FabricArgs::default()
         }
         .plan()
@@ -505,7 +510,7 @@ mod tests {
 
     #[test]
     fn bad_names_and_keys_are_errors_naming_them() {
-        let e = FabricFile::parse("scenario = \"incast\"\nsenders = 3\n").unwrap_err();
+        let e = FabricSettings::parse("scenario = \"incast\"\nsenders = 3\n").unwrap_err();
         assert!(format!("{e:#}").contains("senders"), "{e:#}");
         let e = FabricArgs::default().plan().unwrap_err();
         assert!(e.to_string().contains("no scenario"), "{e}");
