@@ -81,8 +81,6 @@ struct Pkt {
     len: u32,
     /// Destination host.
     dst: u32,
-    /// 5-tuple hash, fixed at injection (ECMP).
-    hash: u64,
     /// Global id of the port it entered its current switch by.
     ingress: u32,
 }

@@ -47,16 +47,6 @@ impl Fabric {
             .get(DST_IP_AT..DST_IP_AT + 4)
             .map_or(u32::MAX, |b| u32::from_be_bytes([0, 0, b[2], b[3]]));
         let valid = frame.get(DST_IP_AT..DST_IP_AT + 2) == Some(&[10, 1][..]);
-        let hash = match frame.get(26..38) {
-            Some(b) => super::topology::ecmp_hash(
-                u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
-                u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
-                u16::from_be_bytes([b[8], b[9]]),
-                u16::from_be_bytes([b[10], b[11]]),
-                0,
-            ),
-            None => 0,
-        };
         let hosts = self.hosts.len();
         let pkt = &mut self.pkts[i as usize];
         pkt.frame = buf;
@@ -66,7 +56,6 @@ impl Fabric {
         } else {
             u32::MAX
         };
-        pkt.hash = hash;
         let cost = self.credit_cost(h as u32, len as u64);
         if self.cfg.loss > 0.0 && self.rng.chance(self.cfg.loss) {
             // Lost on the wire: the NIC spent the time, nothing arrives.

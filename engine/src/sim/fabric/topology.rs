@@ -196,10 +196,24 @@ pub(super) fn route(
     }
 }
 
+/// The ECMP hash of a frame's 5-tuple (IPv4 addresses at bytes 26..34,
+/// UDP ports at 34..38); 0 for a frame too short to have them.
+pub(super) fn flow_hash(frame: &[u8]) -> u64 {
+    match frame.get(26..38) {
+        Some(b) => ecmp_hash(
+            u32::from_be_bytes([b[0], b[1], b[2], b[3]]),
+            u32::from_be_bytes([b[4], b[5], b[6], b[7]]),
+            u16::from_be_bytes([b[8], b[9]]),
+            u16::from_be_bytes([b[10], b[11]]),
+        ),
+        None => 0,
+    }
+}
+
 /// A 5-tuple hash for ECMP (FNV-1a over the fields, then a final mix), so
 /// every packet of a flow takes the same uplink.
-pub(super) fn ecmp_hash(src_ip: u32, dst_ip: u32, src_port: u16, dst_port: u16, salt: u64) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ salt;
+fn ecmp_hash(src_ip: u32, dst_ip: u32, src_port: u16, dst_port: u16) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in src_ip
         .to_be_bytes()
         .into_iter()
@@ -255,7 +269,7 @@ mod tests {
     fn ecmp_hash_spreads() {
         let mut seen = [0u32; 4];
         for s in 0..400u32 {
-            seen[(ecmp_hash(s, 7, 31850, 31850, 0) % 4) as usize] += 1;
+            seen[(ecmp_hash(s, 7, 31850, 31850) % 4) as usize] += 1;
         }
         assert!(seen.iter().all(|&n| n > 60), "{seen:?}");
     }
