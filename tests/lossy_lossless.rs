@@ -365,22 +365,15 @@ fn retransmitted_by_mode(v: &Value) -> BTreeMap<String, u64> {
 fn compare_runs_the_four_presets_under_injected_loss() {
     let sock = format!("--socket=/tmp/{}.sock", unique("lv4"));
     let modes = ["lossless", "pause", "lossy", "irn"];
-    let args = [
-        "compare",
-        sock.as_str(),
-        "--modes=lossless,pause,lossy,irn",
-        "--workload=throughput",
-        "--window=4",
-        "--msg-size=65536",
-        "--resp-size=32",
-        "--set=faults.drop=uniform",
-        "--set=faults.p=0.01",
+    let mut args = vec!["compare", sock.as_str(), "--modes=lossless,pause,lossy,irn"];
+    args.extend(common::LOSS_64K_ARGS);
+    args.extend([
         "--seconds=0.5",
         "--set=workload.warmup_seconds=0.1",
         // Shape, not performance: ride out long vCPU stalls.
         "--set=transport.session_timeout_ms=10000",
         "--json",
-    ];
+    ]);
     let r = run(BENCH, &args, LIMIT);
     r.assert_ok("rpc-bench compare --modes lossless,pause,lossy,irn");
     let v = r.json();

@@ -84,22 +84,15 @@ fn equal_work(modes: &str, max: u64, extra: &[&str]) -> Value {
     let sock = format!("--socket=/tmp/{}.sock", unique("rgm"));
     let modes = format!("--modes={modes}");
     let max = format!("--set=workload.max_requests={max}");
-    let mut args = vec![
-        "compare",
-        sock.as_str(),
-        modes.as_str(),
-        "--workload=throughput",
-        "--window=4",
-        "--msg-size=65536",
-        "--resp-size=32",
-        "--set=faults.drop=uniform",
-        "--set=faults.p=0.01",
+    let mut args = vec!["compare", sock.as_str(), modes.as_str()];
+    args.extend(common::LOSS_64K_ARGS);
+    args.extend([
         max.as_str(),
         "--seconds=30",
         "--set=workload.warmup_seconds=0",
         "--set=transport.session_timeout_ms=10000",
         "--json",
-    ];
+    ]);
     args.extend_from_slice(extra);
     let r = run(BENCH, &args, LIMIT);
     r.assert_ok("rpc-bench compare (equal work)");

@@ -6,6 +6,18 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// `rpc-bench compare` arguments of the injected-loss case the regime docs
+/// use (docs/lossy-vs-lossless.md): 64 KiB requests (46 packets), 32 B
+/// answers, a window of 4, 1 % uniform loss.
+pub const LOSS_64K_ARGS: [&str; 6] = [
+    "--workload=throughput",
+    "--window=4",
+    "--msg-size=65536",
+    "--resp-size=32",
+    "--set=faults.drop=uniform",
+    "--set=faults.p=0.01",
+];
+
 pub struct Run {
     pub code: Option<i32>,
     pub stdout: String,
