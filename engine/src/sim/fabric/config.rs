@@ -28,8 +28,9 @@ pub struct Pfc {
     pub xon: u64,
     /// Bytes reserved above `xoff` per ingress port for what is already on
     /// the wire when the pause lands; a packet that finds the headroom full
-    /// is dropped (and counted: a lossless violation).
-    pub headroom: u64,
+    /// is dropped (and counted: a lossless violation). `None` reserves, on
+    /// each port, [`FabricConfig::pfc_headroom_bound`] of its own link.
+    pub headroom: Option<u64>,
 }
 
 /// Everything about the fabric except who sends what.
@@ -63,8 +64,8 @@ pub struct FabricConfig {
     /// Entries of a host's receive ring (frames waiting for the endpoint).
     pub host_ring: usize,
     /// PFC headroom the `roce` preset reserves per ingress port; `None`
-    /// reserves [`pfc_headroom_bound`](Self::pfc_headroom_bound) of the
-    /// fastest link (set it lower to see what too little headroom does).
+    /// reserves [`pfc_headroom_bound`](Self::pfc_headroom_bound) of each
+    /// port's link (set it lower to see what too little headroom does).
     pub pfc_headroom: Option<u64>,
     /// Probability that a host's NIC loses a frame it sends (seeded; on
     /// top of what the fabric drops), as the run loop's `faults.drop`
@@ -141,6 +142,13 @@ impl FabricConfig {
         }
     }
 
+    /// The PFC headroom of a port on a link of `bps` (0 without PFC).
+    pub fn pfc_headroom_at(&self, bps: u64) -> u64 {
+        self.pfc.map_or(0, |p| {
+            p.headroom.unwrap_or_else(|| self.pfc_headroom_bound(bps))
+        })
+    }
+
     /// Checks the values, naming the field at fault.
     pub fn validate(&self) -> Result<(), String> {
         if self.host_link_bps == 0 || self.fabric_link_bps == 0 {
@@ -207,7 +215,7 @@ mod tests {
         c.pfc = Some(Pfc {
             xoff: 10,
             xon: 20,
-            headroom: 0,
+            headroom: None,
         });
         assert!(c.validate().unwrap_err().contains("pfc"));
         c.pfc = None;

@@ -118,6 +118,9 @@ struct Port {
     queue_bytes: u64,
     /// Bytes buffered in this switch that arrived by this port (PFC).
     ingress_bytes: u64,
+    /// PFC: the most `ingress_bytes` may reach, XOFF plus the headroom of
+    /// this port's link; more is a headroom overflow.
+    pfc_limit: u64,
     /// An XOFF for this ingress is outstanding.
     xoff_sent: bool,
 }
@@ -210,7 +213,10 @@ impl Fabric {
         let delay_ns = cfg.link_delay.as_nanos();
         let credit_bytes = cfg.link_credits.map_or(0, |c| c as i64);
         let credit_frames = cfg.host_ring as i64;
-        let port = |ps: u64, to: Hop, reverse: u32, credits: i64| Port {
+        let xoff = cfg.pfc.map_or(0, |p| p.xoff);
+        let host_limit = xoff + cfg.pfc_headroom_at(cfg.host_link_bps);
+        let fabric_limit = xoff + cfg.pfc_headroom_at(cfg.fabric_link_bps);
+        let port = |ps: u64, to: Hop, reverse: u32, credits: i64, pfc_limit: u64| Port {
             ps_per_byte: ps.max(1),
             delay_ns,
             to,
@@ -225,6 +231,7 @@ impl Fabric {
             queue: VecDeque::new(),
             queue_bytes: 0,
             ingress_bytes: 0,
+            pfc_limit,
             xoff_sent: false,
         };
         let mut ports = Vec::with_capacity(n as usize);
@@ -233,14 +240,24 @@ impl Fabric {
                 sw: sw as u32,
                 port: p as u32,
             };
-            ports.push(port(host_ps, to, first[sw] + p as u32, credit_bytes));
+            ports.push(port(
+                host_ps,
+                to,
+                first[sw] + p as u32,
+                credit_bytes,
+                host_limit,
+            ));
         }
         for shape in &shapes {
             for peer in &shape.ports {
                 ports.push(match *peer {
-                    topology::Peer::Host(h) => {
-                        port(host_ps, Hop::Host(h as u32), h as u32, credit_frames)
-                    }
+                    topology::Peer::Host(h) => port(
+                        host_ps,
+                        Hop::Host(h as u32),
+                        h as u32,
+                        credit_frames,
+                        host_limit,
+                    ),
                     topology::Peer::Switch { switch, port: p } => port(
                         fabric_ps,
                         Hop::Switch {
@@ -249,6 +266,7 @@ impl Fabric {
                         },
                         first[switch] + p as u32,
                         credit_bytes,
+                        fabric_limit,
                     ),
                 });
             }
@@ -282,12 +300,10 @@ impl Fabric {
             })
             .collect();
         // A host pauses its switch port while fewer ring entries are free
-        // than the headroom could fill with minimum-size frames. Its link
-        // is a host link: the bound at that rate, unless the preset's
-        // headroom (set for the fastest link) was set lower on purpose.
+        // than its link's headroom could fill with minimum-size frames.
         let host_xoff = match cfg.pfc {
-            Some(p) => {
-                let headroom = p.headroom.min(cfg.pfc_headroom_bound(cfg.host_link_bps));
+            Some(_) => {
+                let headroom = cfg.pfc_headroom_at(cfg.host_link_bps);
                 cfg.host_ring
                     .saturating_sub(headroom.div_ceil(64) as usize)
                     .max(1)

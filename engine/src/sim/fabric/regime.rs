@@ -67,7 +67,6 @@ impl Regime {
     /// Sets the fabric side of the regime on `f` (PFC, credits, ECN,
     /// spraying), leaving rates, delays and buffers as they are.
     pub fn apply_fabric(self, f: &mut FabricConfig) {
-        let fastest = f.host_link_bps.max(f.fabric_link_bps);
         f.pfc = None;
         f.link_credits = None;
         f.spray = false;
@@ -82,12 +81,11 @@ impl Regime {
         match self {
             Regime::Ib => f.link_credits = Some(f.buffer_per_port / 2),
             Regime::Roce => {
-                let headroom = f.pfc_headroom.unwrap_or(f.pfc_headroom_bound(fastest));
                 let xoff = (f.buffer_per_port / 4).max(2 * f.max_frame());
                 f.pfc = Some(Pfc {
                     xoff,
                     xon: xoff.saturating_sub(2 * f.max_frame()),
-                    headroom,
+                    headroom: f.pfc_headroom,
                 });
             }
             Regime::Srd => f.spray = true,
@@ -153,8 +151,11 @@ mod tests {
     fn presets_set_their_mechanisms() {
         let mut f = FabricConfig::default();
         Regime::Roce.apply_fabric(&mut f);
-        let p = f.pfc.unwrap();
-        assert!(p.headroom >= f.pfc_headroom_bound(f.host_link_bps));
+        assert_eq!(f.pfc.unwrap().headroom, None, "each link's own bound");
+        assert_eq!(
+            f.pfc_headroom_at(f.host_link_bps),
+            f.pfc_headroom_bound(f.host_link_bps)
+        );
         f.validate().unwrap();
         Regime::Ib.apply_fabric(&mut f);
         assert!(f.pfc.is_none() && f.link_credits.is_some());

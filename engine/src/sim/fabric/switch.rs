@@ -87,8 +87,9 @@ impl Fabric {
             // The sender spent credits on it: room was reserved.
             return true;
         }
-        if let Some(pfc) = self.cfg.pfc {
-            let over = self.ports[ingress as usize].ingress_bytes + len > pfc.xoff + pfc.headroom;
+        if self.cfg.pfc.is_some() {
+            let i = &self.ports[ingress as usize];
+            let over = i.ingress_bytes + len > i.pfc_limit;
             if over {
                 self.stats.drops_headroom += 1;
             }
