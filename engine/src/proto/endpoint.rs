@@ -95,6 +95,15 @@ pub struct Endpoint {
 impl Endpoint {
     /// An endpoint with no sessions; fails if `cfg` does not validate.
     pub fn new(cfg: EndpointConfig) -> Result<Self, ConfigError> {
+        let pool = MsgPool::new(cfg.max_msg_size);
+        Self::with_pool(cfg, pool)
+    }
+
+    /// An endpoint that takes its message buffers from `pool`, which other
+    /// endpoints on the same thread may share (a simulator with hundreds of
+    /// endpoints then reuses buffers across all of them instead of warming
+    /// a pool per endpoint). Its pool counters are the shared pool's.
+    pub fn with_pool(cfg: EndpointConfig, pool: MsgPool) -> Result<Self, ConfigError> {
         cfg.validate()?;
         Ok(Endpoint {
             dpp: cfg.max_data_per_pkt(),
@@ -102,7 +111,7 @@ impl Endpoint {
             ring_reserved: 0,
             accepted: HashMap::new(),
             peer_sessions: HashMap::new(),
-            pool: MsgPool::new(cfg.max_msg_size),
+            pool,
             txq: TxQueues::new(),
             events: VecDeque::with_capacity(EVENT_QUEUE_PRESIZE),
             stats: Stats::default(),
@@ -407,5 +416,23 @@ impl Endpoint {
                 None
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_sharing_a_pool_reuse_each_others_buffers() {
+        let cfg = EndpointConfig::default();
+        let pool = MsgPool::new(cfg.max_msg_size);
+        let mut a = Endpoint::with_pool(cfg.clone(), pool.clone()).unwrap();
+        let mut b = Endpoint::with_pool(cfg, pool).unwrap();
+        drop(a.alloc_msg(100_000));
+        let m = b.alloc_msg(100_000);
+        assert_eq!(b.pool_stats().fresh, 1, "b took the buffer a freed");
+        assert_eq!(a.msgs_outstanding(), 1, "the counters are the pool's");
+        drop(m);
     }
 }

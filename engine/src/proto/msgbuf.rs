@@ -165,11 +165,18 @@ impl MsgPool {
     /// A pool for messages up to `max_len` bytes (larger requests still work,
     /// they just get their own class).
     pub fn new(max_len: usize) -> Self {
+        Self::keeping(max_len, MAX_KEEP_BYTES_PER_CLASS)
+    }
+
+    /// A pool that keeps up to `keep_bytes` of free buffers per size class
+    /// (`usize::MAX`: every buffer it ever handed out, so after the peak
+    /// nothing is allocated again; its memory is the peak's).
+    pub fn keeping(max_len: usize, keep_bytes: usize) -> Self {
         let n = class_of(max_len) + 1;
         let classes = Classes {
             lists: (0..n).map(|_| Vec::new()).collect(),
             keep: (0..n)
-                .map(|c| (MAX_KEEP_BYTES_PER_CLASS / class_size(c)).max(MIN_KEEP_PER_CLASS))
+                .map(|c| (keep_bytes / class_size(c)).max(MIN_KEEP_PER_CLASS))
                 .collect(),
             stats: PoolStats::default(),
         };
@@ -239,6 +246,21 @@ mod tests {
         for len in [0, 1, 63, 64, 65, 1000, 4096, 4097, 8 << 20] {
             assert!(class_size(class_of(len)) >= len);
             assert!(class_of(len) == 0 || class_size(class_of(len) - 1) < len);
+        }
+    }
+
+    #[test]
+    fn a_pool_keeping_everything_reuses_past_the_default_limit() {
+        let big = 8 << 20;
+        let n = MAX_KEEP_BYTES_PER_CLASS / big + 4;
+        for (pool, kept) in [
+            (MsgPool::new(big), MAX_KEEP_BYTES_PER_CLASS / big),
+            (MsgPool::keeping(big, usize::MAX), n),
+        ] {
+            let bufs: Vec<MsgBuf> = (0..n).map(|_| pool.alloc(big)).collect();
+            drop(bufs);
+            assert_eq!(pool.free_count(), kept);
+            assert_eq!(pool.stats().released as usize, n - kept);
         }
     }
 

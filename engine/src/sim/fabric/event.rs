@@ -60,24 +60,40 @@ impl Ord for Timed {
     }
 }
 
-/// Width of a calendar slot: 2^SLOT_SHIFT ns (about one MTU frame at
-/// 100 Gb/s), and the slots in the calendar (a 512 us horizon).
-const SLOT_SHIFT: u32 = 7;
-const SLOTS: usize = 4096;
+/// Slots in the calendar, one nanosecond each: a 65 us horizon, beyond
+/// every link delay and serialisation; timeouts go further.
+const SLOTS: usize = 1 << 16;
 
-/// Pending events, earliest first: a calendar queue. Most events fall
-/// within microseconds of now (serialisation, link delay), so they go
-/// into a ring of time slots (O(1)); a slot is sorted when the clock
-/// reaches it. Events beyond the ring's horizon (timeouts) wait in a heap
-/// and move into the ring as the clock nears them. The order is exactly
-/// (time, scheduling order), as a heap of all events would give.
+/// A slot's end of list, and a free list's.
+const NIL: u32 = u32::MAX;
+
+/// An event in a slot's list.
+#[derive(Clone, Copy, Debug)]
+struct Node {
+    ev: Ev,
+    next: u32,
+}
+
+/// Pending events, earliest first: a calendar queue of one-nanosecond
+/// slots. Every event in a slot is due at the same time, so a slot is a
+/// FIFO in scheduling order and nothing is ever sorted: push and pop are
+/// O(1). The slots are linked lists through one arena of nodes (reused
+/// last-freed first), so the events near now share a few cache lines.
+/// Most events fall within microseconds of now (serialisation, link
+/// delay); those beyond the ring's horizon (timeouts) wait in a heap and
+/// move into the ring as soon as the horizon covers them, before anything
+/// else can be scheduled into their slot, so the order is exactly (time,
+/// scheduling order), as a heap of all events would give.
 #[derive(Debug)]
 pub(super) struct Events {
-    /// The current slot's events, sorted latest first (pop from the end).
-    current: Vec<Timed>,
-    /// Index (time >> SLOT_SHIFT) of the current slot.
+    /// The current slot's time (its index is `cur % SLOTS`).
     cur: u64,
-    slots: Vec<Vec<Timed>>,
+    /// First and last node of each slot's list.
+    head: Vec<u32>,
+    tail: Vec<u32>,
+    nodes: Vec<Node>,
+    /// Free nodes, linked through `next`.
+    free: u32,
     /// Which slots hold events.
     occupied: SlotBits,
     far: BinaryHeap<Timed>,
@@ -88,9 +104,11 @@ pub(super) struct Events {
 impl Default for Events {
     fn default() -> Self {
         Events {
-            current: Vec::new(),
             cur: 0,
-            slots: vec![Vec::new(); SLOTS],
+            head: vec![NIL; SLOTS],
+            tail: vec![NIL; SLOTS],
+            nodes: Vec::new(),
+            free: NIL,
             occupied: SlotBits::new(SLOTS),
             far: BinaryHeap::new(),
             seq: 0,
@@ -103,88 +121,109 @@ impl Events {
     /// Schedules `ev` at `at` (nanoseconds of virtual time, not before the
     /// last event popped).
     pub fn push(&mut self, at: u64, ev: Ev) {
-        self.seq += 1;
         self.len += 1;
-        let t = Timed {
-            at,
-            seq: self.seq,
-            ev,
-        };
-        let slot = (at >> SLOT_SHIFT).max(self.cur);
-        if slot == self.cur {
-            // Latest first: it goes before every event that sorts after it.
-            let i = self.current.partition_point(|e| e.key() > t.key());
-            self.current.insert(i, t);
-        } else if slot < self.cur + SLOTS as u64 {
-            self.put(slot, t);
+        let at = at.max(self.cur);
+        if at < self.cur + SLOTS as u64 {
+            self.put(at, ev);
         } else {
-            self.far.push(t);
+            // Only the heap needs the scheduling order spelled out.
+            self.seq += 1;
+            self.far.push(Timed {
+                at,
+                seq: self.seq,
+                ev,
+            });
         }
     }
 
-    fn put(&mut self, slot: u64, t: Timed) {
-        let i = slot as usize % SLOTS;
-        self.slots[i].push(t);
-        self.occupied.set(i, true);
+    /// Appends `ev` to the list of `at`'s slot.
+    fn put(&mut self, at: u64, ev: Ev) {
+        let node = Node { ev, next: NIL };
+        let n = if self.free == NIL {
+            self.nodes.push(node);
+            (self.nodes.len() - 1) as u32
+        } else {
+            let n = self.free;
+            self.free = self.nodes[n as usize].next;
+            self.nodes[n as usize] = node;
+            n
+        };
+        let i = at as usize % SLOTS;
+        match self.tail[i] {
+            NIL => {
+                self.head[i] = n;
+                self.occupied.set(i, true);
+            }
+            t => self.nodes[t as usize].next = n,
+        }
+        self.tail[i] = n;
     }
 
     /// The earliest event, removed.
     pub fn pop(&mut self) -> Option<(u64, Ev)> {
-        if self.current.is_empty() && !self.advance() {
-            return None;
+        let i = self.current_slot()?;
+        let n = self.head[i];
+        let Node { ev, next } = self.nodes[n as usize];
+        self.head[i] = next;
+        if next == NIL {
+            self.tail[i] = NIL;
+            self.occupied.set(i, false);
         }
-        let t = self.current.pop()?;
+        self.nodes[n as usize].next = self.free;
+        self.free = n;
         self.len -= 1;
-        Some((t.at, t.ev))
+        Some((self.cur, ev))
     }
 
     /// When the earliest event is due.
     pub fn peek_time(&mut self) -> Option<u64> {
-        if self.current.is_empty() && !self.advance() {
-            return None;
-        }
-        self.current.last().map(|t| t.at)
+        self.current_slot().map(|_| self.cur)
     }
 
-    /// Moves the clock to the next slot with events and loads it into
-    /// `current`; false when nothing is pending.
+    /// The index of the earliest non-empty slot, moving the clock to it.
+    fn current_slot(&mut self) -> Option<usize> {
+        let i = self.cur as usize % SLOTS;
+        if self.head[i] != NIL {
+            return Some(i);
+        }
+        if !self.advance() {
+            return None;
+        }
+        Some(self.cur as usize % SLOTS)
+    }
+
+    /// Moves the clock to the next slot with events; false when nothing
+    /// is pending.
     fn advance(&mut self) -> bool {
         if self.len == 0 {
             return false;
         }
         let next_ring = self.next_occupied();
-        let next_far = self.far.peek().map(|t| t.at >> SLOT_SHIFT);
-        let slot = match (next_ring, next_far) {
+        let next_far = self.far.peek().map(|t| t.at);
+        let at = match (next_ring, next_far) {
             (Some(a), Some(b)) => a.min(b),
             (a, b) => match a.or(b) {
-                Some(s) => s,
+                Some(t) => t,
                 None => return false,
             },
         };
-        self.cur = slot;
-        let i = slot as usize % SLOTS;
-        std::mem::swap(&mut self.current, &mut self.slots[i]);
-        self.occupied.set(i, false);
-        // The horizon moved: far events now within it join the ring (or
-        // this slot).
+        self.cur = at;
+        // The horizon moved: far events now within it join the ring, in
+        // (time, scheduling) order. Their slots are still empty: nothing
+        // could be scheduled straight into a slot before the horizon
+        // covered it, and it covers it only now.
         while let Some(t) = self.far.peek().copied() {
-            let s = t.at >> SLOT_SHIFT;
-            if s >= self.cur + SLOTS as u64 {
+            if t.at >= self.cur + SLOTS as u64 {
                 break;
             }
             self.far.pop();
-            if s == self.cur {
-                self.current.push(t);
-            } else {
-                self.put(s, t);
-            }
+            self.put(t.at, t.ev);
         }
-        self.current
-            .sort_unstable_by_key(|t| std::cmp::Reverse(t.key()));
         true
     }
 
-    /// The first slot after `cur` (within the ring) that holds events.
+    /// The time of the first slot after `cur` (within the ring) that holds
+    /// events.
     fn next_occupied(&self) -> Option<u64> {
         let origin = (self.cur % SLOTS as u64) as usize;
         let d = self.occupied.next_from(origin, 1)?;

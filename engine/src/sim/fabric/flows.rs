@@ -12,6 +12,11 @@ use crate::proto::{Delivery, Endpoint, Event, SessionId};
 use crate::time::{Duration, Instant};
 use std::collections::HashMap;
 
+/// Bytes of a flow's largest request: a flow is a stream of requests of
+/// this size (the last smaller), so the buffers in flight stay small and
+/// are reused, whatever the flow's size.
+pub(super) const MAX_CHUNK: usize = 8 << 20;
+
 /// Bytes of every response.
 pub(super) const RESP_LEN: usize = 16;
 
@@ -20,7 +25,11 @@ pub(super) struct FlowState {
     pub spec: Flow,
     pub started: Option<Instant>,
     pub end: Option<Instant>,
+    /// Requests queued and not yet answered.
     chunks_left: u32,
+    /// Bytes not yet queued as requests.
+    unsent: u64,
+    session: Option<SessionId>,
     pub failed: bool,
 }
 
@@ -30,12 +39,15 @@ pub(super) struct Flows {
     pub flows: Vec<FlowState>,
     sessions: HashMap<(u32, u32), SessionId>,
     max_chunk: usize,
+    /// Requests a flow keeps queued at once (the session's request window:
+    /// more would only wait in the endpoint's backlog, holding buffers).
+    window: usize,
     /// Flows neither complete nor failed.
     open: usize,
 }
 
 impl Flows {
-    pub fn new(specs: &[Flow], max_chunk: usize) -> Flows {
+    pub fn new(specs: &[Flow], max_chunk: usize, window: usize) -> Flows {
         Flows {
             flows: specs
                 .iter()
@@ -44,11 +56,14 @@ impl Flows {
                     started: None,
                     end: None,
                     chunks_left: 0,
+                    unsent: 0,
+                    session: None,
                     failed: false,
                 })
                 .collect(),
             sessions: HashMap::new(),
             max_chunk: max_chunk.max(1),
+            window: window.max(1),
             open: specs.len(),
         }
     }
@@ -82,10 +97,11 @@ impl Flows {
         Ok(())
     }
 
-    /// Starts flow `f`: queues its requests. Returns the sending host.
+    /// Starts flow `f`: queues its first requests. Returns the sending host.
     pub fn start(&mut self, f: usize, now: Instant, eps: &mut HostEps<'_>) -> Option<usize> {
         let st = &mut self.flows[f];
         st.started = Some(now);
+        st.unsent = st.spec.size.max(1);
         let (src, dst) = (st.spec.src, st.spec.dst);
         let Some(&s) = self.sessions.get(&(src as u32, dst as u32)) else {
             // `connect` opened every pair's session or failed the run.
@@ -93,22 +109,31 @@ impl Flows {
             self.open -= 1;
             return None;
         };
+        st.session = Some(s);
         let ep = eps.ep(src);
-        let mut left = st.spec.size.max(1) as usize;
-        while left > 0 {
-            let len = left.min(self.max_chunk);
-            left -= len;
-            let msg = ep.alloc_msg(len);
-            if ep.enqueue_request(now, s, 1, msg, f as u64).is_err() {
-                st.failed = true;
-                break;
-            }
-            st.chunks_left += 1;
-        }
-        if st.failed && st.chunks_left == 0 {
-            self.open -= 1;
+        for _ in 0..self.window {
+            self.send_chunk(f, now, ep);
         }
         Some(src)
+    }
+
+    /// Queues flow `f`'s next chunk, if any is left, as one request.
+    fn send_chunk(&mut self, f: usize, now: Instant, ep: &mut Endpoint) {
+        let st = &mut self.flows[f];
+        let Some(s) = st.session.filter(|_| st.unsent > 0 && !st.failed) else {
+            return;
+        };
+        let len = st.unsent.min(self.max_chunk as u64);
+        st.unsent -= len;
+        let msg = ep.alloc_msg(len as usize);
+        if ep.enqueue_request(now, s, 1, msg, f as u64).is_err() {
+            st.failed = true;
+            if st.end.is_none() {
+                self.open -= 1;
+            }
+            return;
+        }
+        st.chunks_left += 1;
     }
 
     /// A request (answer it) or a response (count it) reached host `h`.
@@ -125,7 +150,9 @@ impl Flows {
                     return;
                 };
                 st.chunks_left = st.chunks_left.saturating_sub(1);
-                if st.chunks_left == 0 && st.end.is_none() && !st.failed {
+                if st.unsent > 0 {
+                    self.send_chunk(tag as usize, now, ep);
+                } else if st.chunks_left == 0 && st.end.is_none() && !st.failed {
                     st.end = Some(now);
                     self.open -= 1;
                 }

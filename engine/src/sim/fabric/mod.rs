@@ -83,6 +83,10 @@ struct Pkt {
     dst: u32,
     /// Global id of the port it entered its current switch by.
     ingress: u32,
+    /// The 5-tuple's ECMP hash, taken at the sending NIC while the frame
+    /// is in cache (a switch reading the header later missed it), on a
+    /// fabric that hashes flows onto uplinks; 0 otherwise.
+    hash: u64,
 }
 
 /// Where an egress port's frames go.

@@ -48,7 +48,13 @@ impl Fabric {
             .map_or(u32::MAX, |b| u32::from_be_bytes([0, 0, b[2], b[3]]));
         let valid = frame.get(DST_IP_AT..DST_IP_AT + 2) == Some(&[10, 1][..]);
         let hosts = self.hosts.len();
+        let hash = if self.uplinks > 0 && !self.cfg.spray {
+            super::topology::flow_hash(frame)
+        } else {
+            0
+        };
         let pkt = &mut self.pkts[i as usize];
+        pkt.hash = hash;
         pkt.frame = buf;
         pkt.len = len as u32;
         pkt.dst = if valid && (dst as usize) < hosts {

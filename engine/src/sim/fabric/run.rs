@@ -4,11 +4,11 @@
 //! report: flow completion, drops by place, pauses, marks, resends.
 
 use super::config::ser_ns;
-use super::flows::{ideal_fct, Flows};
+use super::flows::{self, ideal_fct, Flows};
 use super::metrics::{self, Bucket, FlowOutcome, Percentiles};
 use super::scenario::Workload;
 use super::{Fabric, FabricConfig, FabricStats, HostEps, Regime};
-use crate::proto::{Endpoint, EndpointConfig};
+use crate::proto::{Endpoint, EndpointConfig, MsgPool};
 use crate::time::{Duration, Instant};
 
 /// Virtual time given to handshakes before the first flow starts.
@@ -165,6 +165,13 @@ pub fn run_regime(
     let mut data_per_pkt = 0;
     let mut credits = 0;
     let mut max_msg = 0;
+    let mut window = 1;
+    // One pool for every host (the fabric is one thread): buffers freed
+    // by one host serve the next allocation anywhere, so a run touches
+    // fresh memory only up to its peak of messages in flight, not a warm
+    // pool per host and size class. Page faults on fresh buffers were a
+    // third of the run time with a pool per host.
+    let mut pool: Option<MsgPool> = None;
     for (h, &sessions) in per_host.iter().enumerate() {
         let mut ec = EndpointConfig {
             local: super::host_addr(h),
@@ -190,10 +197,15 @@ pub fn run_regime(
             .max((sessions + 1) * (ec.session_credits as usize + 1));
         data_per_pkt = ec.max_data_per_pkt();
         credits = ec.session_credits;
+        window = ec.req_window;
         max_msg = ec.max_msg_size;
-        endpoints.push(Endpoint::new(ec).map_err(|e| format!("endpoint of host {h}: {e}"))?);
+        let pool = pool
+            .get_or_insert_with(|| MsgPool::keeping(ec.max_msg_size, usize::MAX))
+            .clone();
+        endpoints
+            .push(Endpoint::with_pool(ec, pool).map_err(|e| format!("endpoint of host {h}: {e}"))?);
     }
-    let app = Flows::new(&w.flows, max_msg);
+    let app = Flows::new(&w.flows, max_msg.min(flows::MAX_CHUNK), window);
     let mut fab = Fabric::build(cfg.clone(), w.topology, endpoints, app, seed);
     if let Some((h, service)) = w.slow_host {
         if h >= hosts {

@@ -32,8 +32,7 @@ impl Fabric {
                     sw.spray_next = (k + 1) % n;
                     k
                 } else {
-                    let p = &self.pkts[pkt as usize];
-                    (topology::flow_hash(&p.frame[..p.len as usize]) % n as u64) as u32
+                    (self.pkts[pkt as usize].hash % n as u64) as u32
                 };
                 first as u32 + pick
             }
