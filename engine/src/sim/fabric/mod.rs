@@ -32,7 +32,7 @@ pub mod topology;
 
 pub use config::{FabricConfig, Pfc, Red, ETH_OVERHEAD};
 pub use regime::Regime;
-pub use run::{run_regime, FabricReport, Progress, RegimeResult};
+pub use run::{run_regime, run_regime_in, FabricReport, Progress, RegimeResult};
 
 use crate::proto::Endpoint;
 use crate::rng::Rng;

@@ -132,6 +132,23 @@ pub fn run_regime(
     seed: u64,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RegimeResult, String> {
+    let pool = MsgPool::keeping(EndpointConfig::default().max_msg_size, usize::MAX);
+    run_regime_in(&pool, w, regime, base, seed, progress)
+}
+
+/// [`run_regime`] with every host's message buffers from `pool`, which
+/// keeps them for the next run: runs one after another in one pool touch
+/// fresh memory only up to the largest run's peak (page faults on fresh
+/// buffers were a quarter of a websearch run's time). The buffers' contents
+/// never reach a result, so sharing a pool changes nothing but the speed.
+pub fn run_regime_in(
+    pool: &MsgPool,
+    w: &Workload,
+    regime: Regime,
+    base: &FabricConfig,
+    seed: u64,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<RegimeResult, String> {
     let wall = std::time::Instant::now();
     let mut cfg = base.clone();
     cfg.host_link_bps = w.host_link_bps;
@@ -166,12 +183,6 @@ pub fn run_regime(
     let mut credits = 0;
     let mut max_msg = 0;
     let mut window = 1;
-    // One pool for every host (the fabric is one thread): buffers freed
-    // by one host serve the next allocation anywhere, so a run touches
-    // fresh memory only up to its peak of messages in flight, not a warm
-    // pool per host and size class. Page faults on fresh buffers were a
-    // third of the run time with a pool per host.
-    let mut pool: Option<MsgPool> = None;
     for (h, &sessions) in per_host.iter().enumerate() {
         let mut ec = EndpointConfig {
             local: super::host_addr(h),
@@ -199,11 +210,12 @@ pub fn run_regime(
         credits = ec.session_credits;
         window = ec.req_window;
         max_msg = ec.max_msg_size;
-        let pool = pool
-            .get_or_insert_with(|| MsgPool::keeping(ec.max_msg_size, usize::MAX))
-            .clone();
-        endpoints
-            .push(Endpoint::with_pool(ec, pool).map_err(|e| format!("endpoint of host {h}: {e}"))?);
+        // One pool for every host (the fabric is one thread): buffers freed
+        // by one host serve the next allocation anywhere, so a run touches
+        // fresh memory only up to its peak of messages in flight, not a warm
+        // pool per host and size class (a third of the run time once).
+        let ep = Endpoint::with_pool(ec, pool.clone());
+        endpoints.push(ep.map_err(|e| format!("endpoint of host {h}: {e}"))?);
     }
     let app = Flows::new(&w.flows, max_msg.min(flows::MAX_CHUNK), window);
     let mut fab = Fabric::build(cfg.clone(), w.topology, endpoints, app, seed);
