@@ -89,12 +89,24 @@ if creds:
                   f'{r["retransmitted_pkts"]} | {r["slowdown"]["p99"]:.1f} | {r["peak_buffer_bytes"] // 1024} |')
     print()
 cal = reports("calibration")
-for rep in cal:
-    print("### calibration pair (1 sender, 64 KiB, window 4, 9 credits, 1 % loss)\n")
-    print("| regime | RPCs | Gb/s | resent | resent per RPC | virtual ms |")
-    print("|---|---|---|---|---|---|")
-    for r in rep["results"]:
-        rpcs = max(r["rpcs"], 1)
-        print(f'| {r["regime"]} | {r["rpcs"]} | {r["goodput_gbps"]:.2f} | {r["retransmitted_pkts"]} | '
-              f'{r["retransmitted_pkts"] / rpcs:.2f} | {r["sim_time_us"] / 1e3:.0f} |')
+if cal:
+    print("### calibration pair (1 sender, 64 KiB, window 4, 1 % loss)\n")
+    print("| regime | credits | RPCs | Gb/s | resent | resent per RPC | frames per RPC | virtual ms |")
+    print("|---|---|---|---|---|---|---|---|")
+    for rep in cal:
+        for r in rep["results"]:
+            rpcs = max(r["rpcs"], 1)
+            print(f'| {r["regime"]} | {r["session_credits"]} | {r["rpcs"]} | {r["goodput_gbps"]:.2f} | '
+                  f'{r["retransmitted_pkts"]} | {r["retransmitted_pkts"] / rpcs:.2f} | '
+                  f'{r["sim_pkts"] / rpcs:.1f} | {r["sim_time_us"] / 1e3:.0f} |')
+    print()
+slow = reports("calibration-slow")
+if slow:
+    print("### slow receiver (1 sender, 512 B, window 8, service 2 and 10 us per frame)\n")
+    print("| regime | RPCs | virtual ms | Mrps (after the 100 us warm-up) |")
+    print("|---|---|---|---|")
+    for rep in slow:
+        for r in rep["results"]:
+            mrps = r["rpcs"] / (r["sim_time_us"] - 100.0)
+            print(f'| {r["regime"]} | {r["rpcs"]} | {r["sim_time_us"] / 1e3:.1f} | {mrps:.4f} |')
     print()

@@ -31,7 +31,17 @@ for c in 8 16 32 64 128 256; do
   run credits --scenario incast --hosts 64 --regimes lossy,irn --credits "$c" --seed 7
 done
 # Calibration against memif (docs/lossy-vs-lossless.md, issue 11's run):
-# one sender, 64 KiB requests, window 4, 9 credits, 1 % loss.
-run calibration --scenario incast --hosts 1 --flows 3000 --flow-size 65536 \
-  --loss 0.01 --credits 9 --window 4 --link-gbps 40 --link-delay-us 2.5 \
-  --regimes lossy,irn --seed 7
+# one sender, 64 KiB requests, window 4, 1 % loss; the credits each real
+# mode ran with (irn at the BDP, 9; lossy at 4 x BDP, 36).
+for rc in irn:9 lossy:36; do
+  run calibration --scenario incast --hosts 1 --flows 3000 --flow-size 65536 \
+    --loss 0.01 --credits "${rc#*:}" --window 4 --link-gbps 40 --link-delay-us 2.5 \
+    --regimes "${rc%%:*}" --seed 7
+done
+# Slow receiver against a real server that spins server.work_ns per
+# request: one sender, 512 B requests, window 8, 2 and 10 us per request.
+for us in 2 10; do
+  run calibration-slow --scenario incast --hosts 1 --flows 3000 --flow-size 512 \
+    --window 8 --service-us "$us" --link-gbps 40 --link-delay-us 2.5 \
+    --regimes erpc --seed 7
+done

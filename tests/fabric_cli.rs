@@ -149,7 +149,7 @@ fn json_has_one_result_per_regime_with_every_counter() {
 
 #[test]
 fn bad_input_is_an_error_naming_the_problem() {
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["--scenario", "bogus"], "bogus"),
         (&["--scenario", "incast", "--regimes", "irn,pfc"], "pfc"),
         (
@@ -158,6 +158,8 @@ fn bad_input_is_an_error_naming_the_problem() {
         ),
         (&["--scenario", "incast", "--load", "0.5"], "load"),
         (&["--regimes", "irn"], "scenario"),
+        (&["--scenario", "incast", "--service-us", "0"], "service"),
+        (&["--scenario", "websearch", "--service-us", "2"], "service"),
     ];
     for (args, named) in cases {
         let r = fabric(args);

@@ -12,8 +12,11 @@
 
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
+use engine::proto::{EndpointConfig, MsgPool};
 use engine::sim::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
-use engine::sim::fabric::{run_regime, FabricConfig, FabricReport, Progress, Regime, RegimeResult};
+use engine::sim::fabric::{
+    run_regime_in, FabricConfig, FabricReport, Progress, Regime, RegimeResult,
+};
 use serde::Deserialize;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -99,6 +102,10 @@ pub struct FabricSettings {
     /// Switch buffer per port in KiB [default: 256].
     #[arg(long, value_name = "KIB")]
     pub buffer_kb: Option<u64>,
+    /// The receiver takes one frame per this many microseconds (incast's
+    /// receiver, slow-receiver's slow host) [slow-receiver default: 1].
+    #[arg(long, value_name = "US")]
+    pub service_us: Option<f64>,
 }
 
 impl FabricSettings {
@@ -120,6 +127,7 @@ impl FabricSettings {
             credits: f.credits.or(file.credits),
             window: f.window.or(file.window),
             buffer_kb: f.buffer_kb.or(file.buffer_kb),
+            service_us: f.service_us.or(file.service_us),
         }
     }
 
@@ -176,6 +184,12 @@ impl FabricArgs {
         spec.load = s.load;
         spec.flow_size = s.flow_size;
         spec.flows = s.flows;
+        if let Some(us) = s.service_us {
+            if !(us > 0.0 && us <= 1e6) {
+                bail!("service time {us} us outside (0, 1000000]");
+            }
+            spec.service = Some(engine::time::Duration::from_nanos((us * 1e3).round() as u64));
+        }
         let mut fabric = FabricConfig::default();
         if let Some(us) = s.link_delay_us {
             if !(0.0..=1e6).contains(&us) {
@@ -289,10 +303,15 @@ fn run_all(plan: &FabricPlan, w: &Workload) -> anyhow::Result<Vec<RegimeResult>>
     let base = &plan.fabric;
     let tty = std::io::stderr().is_terminal();
     let mut results = Vec::with_capacity(plan.regimes.len());
+    // One message pool for all regimes: the later ones reuse the first's
+    // buffers instead of faulting in fresh memory.
+    let pool = MsgPool::keeping(EndpointConfig::default().max_msg_size, usize::MAX);
     for &regime in &plan.regimes {
         let mut line = ProgressLine::new(regime.name(), tty);
-        let r = run_regime(w, regime, base, plan.spec.seed, &mut |p| line.update(p))
-            .map_err(|e| anyhow!("regime {}: {e}", regime.name()))?;
+        let r = run_regime_in(&pool, w, regime, base, plan.spec.seed, &mut |p| {
+            line.update(p)
+        })
+        .map_err(|e| anyhow!("regime {}: {e}", regime.name()))?;
         line.clear();
         eprintln!(
             "fabric: {} done in {:.1} s wall, {:.2} M simulated packets/s",

@@ -152,3 +152,39 @@ fn ecmp_spreads_flows_and_spraying_reorders_and_selective_copes() {
     );
     conserved(&spray);
 }
+
+#[test]
+fn a_receiver_with_a_service_time_serves_one_frame_per_service_time() {
+    // One sender, 400 one-frame requests, a window of 8: the receiver's
+    // service time, not the link, sets the rate (the calibration case
+    // against a real server with `server.work_ns`).
+    let w = workload(Scenario::Incast, 1, |s| {
+        s.hosts = Some(1);
+        s.flows = Some(400);
+        s.flow_size = Some(512);
+        s.service = Some(engine::time::Duration::from_micros(5));
+    });
+    let cfg = FabricConfig {
+        req_window: Some(8),
+        ..FabricConfig::default()
+    };
+    let r = run_with(&w, Regime::Erpc, &cfg, 1);
+    assert_eq!(
+        (r.completed, r.rpcs, r.drops_host_ring),
+        (400, 400, 0),
+        "{r:?}"
+    );
+    // 100 us of warm-up before the first request, then 5 us per request.
+    let per_rpc_us = (r.sim_time_us - 100.0) / 400.0;
+    assert!((per_rpc_us - 5.0).abs() < 0.05, "{per_rpc_us} us per RPC");
+    let fast = run_with(&small_incast_of_one(), Regime::Erpc, &cfg, 1);
+    assert!(fast.sim_time_us < r.sim_time_us / 5.0, "{fast:?}");
+}
+
+fn small_incast_of_one() -> Workload {
+    workload(Scenario::Incast, 1, |s| {
+        s.hosts = Some(1);
+        s.flows = Some(400);
+        s.flow_size = Some(512);
+    })
+}

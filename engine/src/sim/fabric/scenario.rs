@@ -98,6 +98,9 @@ pub struct ScenarioSpec {
     pub flow_size: Option<u64>,
     /// Total flows (Poisson workloads).
     pub flows: Option<usize>,
+    /// Per-frame service time of the receiver (incast's host 0, the slow
+    /// host of slow-receiver): one frame taken from its ring per this time.
+    pub service: Option<Duration>,
     /// Seed for every random choice.
     pub seed: u64,
 }
@@ -111,6 +114,7 @@ impl ScenarioSpec {
             load: None,
             flow_size: None,
             flows: None,
+            service: None,
             seed,
         }
     }
@@ -182,6 +186,7 @@ fn only(spec: &ScenarioSpec, used: &[&str]) -> Result<(), String> {
         ("load", spec.load.is_some()),
         ("flow_size", spec.flow_size.is_some()),
         ("flows", spec.flows.is_some()),
+        ("service", spec.service.is_some()),
     ];
     for (name, set) in given {
         if set && !used.contains(&name) {
@@ -206,6 +211,18 @@ fn flow_size(spec: &ScenarioSpec, default: u64) -> Result<u64, String> {
     Ok(size)
 }
 
+/// The receiver's service time, if set: more than zero, at most 1 s.
+fn service(spec: &ScenarioSpec) -> Result<Option<Duration>, String> {
+    match spec.service {
+        Some(d) if d.as_nanos() == 0 || d.as_nanos() > 1_000_000_000 => Err(format!(
+            "{}: service must be 1 ns..=1 s per frame, got {} ns",
+            spec.scenario.name(),
+            d.as_nanos()
+        )),
+        other => Ok(other),
+    }
+}
+
 /// A seed for the random stream `stream` of a run seeded `seed`, so that
 /// streams (e.g. one per host) are independent of each other and of how
 /// many values the others draw.
@@ -228,7 +245,7 @@ fn at_zero(src: usize, dst: usize, size: u64) -> Flow {
 /// `flows` of them per sender (default 1), queued on one session, so one
 /// sender with many flows is a window-limited stream (the calibration pair).
 fn incast(spec: &ScenarioSpec) -> Result<Workload, String> {
-    only(spec, &["hosts", "flow_size", "flows"])?;
+    only(spec, &["hosts", "flow_size", "flows", "service"])?;
     let senders = spec.hosts.unwrap_or(32);
     if !(1..=256).contains(&senders) {
         return Err(format!(
@@ -252,7 +269,7 @@ fn incast(spec: &ScenarioSpec) -> Result<Workload, String> {
         flows: (0..per_sender)
             .flat_map(|_| (1..=senders).map(move |src| at_zero(src, 0, size)))
             .collect(),
-        slow_host: None,
+        slow_host: service(spec)?.map(|d| (0, d)),
         background: false,
     })
 }
@@ -284,7 +301,7 @@ fn victim(spec: &ScenarioSpec) -> Result<Workload, String> {
 
 /// Two senders into slow host 4, and background flows around it.
 fn slow_receiver(spec: &ScenarioSpec) -> Result<Workload, String> {
-    only(spec, &["flow_size"])?;
+    only(spec, &["flow_size", "service"])?;
     let size = flow_size(spec, MIB)?;
     // Hosts 0 and 1 (leaf 0) overrun host 4 (leaf 1). The background flows
     // avoid host 4 and each other's NICs, and cover every place a pause
@@ -311,7 +328,7 @@ fn slow_receiver(spec: &ScenarioSpec) -> Result<Workload, String> {
         flows,
         // One packet per microsecond: about 12 Gb/s at 1.5 kB, an eighth of
         // the link.
-        slow_host: Some((4, Duration::from_nanos(1000))),
+        slow_host: Some((4, service(spec)?.unwrap_or(Duration::from_nanos(1000)))),
         background: true,
     })
 }
