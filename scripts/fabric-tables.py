@@ -15,6 +15,20 @@ def reports(name):
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def per_result_table(name, title, header, row):
+    """One row per regime result over every report of `name`."""
+    reps = reports(name)
+    if not reps:
+        return
+    print(f"### {title}\n")
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for rep in reps:
+        for r in rep["results"]:
+            print("| " + " | ".join(row(r)) + " |")
+    print()
+
+
 def main_table(rep, extra=()):
     cols = ["regime", "done", "Gb/s", *[c for c, _ in extra], "slowdown p50", "p99", "p99.9",
             "drops switch", "drops ring", "pause frames", "paused us", "links paused",
@@ -77,36 +91,21 @@ for load, rep in zip((0.3, 0.5, 0.8), reports("websearch")):
 section("hadoop", "hadoop", buckets=True)
 section("permutation", "permutation")
 section("alltoall", "alltoall")
-creds = reports("credits")
-if creds:
-    print("### credits sweep (incast, 64 senders)\n")
-    print("| regime | credits | Gb/s | drops switch | resent | slowdown p99 | peak buffer KB |")
-    print("|---|---|---|---|---|---|---|")
-    for rep in creds:
-        for r in rep["results"]:
-            c = r.get("session_credits", "?")
-            print(f'| {r["regime"]} | {c} | {r["goodput_gbps"]:.1f} | {r["drops_switch"]} | '
-                  f'{r["retransmitted_pkts"]} | {r["slowdown"]["p99"]:.1f} | {r["peak_buffer_bytes"] // 1024} |')
-    print()
-cal = reports("calibration")
-if cal:
-    print("### calibration pair (1 sender, 64 KiB, window 4, 1 % loss)\n")
-    print("| regime | credits | RPCs | Gb/s | resent | resent per RPC | frames per RPC | virtual ms |")
-    print("|---|---|---|---|---|---|---|---|")
-    for rep in cal:
-        for r in rep["results"]:
-            rpcs = max(r["rpcs"], 1)
-            print(f'| {r["regime"]} | {r["session_credits"]} | {r["rpcs"]} | {r["goodput_gbps"]:.2f} | '
-                  f'{r["retransmitted_pkts"]} | {r["retransmitted_pkts"] / rpcs:.2f} | '
-                  f'{r["sim_pkts"] / rpcs:.1f} | {r["sim_time_us"] / 1e3:.0f} |')
-    print()
-slow = reports("calibration-slow")
-if slow:
-    print("### slow receiver (1 sender, 512 B, window 8, service 2 and 10 us per frame)\n")
-    print("| regime | RPCs | virtual ms | Mrps (after the 100 us warm-up) |")
-    print("|---|---|---|---|")
-    for rep in slow:
-        for r in rep["results"]:
-            mrps = r["rpcs"] / (r["sim_time_us"] - 100.0)
-            print(f'| {r["regime"]} | {r["rpcs"]} | {r["sim_time_us"] / 1e3:.1f} | {mrps:.4f} |')
-    print()
+
+per_result_table(
+    "credits", "credits sweep (incast, 64 senders)",
+    ["regime", "credits", "Gb/s", "drops switch", "resent", "slowdown p99", "peak buffer KB"],
+    lambda r: [r["regime"], str(r.get("session_credits", "?")), f'{r["goodput_gbps"]:.1f}',
+               str(r["drops_switch"]), str(r["retransmitted_pkts"]),
+               f'{r["slowdown"]["p99"]:.1f}', str(r["peak_buffer_bytes"] // 1024)])
+per_result_table(
+    "calibration", "calibration pair (1 sender, 64 KiB, window 4, 1 % loss)",
+    ["regime", "credits", "RPCs", "Gb/s", "resent", "resent per RPC", "frames per RPC", "virtual ms"],
+    lambda r: [r["regime"], str(r["session_credits"]), str(r["rpcs"]), f'{r["goodput_gbps"]:.2f}',
+               str(r["retransmitted_pkts"]), f'{r["retransmitted_pkts"] / max(r["rpcs"], 1):.2f}',
+               f'{r["sim_pkts"] / max(r["rpcs"], 1):.1f}', f'{r["sim_time_us"] / 1e3:.0f}'])
+per_result_table(
+    "calibration-slow", "slow receiver (1 sender, 512 B, window 8, service 2 and 10 us per frame)",
+    ["regime", "RPCs", "virtual ms", "Mrps (after the 100 us warm-up)"],
+    lambda r: [r["regime"], str(r["rpcs"]), f'{r["sim_time_us"] / 1e3:.1f}',
+               f'{r["rpcs"] / (r["sim_time_us"] - 100.0):.4f}'])
