@@ -59,6 +59,10 @@ fn one_seed_gives_the_same_bytes_and_another_seed_differs() {
     a.assert_ok("first run");
     b.assert_ok("second run");
     assert_eq!(a.stdout, b.stdout, "same seed, different output");
+    // Endpoints that copy every payload byte reach the same result.
+    let copied = fabric(&[&args[..], &["--copy-payload"]].concat());
+    copied.assert_ok("--copy-payload");
+    assert_eq!(a.stdout, copied.stdout, "--copy-payload changed the result");
     assert_eq!(
         a.stdout.lines().count(),
         1,

@@ -106,6 +106,11 @@ pub struct FabricSettings {
     /// receiver, slow-receiver's slow host) [slow-receiver default: 1].
     #[arg(long, value_name = "US")]
     pub service_us: Option<f64>,
+    /// Move every payload byte through the endpoints, as on a real link;
+    /// without it they move headers only (same results, much faster).
+    #[arg(long)]
+    #[serde(default)]
+    pub copy_payload: bool,
 }
 
 impl FabricSettings {
@@ -128,6 +133,7 @@ impl FabricSettings {
             window: f.window.or(file.window),
             buffer_kb: f.buffer_kb.or(file.buffer_kb),
             service_us: f.service_us.or(file.service_us),
+            copy_payload: f.copy_payload || file.copy_payload,
         }
     }
 
@@ -156,6 +162,8 @@ pub struct FabricPlan {
     pub fabric: FabricConfig,
     /// Every link's rate instead of the scenario's, bits/s.
     pub link_bps: Option<u64>,
+    /// Whether endpoints copy payload bytes (otherwise a phantom pool).
+    pub copy_payload: bool,
 }
 
 impl FabricArgs {
@@ -213,6 +221,7 @@ impl FabricArgs {
             regimes,
             fabric,
             link_bps,
+            copy_payload: s.copy_payload,
         })
     }
 }
@@ -305,7 +314,12 @@ fn run_all(plan: &FabricPlan, w: &Workload) -> anyhow::Result<Vec<RegimeResult>>
     let mut results = Vec::with_capacity(plan.regimes.len());
     // One message pool for all regimes: the later ones reuse the first's
     // buffers instead of faulting in fresh memory.
-    let pool = MsgPool::keeping(EndpointConfig::default().max_msg_size, usize::MAX);
+    let max = EndpointConfig::default().max_msg_size;
+    let pool = if plan.copy_payload {
+        MsgPool::keeping(max, usize::MAX)
+    } else {
+        MsgPool::phantom(max)
+    };
     for &regime in &plan.regimes {
         let mut line = ProgressLine::new(regime.name(), tty);
         let r = run_regime_in(&pool, w, regime, base, plan.spec.seed, &mut |p| {

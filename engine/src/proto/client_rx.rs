@@ -256,7 +256,7 @@ impl ClientSession {
             // Allocated when Response(0) was accepted; `known` checked it.
             return AnswerRx::Dropped;
         };
-        resp[chunk(len, k, dpp)].copy_from_slice(p.payload);
+        resp.fill(chunk(len, k, dpp), p.payload);
         if req.num_rx < req.n_req + req.n_resp - 1 {
             return AnswerRx::Progress;
         }

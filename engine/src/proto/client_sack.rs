@@ -258,7 +258,7 @@ impl ClientSession {
             return false;
         }
         let resp = req.resp.get_or_insert_with(|| pool.alloc(len));
-        resp[chunk(len, k, dpp)].copy_from_slice(payload);
+        resp.fill(chunk(len, k, dpp), payload);
         let mut returned = req.sack(idx).unwrap_or(0);
         let lost = req.detect_losses(now, reo_wnd);
         returned += lost;

@@ -177,7 +177,7 @@ fn write_packet(
     };
     if k < req.n_req {
         let data = &req.msg[chunk(req.msg.len(), k, dpp)];
-        write_frame(buf, &common.template, &rpc, data)
+        write_frame(buf, &common.template, &rpc, data, !req.msg.is_phantom())
     } else {
         let rfr = RpcRepr {
             pkt_type: PktType::ReqForResp,
@@ -186,7 +186,7 @@ fn write_packet(
             grant: 0,
             ..rpc
         };
-        write_frame(buf, &common.template, &rfr, &[])
+        write_frame(buf, &common.template, &rfr, &[], true)
     }
 }
 

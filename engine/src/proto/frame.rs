@@ -17,15 +17,19 @@ pub(crate) fn chunk(len: usize, k: u32, dpp: usize) -> core::ops::Range<usize> {
     start..(start + dpp).min(len)
 }
 
-/// Headers from the template, then the payload; returns the frame length.
+/// Headers from the template, then the payload (its bytes only if `copy`:
+/// not from a phantom message buffer); returns the frame length.
 pub(crate) fn write_frame(
     buf: &mut [u8],
     template: &HeaderTemplate,
     rpc: &RpcRepr,
     payload: &[u8],
+    copy: bool,
 ) -> usize {
     let n = template.write(buf, rpc, payload.len());
-    buf[n..n + payload.len()].copy_from_slice(payload);
+    if copy {
+        buf[n..n + payload.len()].copy_from_slice(payload);
+    }
     n + payload.len()
 }
 

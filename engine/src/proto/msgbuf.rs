@@ -14,6 +14,12 @@
 //!
 //! Contents of a buffer fresh from the pool are unspecified (old bytes are not
 //! cleared: that would cost a second pass over every large message).
+//!
+//! A *phantom* pool ([`MsgPool::phantom`]) is for simulations that measure
+//! the transport, not the data: the endpoint moves no payload bytes into or
+//! out of its buffers (frames still have every length and header right; their
+//! payload bytes are unspecified), so a simulated fabric does not spend its
+//! time and cache on copies nobody reads.
 
 use core::cell::RefCell;
 use core::fmt;
@@ -40,6 +46,8 @@ pub struct MsgBuf {
     len: usize,
     /// The pool it returns to on drop.
     home: Option<Rc<RefCell<Classes>>>,
+    /// From a phantom pool: the endpoint copies no payload in or out.
+    phantom: bool,
 }
 
 impl Drop for MsgBuf {
@@ -73,6 +81,20 @@ impl MsgBuf {
     pub fn set_len(&mut self, len: usize) {
         assert!(len <= self.data.len(), "MsgBuf::set_len beyond capacity");
         self.len = len;
+    }
+
+    /// Whether it comes from a [phantom](MsgPool::phantom) pool, whose
+    /// buffers the endpoint neither fills nor sends the bytes of.
+    pub fn is_phantom(&self) -> bool {
+        self.phantom
+    }
+
+    /// Copies `src` into the message at `range` (the endpoint assembling a
+    /// received packet), unless the buffer is phantom.
+    pub(crate) fn fill(&mut self, range: core::ops::Range<usize>, src: &[u8]) {
+        if !self.phantom {
+            self.data[range].copy_from_slice(src);
+        }
     }
 
     /// The message bytes.
@@ -144,6 +166,7 @@ struct Classes {
     /// per-message path and a division there showed up in profiles).
     keep: Vec<usize>,
     stats: PoolStats,
+    phantom: bool,
 }
 
 impl Classes {
@@ -179,10 +202,28 @@ impl MsgPool {
                 .map(|c| (keep_bytes / class_size(c)).max(MIN_KEEP_PER_CLASS))
                 .collect(),
             stats: PoolStats::default(),
+            phantom: false,
         };
         MsgPool {
             inner: Rc::new(RefCell::new(classes)),
         }
+    }
+
+    /// A pool like [`keeping`](Self::keeping)`(max_len, usize::MAX)` whose
+    /// buffers are phantom: endpoints using it move no payload bytes (see
+    /// the module docs). Only for simulation: an application reading a
+    /// received message from it reads unspecified bytes. Its buffers are
+    /// allocated zeroed and never written by the endpoint, so they cost
+    /// address space, not memory.
+    pub fn phantom(max_len: usize) -> Self {
+        let pool = Self::keeping(max_len, usize::MAX);
+        pool.inner.borrow_mut().phantom = true;
+        pool
+    }
+
+    /// Whether this pool's buffers are phantom.
+    pub fn is_phantom(&self) -> bool {
+        self.inner.borrow().phantom
     }
 
     /// A buffer holding `len` bytes (contents unspecified).
@@ -200,6 +241,7 @@ impl MsgPool {
         MsgBuf {
             data,
             len,
+            phantom: classes.phantom,
             home: Some(self.inner.clone()),
         }
     }
@@ -261,6 +303,20 @@ mod tests {
             drop(bufs);
             assert_eq!(pool.free_count(), kept);
             assert_eq!(pool.stats().released as usize, n - kept);
+        }
+    }
+
+    #[test]
+    fn a_phantom_buffer_is_never_filled() {
+        let real = MsgPool::new(1 << 20);
+        let phantom = MsgPool::phantom(1 << 20);
+        assert!(phantom.is_phantom() && !real.is_phantom());
+        for (pool, expect) in [(real, 7u8), (phantom, 0u8)] {
+            let mut m = pool.alloc(4096);
+            assert_eq!(m.is_phantom(), expect == 0);
+            m.fill(100..104, &[7; 4]);
+            assert_eq!(m[100..104], [expect; 4]);
+            assert_eq!(m.len(), 4096, "the length is real either way");
         }
     }
 

@@ -206,7 +206,7 @@ impl ServerSession {
             return deliver(Payload::Borrowed(p.payload));
         }
         let buf = slot.req_buf.get_or_insert_with(|| pool.alloc(len));
-        buf[chunk(len, k, dpp)].copy_from_slice(p.payload);
+        buf.fill(chunk(len, k, dpp), p.payload);
         if slot.num_rx < n {
             return RequestRx::Accepted(!std::mem::replace(&mut slot.cr_pending, true));
         }
@@ -270,7 +270,7 @@ fn store_out_of_order<'f>(
 ) -> RequestRx<'f> {
     let (k, len) = (p.rpc.pkt_num as u32, p.rpc.msg_size as usize);
     let buf = slot.req_buf.get_or_insert_with(|| pool.alloc(len));
-    buf[chunk(len, k, dpp)].copy_from_slice(p.payload);
+    buf.fill(chunk(len, k, dpp), p.payload);
     let w = slot.ooo.get_or_insert_with(Box::default);
     w.set(k - slot.num_rx);
     if k + 1 == slot.n_req {

@@ -71,6 +71,7 @@ impl ServerSession {
             }
             _ => return None,
         };
-        Some(write_frame(buf, &c.template, &rpc, payload))
+        let copy = !matches!(slot.answer.as_ref(), Some(Answer::Response(r)) if r.is_phantom());
+        Some(write_frame(buf, &c.template, &rpc, payload, copy))
     }
 }

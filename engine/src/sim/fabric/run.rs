@@ -124,7 +124,9 @@ pub struct Progress {
 
 /// Runs `w` under `regime` with fabric knobs `base` (rates come from the
 /// workload, the regime's mechanisms from the preset). `progress` is
-/// called now and then with where the run is.
+/// called now and then with where the run is. The endpoints move no
+/// payload bytes (a [phantom](MsgPool::phantom) pool): results are the same
+/// as with copies (a test checks), at a fraction of the time.
 pub fn run_regime(
     w: &Workload,
     regime: Regime,
@@ -132,7 +134,7 @@ pub fn run_regime(
     seed: u64,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RegimeResult, String> {
-    let pool = MsgPool::keeping(EndpointConfig::default().max_msg_size, usize::MAX);
+    let pool = MsgPool::phantom(EndpointConfig::default().max_msg_size);
     run_regime_in(&pool, w, regime, base, seed, progress)
 }
 
@@ -140,7 +142,8 @@ pub fn run_regime(
 /// keeps them for the next run: runs one after another in one pool touch
 /// fresh memory only up to the largest run's peak (page faults on fresh
 /// buffers were a quarter of a websearch run's time). The buffers' contents
-/// never reach a result, so sharing a pool changes nothing but the speed.
+/// never reach a result, so the pool (shared or not, phantom or copying)
+/// changes nothing but the speed.
 pub fn run_regime_in(
     pool: &MsgPool,
     w: &Workload,
