@@ -103,6 +103,8 @@ struct Port {
     /// Serialisation cost in picoseconds per byte.
     ps_per_byte: u64,
     delay_ns: u64,
+    /// The switch whose egress this is (`u32::MAX` for a host's NIC).
+    owner: u32,
     to: Hop,
     /// The egress port of the opposite direction (where PFC frames and
     /// credit returns for what arrives here go).
@@ -220,24 +222,26 @@ impl Fabric {
         let xoff = cfg.pfc.map_or(0, |p| p.xoff);
         let host_limit = xoff + cfg.pfc_headroom_at(cfg.host_link_bps);
         let fabric_limit = xoff + cfg.pfc_headroom_at(cfg.fabric_link_bps);
-        let port = |ps: u64, to: Hop, reverse: u32, credits: i64, pfc_limit: u64| Port {
-            ps_per_byte: ps.max(1),
-            delay_ns,
-            to,
-            reverse,
-            busy_until: 0,
-            tx_due: u64::MAX,
-            paused: false,
-            paused_since: 0,
-            ever_paused: false,
-            credits,
-            sent: 0,
-            queue: VecDeque::new(),
-            queue_bytes: 0,
-            ingress_bytes: 0,
-            pfc_limit,
-            xoff_sent: false,
-        };
+        let port =
+            |owner: u32, ps: u64, to: Hop, reverse: u32, credits: i64, pfc_limit: u64| Port {
+                ps_per_byte: ps.max(1),
+                delay_ns,
+                owner,
+                to,
+                reverse,
+                busy_until: 0,
+                tx_due: u64::MAX,
+                paused: false,
+                paused_since: 0,
+                ever_paused: false,
+                credits,
+                sent: 0,
+                queue: VecDeque::new(),
+                queue_bytes: 0,
+                ingress_bytes: 0,
+                pfc_limit,
+                xoff_sent: false,
+            };
         let mut ports = Vec::with_capacity(n as usize);
         for &(sw, p) in &nics {
             let to = Hop::Switch {
@@ -245,6 +249,7 @@ impl Fabric {
                 port: p as u32,
             };
             ports.push(port(
+                u32::MAX,
                 host_ps,
                 to,
                 first[sw] + p as u32,
@@ -252,10 +257,12 @@ impl Fabric {
                 host_limit,
             ));
         }
-        for shape in &shapes {
+        for (s, shape) in shapes.iter().enumerate() {
+            let owner = s as u32;
             for peer in &shape.ports {
                 ports.push(match *peer {
                     topology::Peer::Host(h) => port(
+                        owner,
                         host_ps,
                         Hop::Host(h as u32),
                         h as u32,
@@ -263,6 +270,7 @@ impl Fabric {
                         host_limit,
                     ),
                     topology::Peer::Switch { switch, port: p } => port(
+                        owner,
                         fabric_ps,
                         Hop::Switch {
                             sw: switch as u32,

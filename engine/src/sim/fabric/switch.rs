@@ -140,7 +140,7 @@ impl Fabric {
         p.queue.pop_front();
         p.queue_bytes -= len;
         let more = !p.queue.is_empty();
-        let sw = self.owner(g);
+        let sw = self.ports[g as usize].owner as usize;
         self.switches[sw].used -= len;
         let ingress = self.pkts[pkt as usize].ingress;
         let i = &mut self.ports[ingress as usize];
@@ -157,11 +157,5 @@ impl Fabric {
         if more {
             self.arm_tx_done(g, false);
         }
-    }
-
-    /// The switch that owns global port `g` (a switch port, not a NIC).
-    fn owner(&self, g: u32) -> usize {
-        // Switches are few and their first ports ascend.
-        self.switches.partition_point(|s| s.first_port <= g) - 1
     }
 }
