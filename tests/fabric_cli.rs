@@ -153,7 +153,7 @@ fn json_has_one_result_per_regime_with_every_counter() {
 
 #[test]
 fn bad_input_is_an_error_naming_the_problem() {
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (&["--scenario", "bogus"], "bogus"),
         (&["--scenario", "incast", "--regimes", "irn,pfc"], "pfc"),
         (
@@ -164,6 +164,7 @@ fn bad_input_is_an_error_naming_the_problem() {
         (&["--regimes", "irn"], "scenario"),
         (&["--scenario", "incast", "--service-us", "0"], "service"),
         (&["--scenario", "websearch", "--service-us", "2"], "service"),
+        (&["--scenario", "incast", "--service-us=-1"], "service"),
     ];
     for (args, named) in cases {
         let r = fabric(args);

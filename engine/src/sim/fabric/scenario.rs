@@ -730,6 +730,9 @@ mod tests {
             with(Permutation, |s| s.hosts = Some(1 << 20)),
             with(AllToAll, |s| s.hosts = Some(1)),
             with(AllToAll, |s| s.hosts = Some(65)),
+            with(Incast, |s| s.service = Some(Duration::ZERO)),
+            with(SlowReceiver, |s| s.service = Some(Duration::from_secs(2))),
+            with(WebSearch, |s| s.service = Some(Duration::from_micros(1))),
         ];
         for s in bad {
             let e = build(&s).expect_err(&format!("{s:?} should fail"));
