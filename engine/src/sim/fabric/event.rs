@@ -17,8 +17,8 @@ pub(super) enum Ev {
     HostServe(u32),
     /// Packet `pkt` arrives at host `host`.
     AtHost { host: u32, pkt: u32 },
-    /// Packet `pkt` arrives at switch `sw` on port `port`.
-    AtSwitch { sw: u32, port: u32, pkt: u32 },
+    /// Packet `pkt` arrives at a switch by port `ingress` (global id).
+    AtSwitch { ingress: u32, pkt: u32 },
     /// Egress port `0` (global id) finished serialising a frame.
     PortTxDone(u32),
     /// A PFC frame reaches egress port `port` (global id): stop or resume.
@@ -60,12 +60,23 @@ impl Ord for Timed {
     }
 }
 
-/// Slots in the calendar, one nanosecond each: a 65 us horizon, beyond
-/// every link delay and serialisation; timeouts go further.
-const SLOTS: usize = 1 << 16;
+/// Bounds on the calendar's slots, one nanosecond each. The fabric asks
+/// for a horizon a few hops long ([`Events::with_horizon`]): what lies
+/// beyond (timeouts, flow starts) waits in a heap, and a small ring keeps
+/// the slots that events land in cached (at 2^16 slots, half a MB, every
+/// push missed).
+const MIN_SLOTS: usize = 1 << 10;
+const MAX_SLOTS: usize = 1 << 16;
 
 /// A slot's end of list, and a free list's.
 const NIL: u32 = u32::MAX;
+
+/// A slot's list of events, first and last.
+#[derive(Clone, Copy, Debug)]
+struct Slot {
+    head: u32,
+    tail: u32,
+}
 
 /// An event in a slot's list.
 #[derive(Clone, Copy, Debug)]
@@ -86,11 +97,13 @@ struct Node {
 /// scheduling order), as a heap of all events would give.
 #[derive(Debug)]
 pub(super) struct Events {
-    /// The current slot's time (its index is `cur % SLOTS`).
+    /// The current slot's time (its index is `cur & mask`).
     cur: u64,
-    /// First and last node of each slot's list.
-    head: Vec<u32>,
-    tail: Vec<u32>,
+    /// Slots in the ring, less one (a power of two, less one).
+    mask: usize,
+    /// First and last node of each slot's list, side by side (one cache
+    /// miss, not two, for a slot far from the last one touched).
+    slots: Vec<Slot>,
     nodes: Vec<Node>,
     /// Free nodes, linked through `next`.
     free: u32,
@@ -101,29 +114,36 @@ pub(super) struct Events {
     len: usize,
 }
 
-impl Default for Events {
-    fn default() -> Self {
+impl Events {
+    /// An empty queue whose ring covers at least `horizon_ns` ahead (within
+    /// 2^10..=2^16 ns): events further ahead take the slower heap path.
+    pub fn with_horizon(horizon_ns: u64) -> Self {
+        let slots = (horizon_ns.max(1).next_power_of_two() as usize).clamp(MIN_SLOTS, MAX_SLOTS);
         Events {
             cur: 0,
-            head: vec![NIL; SLOTS],
-            tail: vec![NIL; SLOTS],
+            mask: slots - 1,
+            slots: vec![
+                Slot {
+                    head: NIL,
+                    tail: NIL
+                };
+                slots
+            ],
             nodes: Vec::new(),
             free: NIL,
-            occupied: SlotBits::new(SLOTS),
+            occupied: SlotBits::new(slots),
             far: BinaryHeap::new(),
             seq: 0,
             len: 0,
         }
     }
-}
 
-impl Events {
     /// Schedules `ev` at `at` (nanoseconds of virtual time, not before the
     /// last event popped).
     pub fn push(&mut self, at: u64, ev: Ev) {
         self.len += 1;
         let at = at.max(self.cur);
-        if at < self.cur + SLOTS as u64 {
+        if at <= self.cur + self.mask as u64 {
             self.put(at, ev);
         } else {
             // Only the heap needs the scheduling order spelled out.
@@ -148,31 +168,47 @@ impl Events {
             self.nodes[n as usize] = node;
             n
         };
-        let i = at as usize % SLOTS;
-        match self.tail[i] {
+        let i = at as usize & self.mask;
+        let slot = &mut self.slots[i];
+        match slot.tail {
             NIL => {
-                self.head[i] = n;
+                slot.head = n;
                 self.occupied.set(i, true);
             }
             t => self.nodes[t as usize].next = n,
         }
-        self.tail[i] = n;
+        self.slots[i].tail = n;
     }
 
     /// The earliest event, removed.
     pub fn pop(&mut self) -> Option<(u64, Ev)> {
         let i = self.current_slot()?;
-        let n = self.head[i];
+        let n = self.slots[i].head;
         let Node { ev, next } = self.nodes[n as usize];
-        self.head[i] = next;
+        self.slots[i].head = next;
         if next == NIL {
-            self.tail[i] = NIL;
+            self.slots[i].tail = NIL;
             self.occupied.set(i, false);
         }
         self.nodes[n as usize].next = self.free;
         self.free = n;
         self.len -= 1;
         Some((self.cur, ev))
+    }
+
+    /// The event after the one just popped, if it is in the calendar (not
+    /// yet in the far heap), without moving the clock: a hint for what to
+    /// prefetch, as an event scheduled meanwhile may still go before it.
+    pub fn peek_next(&self) -> Option<Ev> {
+        let i = self.cur as usize & self.mask;
+        let n = match self.slots[i].head {
+            NIL => {
+                let d = self.occupied.next_from(i, 1)?;
+                self.slots[(i + d) & self.mask].head
+            }
+            n => n,
+        };
+        Some(self.nodes[n as usize].ev)
     }
 
     /// When the earliest event is due.
@@ -182,14 +218,14 @@ impl Events {
 
     /// The index of the earliest non-empty slot, moving the clock to it.
     fn current_slot(&mut self) -> Option<usize> {
-        let i = self.cur as usize % SLOTS;
-        if self.head[i] != NIL {
+        let i = self.cur as usize & self.mask;
+        if self.slots[i].head != NIL {
             return Some(i);
         }
         if !self.advance() {
             return None;
         }
-        Some(self.cur as usize % SLOTS)
+        Some(self.cur as usize & self.mask)
     }
 
     /// Moves the clock to the next slot with events; false when nothing
@@ -213,7 +249,7 @@ impl Events {
         // could be scheduled straight into a slot before the horizon
         // covered it, and it covers it only now.
         while let Some(t) = self.far.peek().copied() {
-            if t.at >= self.cur + SLOTS as u64 {
+            if t.at > self.cur + self.mask as u64 {
                 break;
             }
             self.far.pop();
@@ -225,7 +261,7 @@ impl Events {
     /// The time of the first slot after `cur` (within the ring) that holds
     /// events.
     fn next_occupied(&self) -> Option<u64> {
-        let origin = (self.cur % SLOTS as u64) as usize;
+        let origin = self.cur as usize & self.mask;
         let d = self.occupied.next_from(origin, 1)?;
         Some(self.cur + d as u64)
     }
@@ -242,7 +278,7 @@ mod tests {
 
     #[test]
     fn earliest_first_then_insertion_order() {
-        let mut q = Events::default();
+        let mut q = Events::with_horizon(4096);
         q.push(5, Ev::FlowStart(0));
         q.push(3, Ev::FlowStart(1));
         q.push(5, Ev::FlowStart(2));
@@ -260,7 +296,7 @@ mod tests {
         // Random pushes near and far, interleaved with pops, against a
         // plain sort by (time, order).
         let mut rng = crate::rng::Rng::new(9);
-        let mut q = Events::default();
+        let mut q = Events::with_horizon(4096);
         let mut model: Vec<(u64, u64)> = Vec::new();
         let (mut now, mut id) = (0u64, 0u64);
         for round in 0..20_000 {

@@ -72,21 +72,31 @@ pub struct FabricStats {
     pub events: u64,
 }
 
-/// A frame on the fabric.
-#[derive(Debug, Default)]
+/// Bytes per frame slot when the endpoints move no payload bytes (a
+/// phantom pool): they write and read only a frame's headers (at most the
+/// RPC headers and a session-management body), so slots overlap past that
+/// and the headers of all frames in flight sit in a few hundred kB rather
+/// than at 1.5 kB strides over tens of MB (a cache and TLB miss for every
+/// frame a switch marks or a host receives). What lies past a frame's
+/// headers in its slot is other frames' headers: unspecified bytes, as a
+/// phantom payload's are.
+const PHANTOM_STRIDE: usize =
+    (crate::wire::HEADERS_LEN + crate::wire::SM_BODY_LEN).next_multiple_of(64);
+
+/// What the fabric needs to know of a frame on it, kept apart from the
+/// frame's bytes (in [`Fabric::frames`]) so that the switches, which read
+/// only this, touch 16 bytes a frame instead of its header's cache lines.
+#[derive(Clone, Copy, Debug, Default)]
 struct Pkt {
-    /// The endpoint wrote the frame here; only `..len` is the frame (the
-    /// buffer keeps the endpoint's transmit size, so it is never cleared).
-    frame: Vec<u8>,
+    /// Bytes of the frame.
     len: u32,
     /// Destination host.
     dst: u32,
     /// Global id of the port it entered its current switch by.
     ingress: u32,
-    /// The 5-tuple's ECMP hash, taken at the sending NIC while the frame
-    /// is in cache (a switch reading the header later missed it), on a
-    /// fabric that hashes flows onto uplinks; 0 otherwise.
-    hash: u64,
+    /// The leaf uplink its 5-tuple hashes to (ECMP), taken at the sending
+    /// NIC while the frame is in cache; 0 on a star or when spraying.
+    uplink: u32,
 }
 
 /// Where an egress port's frames go.
@@ -169,6 +179,13 @@ pub struct Fabric {
     now: u64,
     events: Events,
     pkts: Vec<Pkt>,
+    /// Packet `i`'s frame bytes are `frames[i * frame_stride..][..len]`:
+    /// one arena, so a frame's address needs no load (it can be prefetched
+    /// from the event that names the packet) and headers sit densely.
+    frames: Vec<u8>,
+    /// Bytes per frame slot: the endpoints' transmit size, in whole cache
+    /// lines.
+    frame_stride: usize,
     free_pkts: Vec<u32>,
     ports: Vec<Port>,
     switches: Vec<Switch>,
@@ -205,6 +222,7 @@ impl Fabric {
         endpoints: Vec<Endpoint>,
         app: Flows,
         seed: u64,
+        phantom: bool,
     ) -> Fabric {
         let (shapes, nics) = topology::build(&topo);
         let hosts = topo.hosts();
@@ -299,7 +317,8 @@ impl Fabric {
             .iter()
             .map(|e| e.min_tx_buf_len())
             .max()
-            .unwrap_or(0);
+            .unwrap_or(0)
+            .max(cfg.mtu + ETH_OVERHEAD);
         let hosts_v = endpoints
             .into_iter()
             .map(|ep| Host {
@@ -329,15 +348,26 @@ impl Fabric {
         Fabric {
             topo,
             now: 0,
-            events: Events::default(),
+            // A frame's hop (serialisation and delay) is the longest step
+            // most events take; room for a few.
+            events: Events::with_horizon(
+                4 * (delay_ns
+                    + config::ser_ns(cfg.max_frame(), cfg.host_link_bps.min(cfg.fabric_link_bps))),
+            ),
             pkts: Vec::new(),
+            frames: Vec::new(),
+            frame_stride: if phantom {
+                PHANTOM_STRIDE
+            } else {
+                tx_len.next_multiple_of(64)
+            },
             free_pkts: Vec::new(),
             ports,
             switches,
             hosts: hosts_v,
             uplinks,
             rng: Rng::new(seed ^ 0xFAB_41C),
-            tx_len: tx_len.max(cfg.mtu + ETH_OVERHEAD),
+            tx_len,
             stats: FabricStats::default(),
             app,
             host_xoff,
@@ -366,6 +396,9 @@ impl Fabric {
                 break;
             };
             self.now = at;
+            if let Some(next) = self.events.peek_next() {
+                self.prefetch_for(next);
+            }
             self.dispatch(ev);
             self.stats.events += 1;
             if self.stats.events & ((1 << 20) - 1) == 0 {
@@ -373,6 +406,35 @@ impl Fabric {
             }
         }
         self.close_pauses();
+    }
+
+    /// Starts loading what event `ev` will touch, while the one before it
+    /// runs: the packet's metadata and frame header, or the port. A
+    /// packet's state was last touched when it was sent, thousands of
+    /// events earlier, so without this every arrival waits on memory.
+    fn prefetch_for(&self, ev: Ev) {
+        match ev {
+            Ev::AtSwitch { ingress, pkt } => {
+                prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
+                prefetch(self.ports.as_ptr().wrapping_add(ingress as usize));
+                if self.cfg.ecn.is_some() {
+                    // The IP header, for a CE mark.
+                    let at = pkt as usize * self.frame_stride;
+                    prefetch(self.frames.as_ptr().wrapping_add(at));
+                }
+            }
+            Ev::AtHost { host, pkt } => {
+                prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
+                let at = pkt as usize * self.frame_stride;
+                prefetch(self.frames.as_ptr().wrapping_add(at));
+                prefetch(self.frames.as_ptr().wrapping_add(at + 64));
+                prefetch(self.hosts.as_ptr().wrapping_add(host as usize));
+            }
+            Ev::PortTxDone(g) | Ev::HostTxDone(g) | Ev::Credit { port: g, .. } => {
+                prefetch(self.ports.as_ptr().wrapping_add(g as usize));
+            }
+            _ => {}
+        }
     }
 
     fn dispatch(&mut self, ev: Ev) {
@@ -385,7 +447,7 @@ impl Fabric {
             Ev::HostTimer(h) => self.host_timer(h as usize),
             Ev::HostServe(h) => self.host_serve(h as usize),
             Ev::AtHost { host, pkt } => self.at_host(host as usize, pkt),
-            Ev::AtSwitch { sw, port, pkt } => self.at_switch(sw as usize, port, pkt),
+            Ev::AtSwitch { ingress, pkt } => self.at_switch(ingress, pkt),
             Ev::PortTxDone(g) => {
                 if self.take_tx_due(g) {
                     self.switch_try_tx(g);
@@ -485,7 +547,10 @@ impl Fabric {
         let at = p.busy_until + p.delay_ns;
         let ev = match p.to {
             Hop::Host(host) => Ev::AtHost { host, pkt },
-            Hop::Switch { sw, port } => Ev::AtSwitch { sw, port, pkt },
+            Hop::Switch { .. } => Ev::AtSwitch {
+                ingress: p.reverse,
+                pkt,
+            },
         };
         self.events.push(at, ev);
     }
@@ -507,9 +572,18 @@ impl Fabric {
             Some(i) => i,
             None => {
                 self.pkts.push(Pkt::default());
+                // Room for a whole transmit buffer from the last slot on.
+                let end = (self.pkts.len() - 1) * self.frame_stride + self.tx_len;
+                self.frames.resize(end, 0);
                 (self.pkts.len() - 1) as u32
             }
         }
+    }
+
+    /// Packet `i`'s frame, `len` bytes.
+    fn frame_mut(&mut self, i: u32, len: usize) -> &mut [u8] {
+        let at = i as usize * self.frame_stride;
+        &mut self.frames[at..at + len]
     }
 
     fn free_pkt(&mut self, i: u32) {
@@ -552,6 +626,20 @@ impl Fabric {
         s.peak_buffer_bytes = self.switches.iter().map(|w| w.peak).max().unwrap_or(0);
         s
     }
+}
+
+/// Asks the CPU to start loading the cache line at `p`; a hint, never a
+/// fault, whatever `p` is.
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing the program sees and
+    // cannot fault, even on an address outside any allocation.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p.cast::<i8>(), core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// The hosts' endpoints, lent to the application.

@@ -30,32 +30,29 @@ impl Fabric {
         if p.credits < max_cost {
             return; // a credit return wakes it
         }
-        // The endpoint writes straight into a packet buffer: no copy.
+        // The endpoint writes straight into the packet's frame slot.
         let i = self.alloc_pkt();
-        let mut buf = std::mem::take(&mut self.pkts[i as usize].frame);
-        if buf.len() < self.tx_len {
-            buf.resize(self.tx_len, 0);
-        }
-        let Some(len) = self.hosts[h].ep.poll_transmit(Instant(now), &mut buf) else {
-            self.pkts[i as usize].frame = buf;
+        let (tx_len, stride) = (self.tx_len, self.frame_stride);
+        let at = i as usize * stride;
+        let buf = &mut self.frames[at..at + tx_len];
+        let Some(len) = self.hosts[h].ep.poll_transmit(Instant(now), buf) else {
             self.free_pkt(i);
             return;
         };
         self.stats.sim_pkts += 1;
-        let frame = &buf[..len];
+        let frame = &self.frames[at..at + len];
         let dst = frame
             .get(DST_IP_AT..DST_IP_AT + 4)
             .map_or(u32::MAX, |b| u32::from_be_bytes([0, 0, b[2], b[3]]));
         let valid = frame.get(DST_IP_AT..DST_IP_AT + 2) == Some(&[10, 1][..]);
         let hosts = self.hosts.len();
-        let hash = if self.uplinks > 0 && !self.cfg.spray {
-            super::topology::flow_hash(frame)
+        let uplink = if self.uplinks > 0 && !self.cfg.spray {
+            (super::topology::flow_hash(frame) % self.uplinks as u64) as u32
         } else {
             0
         };
         let pkt = &mut self.pkts[i as usize];
-        pkt.hash = hash;
-        pkt.frame = buf;
+        pkt.uplink = uplink;
         pkt.len = len as u32;
         pkt.dst = if valid && (dst as usize) < hosts {
             dst
@@ -134,8 +131,9 @@ impl Fabric {
             self.events.push(at, Ev::Credit { port: to, units: 1 });
         }
         let host = &mut self.hosts[h];
-        let p = &self.pkts[pkt as usize];
-        if let Some(d) = host.ep.handle_frame(now, &p.frame[..p.len as usize]) {
+        let at = pkt as usize * self.frame_stride;
+        let frame = &self.frames[at..at + self.pkts[pkt as usize].len as usize];
+        if let Some(d) = host.ep.handle_frame(now, frame) {
             self.app.on_delivery(h, now, &mut host.ep, d);
         }
         self.free_pkt(pkt);

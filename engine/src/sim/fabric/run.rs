@@ -221,7 +221,8 @@ pub fn run_regime_in(
         endpoints.push(ep.map_err(|e| format!("endpoint of host {h}: {e}"))?);
     }
     let app = Flows::new(&w.flows, max_msg.min(flows::MAX_CHUNK), window);
-    let mut fab = Fabric::build(cfg.clone(), w.topology, endpoints, app, seed);
+    let phantom = pool.is_phantom();
+    let mut fab = Fabric::build(cfg.clone(), w.topology, endpoints, app, seed, phantom);
     if let Some((h, service)) = w.slow_host {
         if h >= hosts {
             return Err(format!("slow host {h} does not exist"));

@@ -11,10 +11,10 @@ use super::topology;
 use super::Fabric;
 
 impl Fabric {
-    /// Packet `pkt` reached switch `s` on its port `port`.
-    pub(super) fn at_switch(&mut self, s: usize, port: u32, pkt: u32) {
+    /// Packet `pkt` reached a switch by its port `ingress` (global id).
+    pub(super) fn at_switch(&mut self, ingress: u32, pkt: u32) {
+        let s = self.ports[ingress as usize].owner as usize;
         let sw = &self.switches[s];
-        let ingress = sw.first_port + port;
         let dst = self.pkts[pkt as usize].dst;
         if dst == u32::MAX {
             self.stats.drops_unroutable += 1;
@@ -32,7 +32,8 @@ impl Fabric {
                     sw.spray_next = (k + 1) % n;
                     k
                 } else {
-                    (self.pkts[pkt as usize].hash % n as u64) as u32
+                    debug_assert_eq!(n, self.uplinks);
+                    self.pkts[pkt as usize].uplink
                 };
                 first as u32 + pick
             }
@@ -54,8 +55,8 @@ impl Fabric {
             } else {
                 false
             };
-            let p = &mut self.pkts[pkt as usize];
-            if mark && crate::wire::mark_ce(&mut p.frame[..p.len as usize]) {
+            let len = len as usize;
+            if mark && crate::wire::mark_ce(self.frame_mut(pkt, len)) {
                 self.stats.ecn_marks += 1;
             }
         }
