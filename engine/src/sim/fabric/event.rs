@@ -181,8 +181,17 @@ impl Events {
     }
 
     /// The earliest event, removed.
+    #[cfg(test)]
     pub fn pop(&mut self) -> Option<(u64, Ev)> {
+        self.pop_by(u64::MAX)
+    }
+
+    /// The earliest event, removed, if it is due by `deadline`.
+    pub fn pop_by(&mut self, deadline: u64) -> Option<(u64, Ev)> {
         let i = self.current_slot()?;
+        if self.cur > deadline {
+            return None;
+        }
         let n = self.slots[i].head;
         let Node { ev, next } = self.nodes[n as usize];
         self.slots[i].head = next;
@@ -211,12 +220,8 @@ impl Events {
         Some(self.nodes[n as usize].ev)
     }
 
-    /// When the earliest event is due.
-    pub fn peek_time(&mut self) -> Option<u64> {
-        self.current_slot().map(|_| self.cur)
-    }
-
     /// The index of the earliest non-empty slot, moving the clock to it.
+    #[inline(always)]
     fn current_slot(&mut self) -> Option<usize> {
         let i = self.cur as usize & self.mask;
         if self.slots[i].head != NIL {

@@ -385,14 +385,10 @@ impl Fabric {
     /// to virtual time `deadline_ns`. Calls `progress` every 2^20 events.
     fn run(&mut self, deadline_ns: u64, progress: &mut dyn FnMut(&Fabric)) {
         while !self.app.all_done() {
-            let Some(at) = self.events.peek_time() else {
-                break;
-            };
-            if at > deadline_ns {
-                self.now = deadline_ns;
-                break;
-            }
-            let Some((at, ev)) = self.events.pop() else {
+            let Some((at, ev)) = self.events.pop_by(deadline_ns) else {
+                if self.events.len() > 0 {
+                    self.now = deadline_ns; // stopped by the bound
+                }
                 break;
             };
             self.now = at;
