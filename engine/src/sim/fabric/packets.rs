@@ -1,0 +1,107 @@
+//! Packets on the fabric: a 16-byte record per packet for the switches,
+//! the frames' bytes in one arena (overlapping slots when no payload
+//! moves), packet numbers reused last-freed first, and the prefetch that
+//! loads the next event's packet and port while the current one runs.
+
+use super::event::Ev;
+use super::Fabric;
+
+/// Bytes per frame slot when the endpoints move no payload bytes (a
+/// phantom pool): they write and read only a frame's headers (at most the
+/// RPC headers and a session-management body), so slots overlap past that
+/// and the headers of all frames in flight sit in a few hundred kB rather
+/// than at 1.5 kB strides over tens of MB (a cache and TLB miss for every
+/// frame a switch marks or a host receives). What lies past a frame's
+/// headers in its slot is other frames' headers: unspecified bytes, as a
+/// phantom payload's are.
+pub(super) const PHANTOM_STRIDE: usize =
+    (crate::wire::HEADERS_LEN + crate::wire::SM_BODY_LEN).next_multiple_of(64);
+
+/// What the fabric needs to know of a frame on it, kept apart from the
+/// frame's bytes (in [`Fabric::frames`]) so that the switches, which read
+/// only this, touch 16 bytes a frame instead of its header's cache lines.
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Pkt {
+    /// Bytes of the frame.
+    pub(super) len: u32,
+    /// Destination host.
+    pub(super) dst: u32,
+    /// Global id of the port it entered its current switch by.
+    pub(super) ingress: u32,
+    /// The leaf uplink its 5-tuple hashes to (ECMP), taken at the sending
+    /// NIC while the frame is in cache; 0 on a star or when spraying.
+    pub(super) uplink: u32,
+}
+
+impl Fabric {
+    /// Starts loading what event `ev` will touch, while the one before it
+    /// runs: the packet's metadata and frame header, or the port. A
+    /// packet's state was last touched when it was sent, thousands of
+    /// events earlier, so without this every arrival waits on memory.
+    pub(super) fn prefetch_for(&self, ev: Ev) {
+        match ev {
+            Ev::AtSwitch { ingress, pkt } => {
+                prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
+                prefetch(self.ports.as_ptr().wrapping_add(ingress as usize));
+                if self.cfg.ecn.is_some() {
+                    // The IP header, for a CE mark.
+                    let at = pkt as usize * self.frame_stride;
+                    prefetch(self.frames.as_ptr().wrapping_add(at));
+                }
+            }
+            Ev::AtHost { host, pkt } => {
+                prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
+                let at = pkt as usize * self.frame_stride;
+                prefetch(self.frames.as_ptr().wrapping_add(at));
+                prefetch(self.frames.as_ptr().wrapping_add(at + 64));
+                prefetch(self.hosts.as_ptr().wrapping_add(host as usize));
+            }
+            Ev::PortTxDone(g) | Ev::HostTxDone(g) | Ev::Credit { port: g, .. } => {
+                prefetch(self.ports.as_ptr().wrapping_add(g as usize));
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn alloc_pkt(&mut self) -> u32 {
+        match self.free_pkts.pop() {
+            Some(i) => i,
+            None => {
+                self.pkts.push(Pkt::default());
+                // Room for a whole transmit buffer from the last slot on.
+                let end = (self.pkts.len() - 1) * self.frame_stride + self.tx_len;
+                self.frames.resize(end, 0);
+                (self.pkts.len() - 1) as u32
+            }
+        }
+    }
+
+    /// Packet `i`'s frame, `len` bytes.
+    pub(super) fn frame_mut(&mut self, i: u32, len: usize) -> &mut [u8] {
+        let at = i as usize * self.frame_stride;
+        &mut self.frames[at..at + len]
+    }
+
+    pub(super) fn free_pkt(&mut self, i: u32) {
+        self.free_pkts.push(i);
+    }
+
+    /// Packets still on a link, in a queue or in a ring.
+    pub(super) fn pkts_live(&self) -> u64 {
+        (self.pkts.len() - self.free_pkts.len()) as u64
+    }
+}
+
+/// Asks the CPU to start loading the cache line at `p`; a hint, never a
+/// fault, whatever `p` is.
+#[inline(always)]
+fn prefetch<T>(p: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: a prefetch is a hint: it reads nothing the program sees and
+    // cannot fault, even on an address outside any allocation.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(p.cast::<i8>(), core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
+}
