@@ -100,9 +100,12 @@ per_result_table(
                f'{r["slowdown"]["p99"]:.1f}', str(r["peak_buffer_bytes"] // 1024)])
 per_result_table(
     "calibration", "calibration pair (1 sender, 64 KiB, window 4, 1 % loss)",
-    ["regime", "credits", "RPCs", "Gb/s", "resent", "resent per RPC", "frames per RPC", "virtual ms"],
+    ["regime", "credits", "RPCs", "Gb/s", "resent", "resent per RPC", "rollbacks per RPC",
+     "resent per rollback", "frames per RPC", "virtual ms"],
     lambda r: [r["regime"], str(r["session_credits"]), str(r["rpcs"]), f'{r["goodput_gbps"]:.2f}',
                str(r["retransmitted_pkts"]), f'{r["retransmitted_pkts"] / max(r["rpcs"], 1):.2f}',
+               f'{r["rollbacks"] / max(r["rpcs"], 1):.2f}',
+               f'{r["retransmitted_pkts"] / r["rollbacks"]:.1f}' if r["rollbacks"] else "-",
                f'{r["sim_pkts"] / max(r["rpcs"], 1):.1f}', f'{r["sim_time_us"] / 1e3:.0f}'])
 per_result_table(
     "calibration-slow", "slow receiver (1 sender, 512 B, window 8, service 2 and 10 us per frame)",

@@ -121,6 +121,7 @@ fn json_has_one_result_per_regime_with_every_counter() {
             "links_paused",
             "ecn_marks",
             "retransmitted_pkts",
+            "rollbacks",
             "spurious_retransmits",
             "peak_buffer_bytes",
         ] {

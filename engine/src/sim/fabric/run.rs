@@ -69,6 +69,9 @@ pub struct RegimeResult {
     pub cnps: u64,
     /// Packets the endpoints sent again.
     pub retransmitted_pkts: u64,
+    /// Go-back-N rollbacks (one per retransmission timeout that sent a
+    /// request back to its first unanswered packet).
+    pub rollbacks: u64,
     /// Of what receivers got, packets they already had (resent needlessly).
     pub spurious_retransmits: u64,
     /// Selective acknowledgements: request packets that arrived out of
@@ -281,6 +284,7 @@ pub fn run_regime_in(
     let completed = sum.completed;
     let s: FabricStats = fab.stats();
     let mut retransmitted = 0;
+    let mut rollbacks = 0;
     let mut spurious = 0;
     let mut cnps = 0;
     let mut sacks = 0;
@@ -288,6 +292,7 @@ pub fn run_regime_in(
     for h in &fab.hosts {
         let st = h.ep.stats();
         retransmitted += st.retransmissions;
+        rollbacks += st.rollbacks;
         spurious += st.drops.dup_request + st.drops.dup_response;
         cnps += st.cnps_sent;
         sacks += st.sacks_sent;
@@ -318,6 +323,7 @@ pub fn run_regime_in(
         ecn_marks: s.ecn_marks,
         cnps,
         retransmitted_pkts: retransmitted,
+        rollbacks,
         spurious_retransmits: spurious,
         sacks,
         uplinks_used: fab.uplinks_used(),
