@@ -1,7 +1,8 @@
 //! `rpc-bench fabric` end to end: the real binary on small simulated
 //! fabrics (no DPDK, no devices, well under a second each): one seed gives
 //! byte-identical JSON, the JSON has one result per regime with the counters
-//! the docs name, `--timing` adds the wall-clock rate, bad input is an error
+//! the docs name, `--timing` adds the wall-clock rate, `--ring` sizes the
+//! hosts' receive rings, bad input is an error
 //! (exit 1, the problem named, no panic), the `-c` file works under flag
 //! overrides and rejects unknown keys, and `--plot` writes an SVG.
 
@@ -153,8 +154,44 @@ fn json_has_one_result_per_regime_with_every_counter() {
 }
 
 #[test]
+fn ring_sets_every_hosts_receive_ring() {
+    // 8 sessions x 32 outstanding one-frame requests into a receiver that
+    // takes one every 4.59 us: 256 frames fit a 1024-entry ring, not a
+    // 64-entry one (the overrun slow-receiver calibration, smaller).
+    let drops = |ring: &str| {
+        let r = fabric(&[
+            "--scenario",
+            "incast",
+            "--hosts",
+            "8",
+            "--flows",
+            "200",
+            "--flow-size",
+            "32",
+            "--window",
+            "32",
+            "--credits",
+            "32",
+            "--service-us",
+            "4.59",
+            "--regimes",
+            "lossy",
+            "--ring",
+            ring,
+            "--json",
+        ]);
+        let v = last_line_json(&r);
+        let res = &v["results"][0];
+        assert_eq!(res["completed"], 1600, "{res}");
+        res["drops_host_ring"].as_u64().unwrap()
+    };
+    assert!(drops("64") > 0, "a 64-entry ring overflows");
+    assert_eq!(drops("1024"), 0, "256 frames fit 1024 entries");
+}
+
+#[test]
 fn bad_input_is_an_error_naming_the_problem() {
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 9] = [
         (&["--scenario", "bogus"], "bogus"),
         (&["--scenario", "incast", "--regimes", "irn,pfc"], "pfc"),
         (
@@ -166,6 +203,7 @@ fn bad_input_is_an_error_naming_the_problem() {
         (&["--scenario", "incast", "--service-us", "0"], "service"),
         (&["--scenario", "websearch", "--service-us", "2"], "service"),
         (&["--scenario", "incast", "--service-us=-1"], "service"),
+        (&["--scenario", "incast", "--ring", "0"], "ring"),
     ];
     for (args, named) in cases {
         let r = fabric(args);

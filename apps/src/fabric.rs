@@ -102,6 +102,10 @@ pub struct FabricSettings {
     /// Switch buffer per port in KiB [default: 256].
     #[arg(long, value_name = "KIB")]
     pub buffer_kb: Option<u64>,
+    /// Receive ring entries of every host; a full ring drops
+    /// (`drops_host_ring`) [default: 1024].
+    #[arg(long, value_name = "N")]
+    pub ring: Option<usize>,
     /// The receiver takes one frame per this many microseconds (incast's
     /// receiver, slow-receiver's slow host) [slow-receiver default: 1].
     #[arg(long, value_name = "US")]
@@ -132,6 +136,7 @@ impl FabricSettings {
             credits: f.credits.or(file.credits),
             window: f.window.or(file.window),
             buffer_kb: f.buffer_kb.or(file.buffer_kb),
+            ring: f.ring.or(file.ring),
             service_us: f.service_us.or(file.service_us),
             copy_payload: f.copy_payload || file.copy_payload,
         }
@@ -212,6 +217,12 @@ impl FabricArgs {
         fabric.req_window = s.window;
         if let Some(kb) = s.buffer_kb {
             fabric.buffer_per_port = kb.saturating_mul(1024);
+        }
+        if let Some(n) = s.ring {
+            if n == 0 {
+                bail!("--ring 0: a host's receive ring needs at least one entry");
+            }
+            fabric.host_ring = n;
         }
         let link_bps = match s.link_gbps {
             Some(g) if g > 0.0 && g <= 10_000.0 => Some((g * 1e9).round() as u64),
