@@ -112,3 +112,11 @@ per_result_table(
     ["regime", "RPCs", "virtual ms", "Mrps (after the 100 us warm-up)"],
     lambda r: [r["regime"], str(r["rpcs"]), f'{r["sim_time_us"] / 1e3:.1f}',
                f'{r["rpcs"] / (r["sim_time_us"] - 100.0):.4f}'])
+per_result_table(
+    "calibration-ring", "overrun slow receiver (8 senders x 32 requests of 32 B, 64-entry ring, 4.59 us per request)",
+    ["regime", "credits", "RPCs", "Mrps (after the 100 us warm-up)", "ring drops", "loss (of all frames)",
+     "resent", "rollbacks"],
+    lambda r: [r["regime"], str(r["session_credits"]), str(r["rpcs"]),
+               f'{r["rpcs"] / (r["sim_time_us"] - 100.0):.4f}', str(r["drops_host_ring"]),
+               f'{100 * r["drops_host_ring"] / max(r["sim_pkts"], 1):.2f} %',
+               str(r["retransmitted_pkts"]), str(r["rollbacks"])])

@@ -45,3 +45,13 @@ for us in 2 10; do
     --window 8 --service-us "$us" --link-gbps 40 --link-delay-us 2.5 \
     --regimes erpc --seed 7
 done
+# Overrun slow receiver against af_packet (configs/slow-receiver.toml): 8
+# sessions x 32 outstanding 32 B requests into a 64-entry ring, the server
+# taking W + c = 4.59 us per request (2 us of work plus the host's own cost,
+# measured as 1 / its throughput when always busy); lossy's 32 credits per
+# session overrun the ring, 2 credits (what lossless ran with) cannot.
+for c in 32 2; do
+  run calibration-ring --scenario incast --hosts 8 --flows 4000 --flow-size 32 \
+    --window 32 --credits "$c" --ring 64 --service-us 4.59 --link-gbps 10 \
+    --link-delay-us 2.5 --regimes lossy --seed 7
+done
