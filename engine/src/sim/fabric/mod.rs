@@ -74,11 +74,12 @@ pub struct FabricStats {
     pub events: u64,
 }
 
-/// Where an egress port's frames go.
+/// Where an egress port's frames go: a host, or a switch (which one, and by
+/// which port, is the port's `reverse`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Hop {
     Host(u32),
-    Switch { sw: u32, port: u32 },
+    Switch,
 }
 
 /// One direction of a link, seen from its sending end; also, for switch
@@ -237,14 +238,10 @@ impl Fabric {
             };
         let mut ports = Vec::with_capacity(n as usize);
         for &(sw, p) in &nics {
-            let to = Hop::Switch {
-                sw: sw as u32,
-                port: p as u32,
-            };
             ports.push(port(
                 u32::MAX,
                 host_ps,
-                to,
+                Hop::Switch,
                 first[sw] + p as u32,
                 credit_bytes,
                 host_limit,
@@ -265,10 +262,7 @@ impl Fabric {
                     topology::Peer::Switch { switch, port: p } => port(
                         owner,
                         fabric_ps,
-                        Hop::Switch {
-                            sw: switch as u32,
-                            port: p as u32,
-                        },
+                        Hop::Switch,
                         first[switch] + p as u32,
                         credit_bytes,
                         fabric_limit,
@@ -489,7 +483,7 @@ impl Fabric {
         let at = p.busy_until + p.delay_ns;
         let ev = match p.to {
             Hop::Host(host) => Ev::AtHost { host, pkt },
-            Hop::Switch { .. } => Ev::AtSwitch {
+            Hop::Switch => Ev::AtSwitch {
                 ingress: p.reverse,
                 pkt,
             },
@@ -505,7 +499,7 @@ impl Fabric {
         }
         match self.ports[g as usize].to {
             Hop::Host(_) => 1,
-            Hop::Switch { .. } => len as i64,
+            Hop::Switch => len as i64,
         }
     }
 

@@ -32,15 +32,14 @@ impl Fabric {
         }
         // The endpoint writes straight into the packet's frame slot.
         let i = self.alloc_pkt();
-        let (tx_len, stride) = (self.tx_len, self.frame_stride);
-        let at = i as usize * stride;
-        let buf = &mut self.frames[at..at + tx_len];
+        let slot = self.frame_range(i, self.tx_len);
+        let buf = &mut self.frames[slot];
         let Some(len) = self.hosts[h].ep.poll_transmit(Instant(now), buf) else {
             self.free_pkt(i);
             return;
         };
         self.stats.sim_pkts += 1;
-        let frame = &self.frames[at..at + len];
+        let frame = &self.frames[self.frame_range(i, len)];
         let dst = frame
             .get(DST_IP_AT..DST_IP_AT + 4)
             .map_or(u32::MAX, |b| u32::from_be_bytes([0, 0, b[2], b[3]]));
@@ -130,9 +129,9 @@ impl Fabric {
             let (to, at) = (p.reverse, self.now + p.delay_ns);
             self.events.push(at, Ev::Credit { port: to, units: 1 });
         }
+        let bytes = self.frame_range(pkt, self.pkts[pkt as usize].len as usize);
         let host = &mut self.hosts[h];
-        let at = pkt as usize * self.frame_stride;
-        let frame = &self.frames[at..at + self.pkts[pkt as usize].len as usize];
+        let frame = &self.frames[bytes];
         if let Some(d) = host.ep.handle_frame(now, frame) {
             self.app.on_delivery(h, now, &mut host.ep, d);
         }

@@ -76,10 +76,17 @@ impl Fabric {
         }
     }
 
+    /// Where packet `i`'s first `len` frame bytes sit in `frames` (a range,
+    /// so the caller can borrow `frames` beside an endpoint).
+    pub(super) fn frame_range(&self, i: u32, len: usize) -> core::ops::Range<usize> {
+        let at = i as usize * self.frame_stride;
+        at..at + len
+    }
+
     /// Packet `i`'s frame, `len` bytes.
     pub(super) fn frame_mut(&mut self, i: u32, len: usize) -> &mut [u8] {
-        let at = i as usize * self.frame_stride;
-        &mut self.frames[at..at + len]
+        let r = self.frame_range(i, len);
+        &mut self.frames[r]
     }
 
     pub(super) fn free_pkt(&mut self, i: u32) {

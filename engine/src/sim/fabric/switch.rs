@@ -32,7 +32,7 @@ impl Fabric {
                     sw.spray_next = (k + 1) % n;
                     k
                 } else {
-                    debug_assert_eq!(n, self.uplinks);
+                    // Hashed at the NIC over the same `n` uplinks.
                     self.pkts[pkt as usize].uplink
                 };
                 first as u32 + pick
