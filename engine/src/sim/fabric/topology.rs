@@ -209,7 +209,7 @@ pub(super) fn flow_hash(frame: &[u8]) -> u64 {
 /// are on the wire, then the protocol, UDP; then a final mix), so every
 /// packet of a flow takes the same uplink. Runs once per frame sent: a
 /// plain loop over the 12 bytes (an iterator chain over the fields cost
-/// a tenth of a fabric run).
+/// about a tenth of a fabric run's instructions).
 fn ecmp_hash(addrs_and_ports: &[u8]) -> u64 {
     const PRIME: u64 = 0x0100_0000_01b3;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
