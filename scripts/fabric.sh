@@ -30,20 +30,25 @@ run alltoall --scenario alltoall --seed 7
 for c in 8 16 32 64 128 256; do
   run credits --scenario incast --hosts 64 --regimes lossy,irn --credits "$c" --seed 7
 done
+# Calibration runs take the real run loop's timers (transport.scan_us,
+# rto_us, rto_low_us at their defaults), not the regimes' 5 us grain: a
+# session's timeouts within one grain fire together, and go-back-N's resend
+# count depends on it (docs/fabric.md, "Injected loss").
+REAL_TIMERS=(--scan-us 500 --rto-us 5000 --rto-low-us 500)
 # Calibration against memif (docs/lossy-vs-lossless.md, issue 11's run):
 # one sender, 64 KiB requests, window 4, 1 % loss; the credits each real
 # mode ran with (irn at the BDP, 9; lossy at 4 x BDP, 36).
 for rc in irn:9 lossy:36; do
   run calibration --scenario incast --hosts 1 --flows 3000 --flow-size 65536 \
     --loss 0.01 --credits "${rc#*:}" --window 4 --link-gbps 40 --link-delay-us 2.5 \
-    --regimes "${rc%%:*}" --seed 7
+    --regimes "${rc%%:*}" --seed 7 "${REAL_TIMERS[@]}"
 done
 # Slow receiver against a real server that spins server.work_ns per
 # request: one sender, 512 B requests, window 8, 2 and 10 us per request.
 for us in 2 10; do
   run calibration-slow --scenario incast --hosts 1 --flows 3000 --flow-size 512 \
     --window 8 --service-us "$us" --link-gbps 40 --link-delay-us 2.5 \
-    --regimes erpc --seed 7
+    --regimes erpc --seed 7 "${REAL_TIMERS[@]}"
 done
 # Overrun slow receiver against af_packet (configs/slow-receiver.toml): 8
 # sessions x 32 outstanding 32 B requests into a 64-entry ring, the server
@@ -53,5 +58,5 @@ done
 for c in 32 2; do
   run calibration-ring --scenario incast --hosts 8 --flows 4000 --flow-size 32 \
     --window 32 --credits "$c" --ring 64 --service-us 4.59 --link-gbps 10 \
-    --link-delay-us 2.5 --regimes lossy --seed 7
+    --link-delay-us 2.5 --regimes lossy --seed 7 "${REAL_TIMERS[@]}"
 done

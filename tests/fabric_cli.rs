@@ -191,7 +191,7 @@ fn ring_sets_every_hosts_receive_ring() {
 
 #[test]
 fn bad_input_is_an_error_naming_the_problem() {
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 12] = [
         (&["--scenario", "bogus"], "bogus"),
         (&["--scenario", "incast", "--regimes", "irn,pfc"], "pfc"),
         (
@@ -204,6 +204,24 @@ fn bad_input_is_an_error_naming_the_problem() {
         (&["--scenario", "websearch", "--service-us", "2"], "service"),
         (&["--scenario", "incast", "--service-us=-1"], "service"),
         (&["--scenario", "incast", "--ring", "0"], "ring"),
+        (&["--scenario", "incast", "--scan-us", "0"], "scan-us"),
+        (&["--scenario", "incast", "--rto-low-us", "0"], "rto-low-us"),
+        // The endpoint judges how the timers relate, and says which.
+        (
+            &[
+                "--scenario",
+                "incast",
+                "--regimes",
+                "lossy",
+                "--scan-us",
+                "500",
+                "--rto-us",
+                "100",
+                "--rto-low-us",
+                "50",
+            ],
+            "rto = 100000: must be >= scan_interval",
+        ),
     ];
     for (args, named) in cases {
         let r = fabric(args);

@@ -15,7 +15,7 @@ use clap::Args;
 use engine::proto::{EndpointConfig, MsgPool};
 use engine::sim::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
 use engine::sim::fabric::{
-    run_regime_in, FabricConfig, FabricReport, Progress, Regime, RegimeResult,
+    run_regime_in, EndpointTimers, FabricConfig, FabricReport, Progress, Regime, RegimeResult,
 };
 use serde::Deserialize;
 use std::io::{IsTerminal, Write};
@@ -110,6 +110,18 @@ pub struct FabricSettings {
     /// receiver, slow-receiver's slow host) [slow-receiver default: 1].
     #[arg(long, value_name = "US")]
     pub service_us: Option<f64>,
+    /// The endpoints' timer grain in microseconds instead of the regime's
+    /// 5 (a real run loop's `transport.scan_us`, default 500).
+    #[arg(long, value_name = "US")]
+    pub scan_us: Option<u64>,
+    /// The endpoints' retransmission timeout in microseconds instead of
+    /// the regime's (`transport.rto_us`).
+    #[arg(long, value_name = "US")]
+    pub rto_us: Option<u64>,
+    /// Selective recovery's short timeout in microseconds instead of the
+    /// regime's (`transport.rto_low_us`).
+    #[arg(long, value_name = "US")]
+    pub rto_low_us: Option<u64>,
     /// Move every payload byte through the endpoints, as on a real link;
     /// without it they move headers only (same results, much faster).
     #[arg(long)]
@@ -138,6 +150,9 @@ impl FabricSettings {
             buffer_kb: f.buffer_kb.or(file.buffer_kb),
             ring: f.ring.or(file.ring),
             service_us: f.service_us.or(file.service_us),
+            scan_us: f.scan_us.or(file.scan_us),
+            rto_us: f.rto_us.or(file.rto_us),
+            rto_low_us: f.rto_low_us.or(file.rto_low_us),
             copy_payload: f.copy_payload || file.copy_payload,
         }
     }
@@ -224,6 +239,11 @@ impl FabricArgs {
             }
             fabric.host_ring = n;
         }
+        fabric.timers = EndpointTimers {
+            scan_interval: timer_us("scan-us", s.scan_us)?,
+            rto: timer_us("rto-us", s.rto_us)?,
+            rto_low: timer_us("rto-low-us", s.rto_low_us)?,
+        };
         let link_bps = match s.link_gbps {
             Some(g) if g > 0.0 && g <= 10_000.0 => Some((g * 1e9).round() as u64),
             Some(g) => bail!("link rate {g} Gb/s outside (0, 10000]"),
@@ -357,6 +377,17 @@ fn per_sec(count: u64, secs: f64) -> f64 {
         count as f64 / secs
     } else {
         0.0
+    }
+}
+
+/// A timer override of `us` microseconds: 0 is refused here (no grain or
+/// timeout can be zero); how the timers relate is the endpoint's to judge.
+fn timer_us(flag: &str, us: Option<u64>) -> anyhow::Result<Option<engine::time::Duration>> {
+    match us {
+        Some(0) => bail!("--{flag} 0: a timer needs at least 1 us"),
+        Some(us) if us > u64::MAX / 1000 => bail!("--{flag} {us} us is too long"),
+        Some(us) => Ok(Some(engine::time::Duration::from_micros(us))),
+        None => Ok(None),
     }
 }
 

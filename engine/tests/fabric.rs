@@ -7,7 +7,10 @@
 
 use engine::proto::{EndpointConfig, MsgPool};
 use engine::sim::fabric::scenario::{build, Scenario, ScenarioSpec, Workload};
-use engine::sim::fabric::{run_regime, run_regime_in, FabricConfig, Regime, RegimeResult};
+use engine::sim::fabric::{
+    run_regime, run_regime_in, EndpointTimers, FabricConfig, Regime, RegimeResult,
+};
+use engine::time::Duration;
 
 fn workload(s: Scenario, seed: u64, f: impl FnOnce(&mut ScenarioSpec)) -> Workload {
     let mut spec = ScenarioSpec::new(s, seed);
@@ -210,4 +213,43 @@ fn endpoints_that_move_no_payload_bytes_give_the_same_results() {
         assert_eq!(phantom.completed, phantom.flows, "{phantom:?}");
     }
     assert!(copying.stats().allocs > 0 && !copying.is_phantom());
+}
+
+#[test]
+fn a_coarse_timer_grain_rolls_a_sessions_timeouts_back_together() {
+    // The injected-loss calibration case (docs/fabric.md): one sender, 64
+    // KiB requests, window 4, 36 credits, 1 % loss, go-back-N. A stalled
+    // session's holed requests time out within microseconds of each other.
+    // At a real run loop's 500 us grain they roll back at once; at the
+    // regimes' 5 us, one by one, and the credits the first one reclaims
+    // carry the others further past their holes first.
+    let mut w = workload(Scenario::Incast, 7, |s| {
+        s.hosts = Some(1);
+        s.flows = Some(3000);
+        s.flow_size = Some(65536);
+    });
+    w.host_link_bps = 40_000_000_000;
+    w.fabric_link_bps = 40_000_000_000;
+    let at_grain = |us| {
+        let cfg = FabricConfig {
+            loss: 0.01,
+            session_credits: Some(36),
+            req_window: Some(4),
+            link_delay: Duration::from_nanos(2_500),
+            grace: Duration::from_millis(200),
+            timers: EndpointTimers {
+                scan_interval: Some(Duration::from_micros(us)),
+                ..EndpointTimers::default()
+            },
+            ..FabricConfig::default()
+        };
+        let r = run_with(&w, Regime::Lossy, &cfg, 7);
+        assert!(r.rollbacks >= 50, "{r:?}");
+        r.retransmitted_pkts as f64 / r.rollbacks as f64
+    };
+    let (fine, coarse) = (at_grain(5), at_grain(500));
+    assert!(
+        coarse < 0.88 * fine,
+        "resent per rollback: {coarse:.1} at 500 us, {fine:.1} at 5 us"
+    );
 }

@@ -76,6 +76,9 @@ pub struct FabricConfig {
     pub session_credits: Option<u16>,
     /// Outstanding requests per session instead of the engine's default 8.
     pub req_window: Option<usize>,
+    /// The endpoints' timers instead of the regime's (to match a real
+    /// run loop's; see [`EndpointTimers`]).
+    pub timers: EndpointTimers,
     /// Virtual time a run may take after its last flow starts; what is
     /// unfinished then is reported as such.
     pub grace: Duration,
@@ -100,6 +103,38 @@ impl Default for FabricConfig {
             loss: 0.0,
             session_credits: None,
             req_window: None,
+            timers: EndpointTimers::default(),
+        }
+    }
+}
+
+/// Endpoint timer settings that override a regime's, each where set. The
+/// regimes run their timers on a 5 us grain (IRN's 100 us timeout must
+/// not round up); a real run loop's default grain is 500 us, which makes
+/// a session's retransmission timeouts that fall within one grain fire
+/// together, and go-back-N's resend count depends on that.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EndpointTimers {
+    /// Timer grain (`EndpointConfig::scan_interval`).
+    pub scan_interval: Option<Duration>,
+    /// Retransmission timeout (`EndpointConfig::rto`).
+    pub rto: Option<Duration>,
+    /// Selective recovery's short timeout (`EndpointConfig::rto_low`).
+    pub rto_low: Option<Duration>,
+}
+
+impl EndpointTimers {
+    /// Sets the overridden timers on `ep`; the endpoint's own validation
+    /// judges the combination.
+    pub fn apply(&self, ep: &mut crate::proto::EndpointConfig) {
+        if let Some(d) = self.scan_interval {
+            ep.scan_interval = d;
+        }
+        if let Some(d) = self.rto {
+            ep.rto = d;
+        }
+        if let Some(d) = self.rto_low {
+            ep.rto_low = d;
         }
     }
 }

@@ -31,7 +31,7 @@ pub mod scenario;
 mod switch;
 pub mod topology;
 
-pub use config::{FabricConfig, Pfc, Red, ETH_OVERHEAD};
+pub use config::{EndpointTimers, FabricConfig, Pfc, Red, ETH_OVERHEAD};
 pub use regime::Regime;
 pub use run::{run_regime, run_regime_in, FabricReport, Progress, RegimeResult};
 

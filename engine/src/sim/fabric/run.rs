@@ -207,6 +207,7 @@ pub fn run_regime_in(
         if let Some(w) = cfg.req_window {
             ec.req_window = w;
         }
+        cfg.timers.apply(&mut ec);
         // eRPC sizes its sessions to its ring; here the ring is sized so
         // every session's reservation fits.
         ec.rx_ring_entries = ec
