@@ -219,7 +219,7 @@ fn endpoints_that_move_no_payload_bytes_give_the_same_results() {
 fn a_coarse_timer_grain_rolls_a_sessions_timeouts_back_together() {
     // The injected-loss calibration case (docs/fabric.md): one sender, 64
     // KiB requests, window 4, 36 credits, 1 % loss, go-back-N. A stalled
-    // session's holed requests time out within microseconds of each other.
+    // session's holed requests time out within about 100 us of each other.
     // At a real run loop's 500 us grain they roll back at once; at the
     // regimes' 5 us, one by one, and the credits the first one reclaims
     // carry the others further past their holes first.

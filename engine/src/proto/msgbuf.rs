@@ -47,6 +47,8 @@ pub struct MsgBuf {
     /// The pool it returns to on drop.
     home: Option<Rc<RefCell<Classes>>>,
     /// From a phantom pool: the endpoint copies no payload in or out.
+    /// Copied from the pool at allocation, so the per-packet check reads
+    /// the buffer, not the pool behind its `RefCell`.
     phantom: bool,
 }
 

@@ -177,7 +177,7 @@ impl Events {
             }
             t => self.nodes[t as usize].next = n,
         }
-        self.slots[i].tail = n;
+        slot.tail = n;
     }
 
     /// The earliest event, removed.

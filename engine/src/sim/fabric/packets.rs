@@ -45,13 +45,12 @@ impl Fabric {
                 prefetch(self.ports.as_ptr().wrapping_add(ingress as usize));
                 if self.cfg.ecn.is_some() {
                     // The IP header, for a CE mark.
-                    let at = pkt as usize * self.frame_stride;
-                    prefetch(self.frames.as_ptr().wrapping_add(at));
+                    prefetch(self.frames.as_ptr().wrapping_add(self.frame_at(pkt)));
                 }
             }
             Ev::AtHost { host, pkt } => {
                 prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
-                let at = pkt as usize * self.frame_stride;
+                let at = self.frame_at(pkt);
                 prefetch(self.frames.as_ptr().wrapping_add(at));
                 prefetch(self.frames.as_ptr().wrapping_add(at + 64));
                 prefetch(self.hosts.as_ptr().wrapping_add(host as usize));
@@ -68,18 +67,24 @@ impl Fabric {
             Some(i) => i,
             None => {
                 self.pkts.push(Pkt::default());
+                let i = (self.pkts.len() - 1) as u32;
                 // Room for a whole transmit buffer from the last slot on.
-                let end = (self.pkts.len() - 1) * self.frame_stride + self.tx_len;
+                let end = self.frame_range(i, self.tx_len).end;
                 self.frames.resize(end, 0);
-                (self.pkts.len() - 1) as u32
+                i
             }
         }
+    }
+
+    /// Where packet `i`'s frame slot starts in `frames`.
+    fn frame_at(&self, i: u32) -> usize {
+        i as usize * self.frame_stride
     }
 
     /// Where packet `i`'s first `len` frame bytes sit in `frames` (a range,
     /// so the caller can borrow `frames` beside an endpoint).
     pub(super) fn frame_range(&self, i: u32, len: usize) -> core::ops::Range<usize> {
-        let at = i as usize * self.frame_stride;
+        let at = self.frame_at(i);
         at..at + len
     }
 
