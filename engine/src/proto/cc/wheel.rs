@@ -24,9 +24,19 @@ use crate::time::{Duration, Instant};
 /// A timing wheel of `T` (session ids, in the engine).
 #[derive(Clone, Debug)]
 pub struct TimingWheel<T> {
-    /// Each slot's items with their times. Slots are cleared, never freed,
-    /// so their capacity is reused: no allocation per insert after warm-up.
-    slots: Vec<Vec<(Instant, T)>>,
+    /// First and last node of each slot's list, 0 when the slot is empty
+    /// (nodes count from 1). Eight bytes a slot, all zero at the start: a
+    /// fresh wheel is zeroed memory the OS maps on first touch, not
+    /// thousands of per-slot vectors written out (the fabric lab builds a
+    /// wheel per simulated host, and those writes were most of a small
+    /// run's setup).
+    slots: Vec<[u32; 2]>,
+    /// The items, linked first in, first out through `next`; node `n` is
+    /// `nodes[n - 1]`. Freed nodes are reused, so after warm-up an insert
+    /// allocates nothing.
+    nodes: Vec<Node<T>>,
+    /// Free nodes, linked through `next` (0: none).
+    free: u32,
     /// Which slots hold items not yet popped.
     occupied: SlotBits,
     /// `slots.len() - 1`; the slot count is a power of two.
@@ -34,14 +44,23 @@ pub struct TimingWheel<T> {
     grain: u64,
     /// The slot whose start is `base`: the next one to drain.
     cursor: usize,
-    /// Items of the cursor slot already popped (kept until the slot is
-    /// cleared, so popping does not shift the vector).
-    head: usize,
     /// Start time of the cursor slot. Stays at or before the latest `now`
     /// [`pop_due`](TimingWheel::pop_due) has seen.
     base: Instant,
     len: usize,
 }
+
+/// One item in a slot's list.
+#[derive(Clone, Copy, Debug)]
+struct Node<T> {
+    at: Instant,
+    item: T,
+    /// The next node in the slot's list, or in the free list; 0: none.
+    next: u32,
+}
+
+/// A slot's (or the free list's) end: no node.
+const NONE: u32 = 0;
 
 impl<T: Copy> TimingWheel<T> {
     /// A wheel of `slots` slots (a power of two) of `grain` each, whose
@@ -58,12 +77,13 @@ impl<T: Copy> TimingWheel<T> {
         );
         assert!(grain.as_nanos() > 0, "grain must be positive");
         TimingWheel {
-            slots: (0..slots).map(|_| Vec::new()).collect(),
+            slots: vec![[NONE; 2]; slots],
+            nodes: Vec::new(),
+            free: NONE,
             occupied: SlotBits::new(slots),
             mask: slots - 1,
             grain: grain.as_nanos(),
             cursor: 0,
-            head: 0,
             base: start,
             len: 0,
         }
@@ -104,8 +124,7 @@ impl<T: Copy> TimingWheel<T> {
             if now < self.base {
                 return None;
             }
-            if let Some(&(at, item)) = self.slots[self.cursor].get(self.head) {
-                self.head += 1;
+            if let Some((at, item)) = self.take_front(self.cursor) {
                 if at > now {
                     // Parked beyond the horizon: file it again, closer.
                     self.file(at, item);
@@ -114,11 +133,8 @@ impl<T: Copy> TimingWheel<T> {
                 self.len -= 1;
                 return Some(item);
             }
-            // The cursor slot is drained: clear it and move on, past empty
-            // slots, but never past `now`.
-            self.slots[self.cursor].clear();
-            self.head = 0;
-            self.occupied.set(self.cursor, false);
+            // The cursor slot is drained: move on, past empty slots, but
+            // never past `now`.
             let to_now = (now - self.base).as_nanos() / self.grain;
             let step = match self.next_occupied(1) {
                 Some(k) if (k as u64) <= to_now => k as u64,
@@ -140,7 +156,7 @@ impl<T: Copy> TimingWheel<T> {
         if self.len == 0 {
             return None;
         }
-        if self.head < self.slots[self.cursor].len() {
+        if self.slots[self.cursor][0] != NONE {
             return Some(self.base);
         }
         let k = self.next_occupied(1)?;
@@ -153,8 +169,48 @@ impl<T: Copy> TimingWheel<T> {
         let k = d / self.grain + u64::from(!d.is_multiple_of(self.grain));
         let k = k.min(self.mask as u64) as usize;
         let slot = (self.cursor + k) & self.mask;
-        self.slots[slot].push((at, item));
-        self.occupied.set(slot, true);
+        let node = Node {
+            at,
+            item,
+            next: NONE,
+        };
+        let n = match self.free {
+            NONE => {
+                self.nodes.push(node);
+                u32::try_from(self.nodes.len()).expect("fewer than 2^32 items in a wheel")
+            }
+            n => {
+                self.free = self.nodes[n as usize - 1].next;
+                self.nodes[n as usize - 1] = node;
+                n
+            }
+        };
+        let [head, tail] = &mut self.slots[slot];
+        if *tail == NONE {
+            *head = n;
+            self.occupied.set(slot, true);
+        } else {
+            self.nodes[*tail as usize - 1].next = n;
+        }
+        *tail = n;
+    }
+
+    /// The first item of `slot`'s list, unlinked and its node freed; the
+    /// slot counts as empty once its last item is taken.
+    fn take_front(&mut self, slot: usize) -> Option<(Instant, T)> {
+        let n = self.slots[slot][0];
+        if n == NONE {
+            return None;
+        }
+        let Node { at, item, next } = self.nodes[n as usize - 1];
+        self.slots[slot][0] = next;
+        if next == NONE {
+            self.slots[slot][1] = NONE;
+            self.occupied.set(slot, false);
+        }
+        self.nodes[n as usize - 1].next = self.free;
+        self.free = n;
+        Some((at, item))
     }
 
     /// The distance from the cursor (at least `from`, below the slot
@@ -278,7 +334,7 @@ mod tests {
     }
 
     #[test]
-    fn holds_session_ids_and_reuses_slot_memory() {
+    fn holds_session_ids_and_reuses_freed_nodes() {
         // Two sessions per slot, over every slot of the wheel.
         let ids: Vec<SessionId> = (0..64).map(|n| SessionId { num: n, gen: 1 }).collect();
         let mut w = TimingWheel::new(Duration::from_nanos(1_000), 32, at_ns(0));
@@ -297,10 +353,9 @@ mod tests {
         let first = round(&mut w, 0);
         assert_eq!(first.len(), ids.len());
         assert_eq!((first[0].number(), first[1].number()), (0, 32));
-        let capacity: Vec<usize> = w.slots.iter().map(Vec::capacity).collect();
+        assert_eq!(w.nodes.len(), ids.len(), "one node per item at the peak");
         let second = round(&mut w, 32_000);
         assert_eq!(first, second);
-        let again: Vec<usize> = w.slots.iter().map(Vec::capacity).collect();
-        assert_eq!(capacity, again, "no slot grew in the second round");
+        assert_eq!(w.nodes.len(), ids.len(), "the second round reused them");
     }
 }
