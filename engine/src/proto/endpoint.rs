@@ -237,14 +237,16 @@ impl Endpoint {
     /// progress. O(1): the top of the deadline heap (it may be a deadline
     /// that no longer applies, so an early call is possible, never a late one).
     pub fn poll_timeout(&self) -> Option<Instant> {
-        [
-            self.timers.next(),
-            self.pause.next_expiry(),
+        // Plain `Option` minima: an array iterator here was 60 % of this
+        // call's instructions, and a simulated host asks after every frame.
+        let earliest = |a: Option<Instant>, b: Option<Instant>| match (a, b) {
+            (Some(x), Some(y)) => Some(x.min(y)),
+            (x, y) => x.or(y),
+        };
+        earliest(
+            earliest(self.timers.next(), self.pause.next_expiry()),
             self.wheel.next_due(),
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        )
     }
 
     /// Whether nothing is in progress: no client request outstanding, no

@@ -322,6 +322,12 @@ mod tests {
             let (m_at, m_id) = model.remove(0);
             assert_eq!((at, ev), (m_at, Ev::FlowStart(m_id as u32)));
             now = at;
+            // The prefetch hint names the true next event whenever the
+            // ring holds one (the far heap only holds later ones).
+            if let Some(next) = q.peek_next() {
+                let (_, m_id) = model[0];
+                assert_eq!(next, Ev::FlowStart(m_id as u32));
+            }
         }
         while let Some((at, ev)) = q.pop() {
             let (m_at, m_id) = model.remove(0);
