@@ -25,12 +25,14 @@ use crate::time::{Duration, Instant};
 #[derive(Clone, Debug)]
 pub struct TimingWheel<T> {
     /// First and last node of each slot's list, 0 when the slot is empty
-    /// (nodes count from 1). Eight bytes a slot, all zero at the start: a
-    /// fresh wheel is zeroed memory the OS maps on first touch, not
-    /// thousands of per-slot vectors written out (the fabric lab builds a
-    /// wheel per simulated host, and those writes were most of a small
-    /// run's setup).
+    /// (nodes count from 1); allocated, zeroed, at the first insert. Eight
+    /// bytes a slot and nothing for a wheel never used, not thousands of
+    /// per-slot vectors written out at construction (the fabric lab builds
+    /// a wheel per simulated host, most of which never pace, and those
+    /// writes were most of a small run's setup).
     slots: Vec<[u32; 2]>,
+    /// The slot count, a power of two (`slots` is empty until used).
+    slot_count: usize,
     /// The items, linked first in, first out through `next`; node `n` is
     /// `nodes[n - 1]`. Freed nodes are reused, so after warm-up an insert
     /// allocates nothing.
@@ -77,7 +79,8 @@ impl<T: Copy> TimingWheel<T> {
         );
         assert!(grain.as_nanos() > 0, "grain must be positive");
         TimingWheel {
-            slots: vec![[NONE; 2]; slots],
+            slots: Vec::new(),
+            slot_count: slots,
             nodes: Vec::new(),
             free: NONE,
             occupied: SlotBits::new(slots),
@@ -169,6 +172,9 @@ impl<T: Copy> TimingWheel<T> {
         let k = d / self.grain + u64::from(!d.is_multiple_of(self.grain));
         let k = k.min(self.mask as u64) as usize;
         let slot = (self.cursor + k) & self.mask;
+        if self.slots.is_empty() {
+            self.slots = vec![[NONE; 2]; self.slot_count];
+        }
         let node = Node {
             at,
             item,
@@ -198,7 +204,7 @@ impl<T: Copy> TimingWheel<T> {
     /// The first item of `slot`'s list, unlinked and its node freed; the
     /// slot counts as empty once its last item is taken.
     fn take_front(&mut self, slot: usize) -> Option<(Instant, T)> {
-        let n = self.slots[slot][0];
+        let n = self.slots.get(slot).map_or(NONE, |s| s[0]);
         if n == NONE {
             return None;
         }
@@ -350,11 +356,16 @@ mod tests {
             }
             out
         };
-        let first = round(&mut w, 0);
+        assert!(w.pop_due(at_ns(5_000)).is_none());
+        assert!(
+            w.slots.is_empty(),
+            "nothing allocated before the first insert"
+        );
+        let first = round(&mut w, 5_000);
         assert_eq!(first.len(), ids.len());
         assert_eq!((first[0].number(), first[1].number()), (0, 32));
         assert_eq!(w.nodes.len(), ids.len(), "one node per item at the peak");
-        let second = round(&mut w, 32_000);
+        let second = round(&mut w, 37_000);
         assert_eq!(first, second);
         assert_eq!(w.nodes.len(), ids.len(), "the second round reused them");
     }
