@@ -31,8 +31,6 @@ pub struct TimingWheel<T> {
     /// a wheel per simulated host, most of which never pace, and those
     /// writes were most of a small run's setup).
     slots: Vec<[u32; 2]>,
-    /// The slot count, a power of two (`slots` is empty until used).
-    slot_count: usize,
     /// The items, linked first in, first out through `next`; node `n` is
     /// `nodes[n - 1]`. Freed nodes are reused, so after warm-up an insert
     /// allocates nothing.
@@ -41,7 +39,8 @@ pub struct TimingWheel<T> {
     free: u32,
     /// Which slots hold items not yet popped.
     occupied: SlotBits,
-    /// `slots.len() - 1`; the slot count is a power of two.
+    /// The slot count less one; the slot count is a power of two (and
+    /// `slots` holds that many once allocated).
     mask: usize,
     grain: u64,
     /// The slot whose start is `base`: the next one to drain.
@@ -80,7 +79,6 @@ impl<T: Copy> TimingWheel<T> {
         assert!(grain.as_nanos() > 0, "grain must be positive");
         TimingWheel {
             slots: Vec::new(),
-            slot_count: slots,
             nodes: Vec::new(),
             free: NONE,
             occupied: SlotBits::new(slots),
@@ -173,7 +171,7 @@ impl<T: Copy> TimingWheel<T> {
         let k = k.min(self.mask as u64) as usize;
         let slot = (self.cursor + k) & self.mask;
         if self.slots.is_empty() {
-            self.slots = vec![[NONE; 2]; self.slot_count];
+            self.slots = vec![[NONE; 2]; self.mask + 1];
         }
         let node = Node {
             at,
