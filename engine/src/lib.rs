@@ -108,6 +108,7 @@ pub mod proto;
 pub mod rng;
 pub mod sim;
 mod slot_bits;
+mod slot_lists;
 pub mod time;
 pub mod wire;
 

@@ -1,8 +1,8 @@
 //! Which slots of a ring hold something: one bit per slot, and the first
 //! occupied slot ahead of a position (with wrap-around), found a 64-slot
-//! word at a time. Shared by the rate limiter's timing wheel
-//! (`proto::cc::wheel`) and the fabric lab's calendar queue
-//! (`sim::fabric::event`).
+//! word at a time. Kept by [`SlotLists`](crate::slot_lists::SlotLists),
+//! the ring behind the rate limiter's timing wheel and the fabric lab's
+//! calendar queue.
 
 /// The occupancy bits of a ring of slots.
 #[derive(Clone, Debug)]

@@ -18,29 +18,16 @@
 //! cursor skip empty stretches a 64-slot word at a time, so both cost
 //! O(slots / 64) in the worst case, not O(slots).
 
-use crate::slot_bits::SlotBits;
+use crate::slot_lists::SlotLists;
 use crate::time::{Duration, Instant};
 
 /// A timing wheel of `T` (session ids, in the engine).
 #[derive(Clone, Debug)]
 pub struct TimingWheel<T> {
-    /// First and last node of each slot's list, 0 when the slot is empty
-    /// (nodes count from 1); allocated, zeroed, at the first insert. Eight
-    /// bytes a slot and nothing for a wheel never used, not thousands of
-    /// per-slot vectors written out at construction (the fabric lab builds
-    /// a wheel per simulated host, most of which never pace, and those
-    /// writes were most of a small run's setup).
-    slots: Vec<[u32; 2]>,
-    /// The items, linked first in, first out through `next`; node `n` is
-    /// `nodes[n - 1]`. Freed nodes are reused, so after warm-up an insert
-    /// allocates nothing.
-    nodes: Vec<Node<T>>,
-    /// Free nodes, linked through `next` (0: none).
-    free: u32,
-    /// Which slots hold items not yet popped.
-    occupied: SlotBits,
-    /// The slot count less one; the slot count is a power of two (and
-    /// `slots` holds that many once allocated).
+    /// Each slot's items with their times, first in, first out (nothing
+    /// allocated until the first insert).
+    slots: SlotLists<(Instant, T)>,
+    /// The slot count less one; the slot count is a power of two.
     mask: usize,
     grain: u64,
     /// The slot whose start is `base`: the next one to drain.
@@ -50,18 +37,6 @@ pub struct TimingWheel<T> {
     base: Instant,
     len: usize,
 }
-
-/// One item in a slot's list.
-#[derive(Clone, Copy, Debug)]
-struct Node<T> {
-    at: Instant,
-    item: T,
-    /// The next node in the slot's list, or in the free list; 0: none.
-    next: u32,
-}
-
-/// A slot's (or the free list's) end: no node.
-const NONE: u32 = 0;
 
 impl<T: Copy> TimingWheel<T> {
     /// A wheel of `slots` slots (a power of two) of `grain` each, whose
@@ -78,10 +53,7 @@ impl<T: Copy> TimingWheel<T> {
         );
         assert!(grain.as_nanos() > 0, "grain must be positive");
         TimingWheel {
-            slots: Vec::new(),
-            nodes: Vec::new(),
-            free: NONE,
-            occupied: SlotBits::new(slots),
+            slots: SlotLists::new(slots),
             mask: slots - 1,
             grain: grain.as_nanos(),
             cursor: 0,
@@ -125,7 +97,7 @@ impl<T: Copy> TimingWheel<T> {
             if now < self.base {
                 return None;
             }
-            if let Some((at, item)) = self.take_front(self.cursor) {
+            if let Some((at, item)) = self.slots.pop_front(self.cursor) {
                 if at > now {
                     // Parked beyond the horizon: file it again, closer.
                     self.file(at, item);
@@ -157,7 +129,7 @@ impl<T: Copy> TimingWheel<T> {
         if self.len == 0 {
             return None;
         }
-        if self.slots[self.cursor][0] != NONE {
+        if self.slots.holds(self.cursor) {
             return Some(self.base);
         }
         let k = self.next_occupied(1)?;
@@ -170,57 +142,13 @@ impl<T: Copy> TimingWheel<T> {
         let k = d / self.grain + u64::from(!d.is_multiple_of(self.grain));
         let k = k.min(self.mask as u64) as usize;
         let slot = (self.cursor + k) & self.mask;
-        if self.slots.is_empty() {
-            self.slots = vec![[NONE; 2]; self.mask + 1];
-        }
-        let node = Node {
-            at,
-            item,
-            next: NONE,
-        };
-        let n = match self.free {
-            NONE => {
-                self.nodes.push(node);
-                u32::try_from(self.nodes.len()).expect("fewer than 2^32 items in a wheel")
-            }
-            n => {
-                self.free = self.nodes[n as usize - 1].next;
-                self.nodes[n as usize - 1] = node;
-                n
-            }
-        };
-        let [head, tail] = &mut self.slots[slot];
-        if *tail == NONE {
-            *head = n;
-            self.occupied.set(slot, true);
-        } else {
-            self.nodes[*tail as usize - 1].next = n;
-        }
-        *tail = n;
-    }
-
-    /// The first item of `slot`'s list, unlinked and its node freed; the
-    /// slot counts as empty once its last item is taken.
-    fn take_front(&mut self, slot: usize) -> Option<(Instant, T)> {
-        let n = self.slots.get(slot).map_or(NONE, |s| s[0]);
-        if n == NONE {
-            return None;
-        }
-        let Node { at, item, next } = self.nodes[n as usize - 1];
-        self.slots[slot][0] = next;
-        if next == NONE {
-            self.slots[slot][1] = NONE;
-            self.occupied.set(slot, false);
-        }
-        self.nodes[n as usize - 1].next = self.free;
-        self.free = n;
-        Some((at, item))
+        self.slots.push_back(slot, (at, item));
     }
 
     /// The distance from the cursor (at least `from`, below the slot
     /// count) of the first occupied slot, going forward with wrap-around.
     fn next_occupied(&self, from: usize) -> Option<usize> {
-        self.occupied.next_from(self.cursor, from)
+        self.slots.next_occupied(self.cursor, from)
     }
 }
 
@@ -356,15 +284,15 @@ mod tests {
         };
         assert!(w.pop_due(at_ns(5_000)).is_none());
         assert!(
-            w.slots.is_empty(),
+            !w.slots.allocated(),
             "nothing allocated before the first insert"
         );
         let first = round(&mut w, 5_000);
         assert_eq!(first.len(), ids.len());
         assert_eq!((first[0].number(), first[1].number()), (0, 32));
-        assert_eq!(w.nodes.len(), ids.len(), "one node per item at the peak");
+        assert_eq!(w.slots.nodes(), ids.len(), "one node per item at the peak");
         let second = round(&mut w, 37_000);
         assert_eq!(first, second);
-        assert_eq!(w.nodes.len(), ids.len(), "the second round reused them");
+        assert_eq!(w.slots.nodes(), ids.len(), "the second round reused them");
     }
 }

@@ -2,7 +2,7 @@
 //! Ties are broken by insertion order, so a run is a pure function of its
 //! inputs.
 
-use crate::slot_bits::SlotBits;
+use crate::slot_lists::SlotLists;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -68,28 +68,12 @@ impl Ord for Timed {
 const MIN_SLOTS: usize = 1 << 10;
 const MAX_SLOTS: usize = 1 << 16;
 
-/// A slot's end of list, and a free list's.
-const NIL: u32 = u32::MAX;
-
-/// A slot's list of events, first and last.
-#[derive(Clone, Copy, Debug)]
-struct Slot {
-    head: u32,
-    tail: u32,
-}
-
-/// An event in a slot's list.
-#[derive(Clone, Copy, Debug)]
-struct Node {
-    ev: Ev,
-    next: u32,
-}
-
 /// Pending events, earliest first: a calendar queue of one-nanosecond
 /// slots. Every event in a slot is due at the same time, so a slot is a
 /// FIFO in scheduling order and nothing is ever sorted: push and pop are
-/// O(1). The slots are linked lists through one arena of nodes (reused
-/// last-freed first), so the events near now share a few cache lines.
+/// O(1). The slots are linked lists through one arena of nodes
+/// ([`SlotLists`], reused last-freed first), so the events near now share
+/// a few cache lines.
 /// Most events fall within microseconds of now (serialisation, link
 /// delay); those beyond the ring's horizon (timeouts) wait in a heap and
 /// move into the ring as soon as the horizon covers them, before anything
@@ -101,14 +85,8 @@ pub(super) struct Events {
     cur: u64,
     /// Slots in the ring, less one (a power of two, less one).
     mask: usize,
-    /// First and last node of each slot's list, side by side (one cache
-    /// miss, not two, for a slot far from the last one touched).
-    slots: Vec<Slot>,
-    nodes: Vec<Node>,
-    /// Free nodes, linked through `next`.
-    free: u32,
-    /// Which slots hold events.
-    occupied: SlotBits,
+    /// Each slot's events, in scheduling order.
+    slots: SlotLists<Ev>,
     far: BinaryHeap<Timed>,
     seq: u64,
     len: usize,
@@ -122,16 +100,7 @@ impl Events {
         Events {
             cur: 0,
             mask: slots - 1,
-            slots: vec![
-                Slot {
-                    head: NIL,
-                    tail: NIL
-                };
-                slots
-            ],
-            nodes: Vec::new(),
-            free: NIL,
-            occupied: SlotBits::new(slots),
+            slots: SlotLists::new(slots),
             far: BinaryHeap::new(),
             seq: 0,
             len: 0,
@@ -158,26 +127,7 @@ impl Events {
 
     /// Appends `ev` to the list of `at`'s slot.
     fn put(&mut self, at: u64, ev: Ev) {
-        let node = Node { ev, next: NIL };
-        let n = if self.free == NIL {
-            self.nodes.push(node);
-            (self.nodes.len() - 1) as u32
-        } else {
-            let n = self.free;
-            self.free = self.nodes[n as usize].next;
-            self.nodes[n as usize] = node;
-            n
-        };
-        let i = at as usize & self.mask;
-        let slot = &mut self.slots[i];
-        match slot.tail {
-            NIL => {
-                slot.head = n;
-                self.occupied.set(i, true);
-            }
-            t => self.nodes[t as usize].next = n,
-        }
-        slot.tail = n;
+        self.slots.push_back(at as usize & self.mask, ev);
     }
 
     /// The earliest event, removed.
@@ -192,15 +142,7 @@ impl Events {
         if self.cur > deadline {
             return None;
         }
-        let n = self.slots[i].head;
-        let Node { ev, next } = self.nodes[n as usize];
-        self.slots[i].head = next;
-        if next == NIL {
-            self.slots[i].tail = NIL;
-            self.occupied.set(i, false);
-        }
-        self.nodes[n as usize].next = self.free;
-        self.free = n;
+        let ev = self.slots.pop_front(i)?;
         self.len -= 1;
         Some((self.cur, ev))
     }
@@ -210,21 +152,17 @@ impl Events {
     /// prefetch, as an event scheduled meanwhile may still go before it.
     pub fn peek_next(&self) -> Option<Ev> {
         let i = self.cur as usize & self.mask;
-        let n = match self.slots[i].head {
-            NIL => {
-                let d = self.occupied.next_from(i, 1)?;
-                self.slots[(i + d) & self.mask].head
-            }
-            n => n,
-        };
-        Some(self.nodes[n as usize].ev)
+        self.slots.front(i).or_else(|| {
+            let d = self.slots.next_occupied(i, 1)?;
+            self.slots.front((i + d) & self.mask)
+        })
     }
 
     /// The index of the earliest non-empty slot, moving the clock to it.
     #[inline(always)]
     fn current_slot(&mut self) -> Option<usize> {
         let i = self.cur as usize & self.mask;
-        if self.slots[i].head != NIL {
+        if self.slots.holds(i) {
             return Some(i);
         }
         if !self.advance() {
@@ -267,7 +205,7 @@ impl Events {
     /// events.
     fn next_occupied(&self) -> Option<u64> {
         let origin = self.cur as usize & self.mask;
-        let d = self.occupied.next_from(origin, 1)?;
+        let d = self.slots.next_occupied(origin, 1)?;
         Some(self.cur + d as u64)
     }
 
