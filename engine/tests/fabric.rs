@@ -218,7 +218,8 @@ fn endpoints_that_move_no_payload_bytes_give_the_same_results() {
 #[test]
 fn a_coarse_timer_grain_rolls_a_sessions_timeouts_back_together() {
     // The injected-loss calibration case (docs/fabric.md): one sender, 64
-    // KiB requests, window 4, 36 credits, 1 % loss, go-back-N. A stalled
+    // KiB requests, window 4, 36 credits, 1 % loss, go-back-N without NAKs
+    // (the real run's `transport.nak = false`). A stalled
     // session's holed requests time out within about 100 us of each other.
     // At a real run loop's 500 us grain they roll back at once; at the
     // regimes' 5 us, one by one, and the credits the first one reclaims
@@ -235,6 +236,7 @@ fn a_coarse_timer_grain_rolls_a_sessions_timeouts_back_together() {
             loss: 0.01,
             session_credits: Some(36),
             req_window: Some(4),
+            nak: Some(false),
             link_delay: Duration::from_nanos(2_500),
             grace: Duration::from_millis(200),
             timers: EndpointTimers {

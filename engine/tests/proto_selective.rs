@@ -269,3 +269,41 @@ fn a_lost_response_after_a_repaired_hole_still_times_out() {
     let c = p.sim.ep(CLIENT).stats();
     assert!(c.sacks_received > 0 && c.rollbacks > 0, "{c:?}");
 }
+
+/// Like `one_loss` for a request packet, with the sender's `rule`.
+fn one_request_loss_with(
+    rule: engine::proto::SackRule,
+    pkt: u16,
+) -> (Duration, engine::proto::Stats) {
+    let ep = |i| EndpointConfig {
+        sack_rule: rule,
+        ..mode(i, Retransmit::Selective)
+    };
+    let mut p = Pair::new(7, fast_link(), ep(1), ep(2));
+    let dropped = drop_once(&mut p, CLIENT, PktType::Request, pkt);
+    p.app.resp_len = Some(|_| 32);
+    let start = p.sim.now();
+    p.app.send(&mut p.sim, CLIENT, p.session, 1, 40_000);
+    p.run_idle(Duration::from_secs(2));
+    p.check_clean();
+    assert_eq!(dropped.get(), 1, "the filter dropped nothing");
+    (
+        p.app.completed[0].1.saturating_since(start),
+        *p.sim.ep(CLIENT).stats(),
+    )
+}
+
+#[test]
+fn irn_resends_at_the_first_nack_where_the_reordering_rule_waits() {
+    use engine::proto::SackRule;
+    // Packet 25 of 28: only packet 26's Sack shows the hole (27 is the
+    // last, answered by the response). IRN's rule resends on it at once;
+    // the three-Sack rule for sprayed paths cannot, and waits for the
+    // short timeout (rto_low, 500 us).
+    let (t, c) = one_request_loss_with(SackRule::FirstNack, 25);
+    assert_eq!((c.fast_retransmits, c.rollbacks), (1, 0), "{c:?}");
+    assert!(t < Duration::from_micros(120), "took {t:?}");
+    let (t, c) = one_request_loss_with(SackRule::Reordering, 25);
+    assert_eq!(c.fast_retransmits, 0, "{c:?}");
+    assert!(t >= Duration::from_micros(400), "took {t:?}");
+}

@@ -39,6 +39,7 @@ local pkt_types = {
     [6] = "Sack",
     [7] = "Pause",
     [8] = "Cnp",
+    [9] = "Nak",
 }
 local sm_types = {
     [1] = "ConnectReq",

@@ -8,8 +8,8 @@ use crate::link::{LinkArgs, LinkKind, Role};
 use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
 use engine::proto::{
-    bdp_credits, CcKind, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, PeerAddr, Retransmit,
-    MAX_SESSIONS,
+    bdp_credits, CcKind, DcqcnParams, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, PeerAddr,
+    Retransmit, MAX_SESSIONS,
 };
 use engine::time::Duration;
 use engine::wire::MacAddr;
@@ -169,6 +169,16 @@ impl Config {
                 CongestionControl::Dcqcn => CcKind::Dcqcn,
             },
             link_bps: self.link_bps(),
+            rate_cap_bps: t
+                .rate_cap_gbps
+                .map(|g| (g * 1e9).min(u64::MAX as f64) as u64),
+            base_rtt: Duration::from_nanos((t.rtt_us.max(0.0) * 1e3) as u64),
+            dcqcn: match t.dcqcn {
+                Some(DcqcnPreset::Paper40g) => DcqcnParams::paper40g(),
+                Some(DcqcnPreset::Hpcc100g) => DcqcnParams::hpcc100g(),
+                None => DcqcnParams::for_link(self.link_bps()),
+            },
+            nak: t.nak,
             verify_ipv4_checksum: self.verify_ipv4_checksum(),
             seed: token_seed(role, worker_index),
             ..EndpointConfig::default()

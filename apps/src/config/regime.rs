@@ -82,6 +82,35 @@ impl Config {
                 ),
             ));
         }
+        if let Some(cap) = t.rate_cap_gbps {
+            if !(cap > 0.0 && cap.is_finite()) {
+                return Err(ConfigError::invalid(
+                    "transport.rate_cap_gbps",
+                    format!("transport.rate_cap_gbps = {cap} must be a rate above 0 Gb/s"),
+                ));
+            }
+            if cap > t.link_gbps {
+                return Err(ConfigError::invalid(
+                    "transport.rate_cap_gbps",
+                    format!(
+                        "transport.rate_cap_gbps = {cap} is above the line rate, transport.link_gbps = {} (rpc-bench sets link_gbps to the floor's measured rate); lower the cap or drop it",
+                        t.link_gbps
+                    ),
+                ));
+            }
+        }
+        if t.nak && t.retransmit == RetransmitKind::Selective {
+            return Err(ConfigError::invalid(
+                "transport.nak",
+                "transport.nak = true is go-back-N's rule; transport.retransmit = \"selective\" repairs with its Sacks: drop one of the two".to_string(),
+            ));
+        }
+        if t.nak && t.mode == Mode::Lossless {
+            return Err(ConfigError::invalid(
+                "transport.nak",
+                "transport.nak = true needs transport.mode = \"lossy\" or \"pause\": lossless mode judges a loss by its timeout".to_string(),
+            ));
+        }
         range(
             "transport.pause_time_us",
             t.pause_time_us,

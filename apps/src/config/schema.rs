@@ -245,6 +245,26 @@ impl CongestionControl {
     }
 }
 
+/// `transport.dcqcn`: DCQCN's named parameter sets (see
+/// `engine::proto::DcqcnParams`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DcqcnPreset {
+    /// The paper's constants, tuned on 40 Gb/s.
+    Paper40g,
+    /// The HPCC authors' DCQCN at 100 Gb/s (Mellanox's variant).
+    Hpcc100g,
+}
+
+impl DcqcnPreset {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DcqcnPreset::Paper40g => "paper40g",
+            DcqcnPreset::Hpcc100g => "hpcc100g",
+        }
+    }
+}
+
 /// What a loss does in lossless mode.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -317,6 +337,15 @@ pub struct TransportConfig {
     /// `None`: 500 us, or `rto_us` when that is shorter.
     pub rto_low_us: Option<u64>,
     pub cc: CongestionControl,
+    /// DCQCN's parameter set; `None`: the one that fits `link_gbps`
+    /// (`paper40g` below 50 Gb/s, `hpcc100g` from 50 Gb/s).
+    pub dcqcn: Option<DcqcnPreset>,
+    /// Cap on every client session's rate, Gb/s (paced, with or without
+    /// `cc`); at most `link_gbps`.
+    pub rate_cap_gbps: Option<f64>,
+    /// Go-back-N: the server NAKs the first gap and the client goes back
+    /// at once (RoCE's rule); off: only the timeout recovers (eRPC's).
+    pub nak: bool,
 }
 
 impl Default for TransportConfig {
@@ -347,6 +376,9 @@ impl Default for TransportConfig {
             retransmit: RetransmitKind::GoBackN,
             rto_low_us: None,
             cc: CongestionControl::None,
+            dcqcn: None,
+            rate_cap_gbps: None,
+            nak: false,
         }
     }
 }

@@ -21,6 +21,7 @@
 //! Invariant: `credits == credits_total - sum over slots (num_tx - num_rx)`.
 
 use super::cc::{RateControl, RateLimit};
+use super::config::SackRule;
 use super::frame::pkts_of;
 use super::msgbuf::MsgBuf;
 use super::sack::{SackState, SACK_WINDOW};
@@ -45,6 +46,15 @@ pub(crate) struct ClientSession {
     pub tx_queued: bool,
     /// Parked for lack of credits (one `credit_stalls` per episode).
     pub stalled: bool,
+    /// Selective: when a hole counts as lost (`EndpointConfig::sack_rule`).
+    pub sack_rule: SackRule,
+    /// Go-back-N: roll back at once on a Nak or a response gap
+    /// (`EndpointConfig::nak`, `nak.rs`).
+    pub nak: bool,
+    /// Go-back-N: the gap this session last rolled back for on a NAK or a
+    /// response gap, as (req_num, first missing index), so a burst of
+    /// out-of-order packets behind one hole rolls back once, not per packet.
+    pub nak_gap: Option<(u64, u32)>,
     /// Round-robin position among slots for the next packet.
     pub cursor: usize,
     /// Slots holding a request.
@@ -75,8 +85,22 @@ pub(crate) struct ClientSession {
 #[derive(Debug)]
 pub(crate) struct CcState {
     pub rate: RateControl,
+    /// The configured cap on the session's rate (`EndpointConfig::
+    /// rate_cap_bps`), `u64::MAX` without one.
+    pub cap_bps: u64,
     pub pace: RateLimit,
     pub tx_ts: Option<Box<[[Instant; TX_TS_RING]]>>,
+}
+
+impl CcState {
+    /// The rate the session may send at: its controller's, under the
+    /// configured cap; `None` when neither limits it.
+    pub fn rate_bps(&self) -> Option<u64> {
+        match self.rate.rate_bps() {
+            Some(r) => Some(r.min(self.cap_bps)),
+            None => (self.cap_bps != u64::MAX).then_some(self.cap_bps),
+        }
+    }
 }
 
 /// Send times kept per slot for Timely's RTT samples: an answer to a packet
@@ -216,12 +240,20 @@ pub(crate) fn sample_rtt(rtt: &mut Duration, sample: Duration) {
 }
 
 impl ClientSession {
-    pub fn new(common: SessionCommon, window: usize, credits: u16, cc: RateControl) -> Self {
+    pub fn new(
+        common: SessionCommon,
+        window: usize,
+        credits: u16,
+        cc: RateControl,
+        cap_bps: Option<u64>,
+    ) -> Self {
         let tx_ts = matches!(cc, RateControl::Timely(_))
             .then(|| vec![[Instant::ZERO; TX_TS_RING]; window].into_boxed_slice());
-        let cc = (!matches!(cc, RateControl::None)).then(|| {
+        let paced = !matches!(cc, RateControl::None) || cap_bps.is_some();
+        let cc = paced.then(|| {
             Box::new(CcState {
                 rate: cc,
+                cap_bps: cap_bps.unwrap_or(u64::MAX),
                 pace: RateLimit::new(common.active_at),
                 tx_ts,
             })
@@ -242,6 +274,9 @@ impl ClientSession {
             credits_total: credits,
             tx_queued: false,
             stalled: false,
+            sack_rule: SackRule::default(),
+            nak: false,
+            nak_gap: None,
             cursor: 0,
             active: 0,
             suspects: 0,

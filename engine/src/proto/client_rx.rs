@@ -28,6 +28,9 @@ pub(crate) enum AnswerRx<'f> {
     Spurious,
     /// Accepted; the session may have more to send.
     Progress,
+    /// Dropped as a `future` answer (counted) that showed a gap: the
+    /// request rolled back at once (`nak.rs`); schedule transmission.
+    GapRollback,
     /// The request in `slot` is complete with this response.
     Completed { slot: usize, payload: Payload<'f> },
     /// The request in `slot` failed: the server answered with an error.
@@ -101,6 +104,9 @@ impl ClientSession {
             return AnswerRx::Dropped;
         };
         let k = rpc.pkt_num as u32;
+        if kind == PktType::Nak {
+            return self.rx_nak(now, slot_idx, k, p.payload.len(), stats);
+        }
         let malformed = match kind {
             // CRs exist only for non-last request packets.
             PktType::CreditReturn => k + 1 >= req.n_req || !p.payload.is_empty(),
@@ -164,6 +170,12 @@ impl ClientSession {
                 let d = &mut stats.drops;
                 d.future += 1;
                 refine(d, kind, |d| &mut d.future_response, |d| &mut d.future_cr);
+                // A response packet past a hole: the hole's packet is lost
+                // (the path keeps order), go back now if NAKs are on.
+                let gap = self.nak && kind != PktType::CreditReturn && idx < req.high_tx;
+                if gap && self.roll_back_gap(slot_idx, now, stats) {
+                    return AnswerRx::GapRollback;
+                }
             }
             return AnswerRx::Dropped;
         }

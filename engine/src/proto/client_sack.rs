@@ -10,16 +10,20 @@
 //! is only evidence for the holes below (its credit stays held, so a lost
 //! Response(0) still times out).
 //!
-//! A hole is taken as lost once [`DUP_THRESH`] packets sent after it were
+//! When a hole is taken as lost is the session's [`SackRule`]: IRN's at
+//! the first Sack that shows it (the path keeps order, so a later packet
+//! answered means the hole's packet is gone); or, on paths that reorder
+//! (SRD's spraying), once [`DUP_THRESH`] packets sent after it were
 //! answered (TCP's duplicate-ACK threshold) and it stayed a hole for a
 //! reordering window (RACK's RTT/4: small requests-for-response overtake
-//! each other easily, and the responses they ask for follow their order);
-//! it is resent at once and, should the copy be lost too, left to the
-//! timeout. A loss no later packet reveals (the tail
+//! each other easily, and the responses they ask for follow their order).
+//! Either way it is resent at once and, should the copy be lost too, left
+//! to the timeout. A loss no later packet reveals (the tail
 //! of a window) waits for the timeout, short when few packets are in flight
 //! (`EndpointConfig::rto_low`).
 
 use super::client::{ClientReq, ClientSession};
+use super::config::SackRule;
 use super::frame::chunk;
 use super::msgbuf::MsgPool;
 use super::sack::SACK_WINDOW;
@@ -95,12 +99,12 @@ impl ClientReq {
         Some(1)
     }
 
-    /// Takes as lost every hole with at least `DUP_THRESH` answered
+    /// Takes as lost every hole with at least `dup_thresh` answered
     /// packets above it, once holes have qualified for `reo_wnd` (answers
     /// overtaken by a little reordering fill their hole within it); returns
     /// how many were marked (each gives its credit back).
-    pub fn detect_losses(&mut self, now: Instant, reo_wnd: Duration) -> u32 {
-        let qualifying = self.scan_holes(false);
+    pub fn detect_losses(&mut self, now: Instant, reo_wnd: Duration, dup_thresh: u32) -> u32 {
+        let qualifying = self.scan_holes(false, dup_thresh);
         let Some(s) = self.sel.as_deref_mut() else {
             return 0;
         };
@@ -113,14 +117,14 @@ impl ClientReq {
             return 0;
         }
         s.reo_since = None;
-        self.scan_holes(true)
+        self.scan_holes(true, dup_thresh)
     }
 
     /// Counts (and with `mark`, marks lost) the holes at or above
-    /// `recovered_upto` with `DUP_THRESH` answered packets above them.
+    /// `recovered_upto` with `dup_thresh` answered packets above them.
     /// Holes past the last request packet while Response(0) is missing are
     /// skipped: they are virtual RFRs, answered once it comes.
-    fn scan_holes(&mut self, mark: bool) -> u32 {
+    fn scan_holes(&mut self, mark: bool, dup_thresh: u32) -> u32 {
         let (num_rx, num_tx, n_req, n_resp) = (self.num_rx, self.num_tx, self.n_req, self.n_resp);
         let Some(s) = self.sel.as_deref_mut() else {
             return 0;
@@ -137,7 +141,7 @@ impl ClientReq {
         let mut found = 0;
         for b in start..end {
             let hole = !s.sacked.get(b) && !s.lost.get(b);
-            if hole && above >= DUP_THRESH {
+            if hole && above >= dup_thresh {
                 found += 1;
                 if mark {
                     s.lost.set(b);
@@ -175,11 +179,18 @@ impl ClientReq {
 }
 
 impl ClientSession {
-    /// How long holes must stay unfilled before they count as lost: a
-    /// quarter of the RTT estimate (RACK's reordering window), at least
-    /// [`MIN_REORDER_WINDOW`].
-    fn reorder_window(&self) -> Duration {
-        Duration::from_nanos((self.rtt.as_nanos() / 4).max(MIN_REORDER_WINDOW.as_nanos()))
+    /// The session's loss rule as (reordering window, answers above a hole):
+    /// IRN's first NACK takes a hole at once; the reordering rule waits a
+    /// quarter of the RTT estimate (RACK's window, at least
+    /// [`MIN_REORDER_WINDOW`]) for [`DUP_THRESH`] answers above it.
+    fn loss_rule(&self) -> (Duration, u32) {
+        match self.sack_rule {
+            SackRule::FirstNack => (Duration::from_nanos(0), 1),
+            SackRule::Reordering => {
+                let rack = (self.rtt.as_nanos() / 4).max(MIN_REORDER_WINDOW.as_nanos());
+                (Duration::from_nanos(rack), DUP_THRESH)
+            }
+        }
     }
 
     /// A Sack for request packet `k` of slot `i`'s request with
@@ -188,7 +199,7 @@ impl ClientSession {
     /// out of order, and holes may be lost. `false` if it told nothing new
     /// (counted as a duplicate) or is malformed (counted).
     pub fn rx_sack(&mut self, now: Instant, i: usize, k: u32, ack: u32, stats: &mut Stats) -> bool {
-        let reo_wnd = self.reorder_window();
+        let (reo_wnd, dup_thresh) = self.loss_rule();
         let d = &mut stats.drops;
         let Some(req) = self.slots[i].req.as_mut() else {
             return false;
@@ -213,7 +224,7 @@ impl ClientSession {
             }
         }
         req.skip_sacked();
-        let lost = req.detect_losses(now, reo_wnd);
+        let lost = req.detect_losses(now, reo_wnd, dup_thresh);
         returned += lost;
         stats.fast_retransmits += u64::from(lost);
         self.credits += returned as u16;
@@ -240,7 +251,7 @@ impl ClientSession {
         pool: &MsgPool,
         stats: &mut Stats,
     ) -> bool {
-        let reo_wnd = self.reorder_window();
+        let (reo_wnd, dup_thresh) = self.loss_rule();
         let Some(req) = self.slots[i].req.as_mut() else {
             return false;
         };
@@ -260,7 +271,7 @@ impl ClientSession {
         let resp = req.resp.get_or_insert_with(|| pool.alloc(len));
         resp.fill(chunk(len, k, dpp), payload);
         let mut returned = req.sack(idx).unwrap_or(0);
-        let lost = req.detect_losses(now, reo_wnd);
+        let lost = req.detect_losses(now, reo_wnd, dup_thresh);
         returned += lost;
         stats.fast_retransmits += u64::from(lost);
         self.credits += returned as u16;

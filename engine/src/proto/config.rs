@@ -3,7 +3,7 @@
 //! mode. [`EndpointConfig::validate`] checks every value once against the
 //! limits below, so the rest of the core can trust it; `Endpoint::new` calls it.
 
-pub use super::cc::CcKind;
+pub use super::cc::{CcKind, DcqcnParams};
 use super::error::ConfigError;
 use crate::time::Duration;
 use crate::wire::{MacAddr, IPV4_HEADER_LEN, RPC_HEADER_LEN, SM_BODY_LEN, UDP_HEADER_LEN};
@@ -127,6 +127,19 @@ pub enum Retransmit {
     Selective,
 }
 
+/// Selective retransmission: when the sender takes a hole as lost.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SackRule {
+    /// At the first Sack that shows it (IRN, SIGCOMM'18 §3.2: the sender
+    /// enters recovery on the first NACK). Right on paths that keep order.
+    #[default]
+    FirstNack,
+    /// Once three packets sent after it were answered and it stayed a hole
+    /// for a reordering window (TCP's duplicate-ACK threshold with RACK's
+    /// RTT/4): for paths that reorder, such as SRD's per-packet spraying.
+    Reordering,
+}
+
 /// The IPv4 address of an endpoint that [`EndpointConfig::default`] gives.
 pub const DEFAULT_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
 
@@ -194,9 +207,29 @@ pub struct EndpointConfig {
     pub rto_low: Duration,
     /// Client-side rate control of every session this endpoint opens.
     pub cc: CcKind,
-    /// The link rate congestion control starts at and never exceeds
-    /// (bits/s). Unused without `cc`.
+    /// The link rate congestion control starts at and never exceeds, and
+    /// the most `rate_cap_bps` may be (bits/s). Unused without either.
     pub link_bps: u64,
+    /// A cap on every client session's sending rate, bits/s: sessions are
+    /// paced at the lower of it and congestion control's rate. `None`: no
+    /// cap. Must be in `1..=link_bps`.
+    pub rate_cap_bps: Option<u64>,
+    /// The path's unloaded round trip: Timely's minimum RTT, which
+    /// normalises its gradient (measured by `rpc-bench`, computed by the
+    /// fabric, `transport.rtt_us` otherwise).
+    pub base_rtt: Duration,
+    /// DCQCN's reaction-point constants (and the CNP interval the server
+    /// side keeps). Unused unless `cc` is DCQCN.
+    pub dcqcn: DcqcnParams,
+    /// Go-back-N: the server answers the first out-of-order request packet
+    /// of a gap with a NAK naming the packet it expects (once per gap), and
+    /// a client rolls back at once on a NAK, or on a gap in the response
+    /// packets it pulls, as RoCE and InfiniBand NICs do; the timeout stays
+    /// the backstop. Off: out-of-order packets are dropped silently and
+    /// only the timeout recovers (eRPC).
+    pub nak: bool,
+    /// Selective: when a hole counts as lost.
+    pub sack_rule: SackRule,
     /// Check the IPv4 header checksum of every received frame (a bad one is
     /// a `malformed` drop). Turn it off only where the link cannot corrupt
     /// a frame (memif and net_ring copy through shared memory) or the NIC
@@ -239,6 +272,11 @@ impl Default for EndpointConfig {
             rto_low: Duration::from_micros(500),
             cc: CcKind::None,
             link_bps: 10_000_000_000,
+            rate_cap_bps: None,
+            base_rtt: Duration::from_micros(10),
+            dcqcn: DcqcnParams::paper40g(),
+            nak: false,
+            sack_rule: SackRule::FirstNack,
             verify_ipv4_checksum: true,
             seed: os_seed(),
         }
@@ -332,6 +370,20 @@ impl EndpointConfig {
         }
         if self.cc != CcKind::None && self.link_bps == 0 {
             return Err(ConfigError::new("link_bps", 0, "must be > 0 with cc"));
+        }
+        if self.nak && self.retransmit == Retransmit::Selective {
+            let limit = "NAKs are go-back-N's; selective recovery has its Sacks";
+            return Err(ConfigError::new("nak", true, limit));
+        }
+        if self.nak && matches!(self.mode, FlowMode::Lossless { .. }) {
+            let limit = "lossless mode judges a loss by its timeout; NAKs need lossy or pause mode";
+            return Err(ConfigError::new("nak", true, limit));
+        }
+        if let Some(cap) = self.rate_cap_bps {
+            if cap == 0 || cap > self.link_bps {
+                let limit = format!("must be in 1..={} (link_bps)", self.link_bps);
+                return Err(ConfigError::new("rate_cap_bps", cap, limit));
+            }
         }
         if ns(self.scan_interval) == 0 {
             return Err(ConfigError::new("scan_interval", 0, "must be > 0"));

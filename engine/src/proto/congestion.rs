@@ -9,13 +9,13 @@
 //!
 //! DCQCN: every frame leaves ECN-capable; a received frame marked
 //! Congestion Experienced is counted, and a server answers it with a CNP
-//! to the client session (at most one per `CNP_INTERVAL`), which cuts that
+//! to the client session (at most one per `DcqcnParams::cnp_interval`), which cuts that
 //! session's rate. A marked answer at the client is congestion on the way
 //! back, which the client's own requests-for-response and credits drive:
 //! it cuts the session's rate at once, under the same interval.
 
-use super::cc::{CcKind, CNP_INTERVAL};
-use super::endpoint::Endpoint;
+use super::cc::CcKind;
+use super::endpoint::{Endpoint, PACING_GRAIN};
 use super::ids::SessionId;
 use super::state::SessionState;
 use super::table::Session;
@@ -23,7 +23,21 @@ use super::txq::TxDesc;
 use crate::time::Instant;
 use crate::wire::{Parsed, PktType, RpcRepr};
 
+/// How far behind its pacing schedule a session may fall and still catch
+/// up: the wheel releases a session up to one grain after its time, and
+/// the run loop may come round a little later still. Also the most that
+/// idle time earns as a burst (see `RateLimit::on_send`).
+const PACING_SLACK: crate::time::Duration =
+    crate::time::Duration::from_nanos(2 * PACING_GRAIN.as_nanos());
+
 impl Endpoint {
+    /// Whether the endpoint's client sessions are paced at all: congestion
+    /// control or a rate cap (decided once from the config, not per packet).
+    #[inline]
+    pub(crate) fn paces(&self) -> bool {
+        self.cfg.cc != CcKind::None || self.cfg.rate_cap_bps.is_some()
+    }
+
     /// Whether client session `s` must wait for its pacing time before
     /// sending; if so it goes on the wheel (it stays marked queued).
     pub(crate) fn pace_or_wait(&mut self, now: Instant, s: SessionId) -> bool {
@@ -32,7 +46,7 @@ impl Endpoint {
             return false;
         };
         c.rate.advance(now);
-        let limited = c.rate.rate_bps().is_some_and(|r| r < link);
+        let limited = c.rate_bps().is_some_and(|r| r < link);
         if !limited || c.pace.ready(now) {
             return false;
         }
@@ -48,8 +62,8 @@ impl Endpoint {
             return;
         };
         c.rate.on_sent(now, len);
-        if let Some(rate) = c.rate.rate_bps().filter(|&r| r < link) {
-            c.pace.on_send(now, len, rate);
+        if let Some(rate) = c.rate_bps().filter(|&r| r < link) {
+            c.pace.on_send(now, len, rate, PACING_SLACK);
         }
     }
 
@@ -74,9 +88,11 @@ impl Endpoint {
         }
         let server = match rpc.pkt_type {
             PktType::Request | PktType::ReqForResp => true,
-            PktType::Response | PktType::CreditReturn | PktType::ErrorResponse | PktType::Sack => {
-                false
-            }
+            PktType::Response
+            | PktType::CreditReturn
+            | PktType::ErrorResponse
+            | PktType::Sack
+            | PktType::Nak => false,
             _ => return,
         };
         let Some(sess) = self.table.by_num_mut(rpc.dest_session) else {
@@ -91,7 +107,8 @@ impl Endpoint {
             return;
         }
         let s = c.id();
-        if c.cnp_at != Instant::ZERO && now.saturating_since(c.cnp_at) < CNP_INTERVAL {
+        if c.cnp_at != Instant::ZERO && now.saturating_since(c.cnp_at) < self.cfg.dcqcn.cnp_interval
+        {
             return;
         }
         c.cnp_at = now;

@@ -11,7 +11,7 @@ use super::event::{Delivery, Event};
 use super::ids::SessionId;
 use super::links::PauseLinks;
 use super::msgbuf::{MsgBuf, MsgPool, PoolStats};
-use super::server_rx::RequestRx;
+use super::server_rx::{GapRule, RequestRx};
 use super::state::SessionState;
 use super::stats::{SessionCounts, Stats};
 use super::table::SessionTable;
@@ -25,7 +25,7 @@ use std::net::Ipv4Addr;
 
 /// Pacing wheel: 1 us slots (a 1500-byte frame at 10 Gb/s), 4096 of them
 /// (a 4 ms horizon: a gap at Timely's minimum rate fits many times).
-const PACING_GRAIN: crate::time::Duration = crate::time::Duration::from_micros(1);
+pub(crate) const PACING_GRAIN: crate::time::Duration = crate::time::Duration::from_micros(1);
 const PACING_SLOTS: usize = 4096;
 
 /// Events pre-sized per endpoint: a session reset with a full window and a
@@ -181,7 +181,7 @@ impl Endpoint {
         self.table
             .client(s)
             .and_then(|c| c.cc.as_ref())
-            .and_then(|c| c.rate.rate_bps())
+            .and_then(|c| c.rate_bps())
     }
 
     /// Requests of a client session not yet completed (in slots and backlog).
@@ -305,9 +305,11 @@ impl Endpoint {
                 self.rx_cnp(now, &p);
                 None
             }
-            PktType::CreditReturn | PktType::Response | PktType::ErrorResponse | PktType::Sack => {
-                self.rx_answer(now, &p)
-            }
+            PktType::CreditReturn
+            | PktType::Response
+            | PktType::ErrorResponse
+            | PktType::Sack
+            | PktType::Nak => self.rx_answer(now, &p),
             PktType::SessionMgmt => {
                 self.handle_sm(now, &p);
                 None
@@ -329,10 +331,18 @@ impl Endpoint {
         let srv = self.table.server_for_packet(&p.rpc, d)?;
         srv.common.heard_at(now);
         let sid = srv.common.id();
-        let selective = self.cfg.retransmit == Retransmit::Selective;
+        let gaps = GapRule {
+            selective: self.cfg.retransmit == Retransmit::Selective,
+            nak: self.cfg.nak,
+        };
         let max_msg = self.cfg.max_msg_size;
-        match srv.rx_request(p, self.dpp, max_msg, selective, &self.pool, d) {
+        match srv.rx_request(p, self.dpp, max_msg, gaps, &self.pool, d) {
             RequestRx::Dropped => None,
+            RequestRx::Nak(k) => {
+                self.stats.naks_sent += 1;
+                self.txq.answer(sid, p.rpc.req_num, AnswerKind::Nak, k);
+                None
+            }
             RequestRx::Stored(k) => {
                 self.stats.rx_accepted += 1;
                 self.stats.sacks_sent += 1;
@@ -388,7 +398,10 @@ impl Endpoint {
         let rx = c.rx_answer(now, p, self.dpp, max_msg, &self.pool, &mut self.stats);
         let dropped = matches!(
             rx,
-            AnswerRx::Dropped | AnswerRx::Spurious | AnswerRx::Rejected { .. }
+            AnswerRx::Dropped
+                | AnswerRx::Spurious
+                | AnswerRx::Rejected { .. }
+                | AnswerRx::GapRollback
         );
         if !dropped {
             self.stats.rx_accepted += 1;
@@ -401,6 +414,10 @@ impl Endpoint {
                 None
             }
             AnswerRx::Progress => {
+                self.schedule_client(sid);
+                None
+            }
+            AnswerRx::GapRollback => {
                 self.schedule_client(sid);
                 None
             }

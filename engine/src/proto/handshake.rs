@@ -20,7 +20,7 @@
 //! answers; a DisconnectReq for a session it no longer has is answered with
 //! status UnknownSession so the client stops retrying.
 
-use super::cc::{CcKind, RateControl};
+use super::cc::RateControl;
 use super::client::ClientSession;
 use super::config::{FlowMode, PeerAddr};
 use super::endpoint::Endpoint;
@@ -55,10 +55,12 @@ impl Endpoint {
             ..SessionCommon::new(id, SessionState::Connecting, peer, template, now)
         };
         let window = self.cfg.req_window;
-        let cc = RateControl::new(self.cfg.cc, self.cfg.link_bps, now);
-        self.table.insert(Session::Client(ClientSession::new(
-            common, window, credits, cc,
-        )));
+        let c = &self.cfg;
+        let cc = RateControl::new(c.cc, c.link_bps, now, c.base_rtt, c.dcqcn);
+        let mut session = ClientSession::new(common, window, credits, cc, c.rate_cap_bps);
+        session.sack_rule = c.sack_rule;
+        session.nak = c.nak;
+        self.table.insert(Session::Client(session));
         self.run_effect(now, id, Effect::StartHandshake, RpcError::UnknownSession);
         self.txq.ctrl.push_back(TxDesc::ConnectReq(id));
         Ok(id)
@@ -325,14 +327,12 @@ impl Endpoint {
         }
     }
 
-    /// Headers towards `peer`; ECN-capable when DCQCN runs, so marking
-    /// switches (and the injected marker) mark instead of dropping.
+    /// Headers towards `peer`, ECN-capable in every mode: a marking switch
+    /// (or the injected marker) then marks instead of dropping, and the
+    /// marks count congestion even where no sender reacts to them (only
+    /// DCQCN does).
     fn template_to(&self, dst_mac: MacAddr, peer: PeerAddr) -> HeaderTemplate {
         let l = self.cfg.local;
-        let t = HeaderTemplate::new((l.mac, l.ip, l.port), (dst_mac, peer.ip, peer.port));
-        match self.cfg.cc {
-            CcKind::Dcqcn => t.with_ect(),
-            _ => t,
-        }
+        HeaderTemplate::new((l.mac, l.ip, l.port), (dst_mac, peer.ip, peer.port)).with_ect()
     }
 }

@@ -43,6 +43,7 @@ mod lifecycle;
 mod links;
 mod loss;
 mod msgbuf;
+mod nak;
 mod pause;
 mod requests;
 mod sack;
@@ -59,9 +60,10 @@ mod txq;
 
 pub use crate::wire::ErrorCode;
 pub use config::{
-    bdp_credits, lossless_ring_entries, os_seed, CcKind, EndpointAddr, EndpointConfig, FlowMode,
-    LossPolicy, PauseConfig, PeerAddr, Retransmit, DEFAULT_IP, DEFAULT_MAX_MSG_SIZE, MAX_MTU,
-    MAX_PKTS_PER_MSG, MAX_REQ_WINDOW, MAX_SESSIONS, MIN_MTU, PKT_OVERHEAD, RTO_LOW_MAX_IN_FLIGHT,
+    bdp_credits, lossless_ring_entries, os_seed, CcKind, DcqcnParams, EndpointAddr, EndpointConfig,
+    FlowMode, LossPolicy, PauseConfig, PeerAddr, Retransmit, SackRule, DEFAULT_IP,
+    DEFAULT_MAX_MSG_SIZE, MAX_MTU, MAX_PKTS_PER_MSG, MAX_REQ_WINDOW, MAX_SESSIONS, MIN_MTU,
+    PKT_OVERHEAD, RTO_LOW_MAX_IN_FLIGHT,
 };
 pub use endpoint::Endpoint;
 pub use error::{refusal_reason, ConfigError, RpcError};

@@ -70,6 +70,10 @@ pub(crate) struct ServerSlot {
     /// packet `num_rx + i`; boxed on the slot's first out-of-order packet
     /// and reused after (a go-back-N slot never has one).
     pub ooo: Option<Box<Window>>,
+    /// Go-back-N with NAKs: the gap a Nak last went out for, as (req_num,
+    /// packet expected); a gap is NAKed once (the packet's arrival moves
+    /// `num_rx` past it, so a later gap differs).
+    pub nak_sent: Option<(u64, u32)>,
 }
 
 impl ServerSession {
@@ -91,6 +95,7 @@ impl ServerSession {
                     grant: 0,
                     cr_pending: false,
                     ooo: None,
+                    nak_sent: None,
                 })
                 .collect(),
         }

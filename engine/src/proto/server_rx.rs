@@ -15,6 +15,12 @@
 //! always queues one; the CR written later names the highest packet
 //! received in order by then.
 //!
+//! Go-back-N with NAKs (`EndpointConfig::nak`): the first later k of a gap
+//! (or a newer request that does not start at packet 0) is answered with
+//! a Nak naming the packet expected, once per gap (`ServerSlot::nak_sent`);
+//! further packets behind the same gap are dropped silently, as RoCE's
+//! receiver does until the expected packet arrives.
+//!
 //! Selective mode differs in two places: a later k (up to `SACK_WINDOW`
 //! past `num_rx`) is stored and answered with a Sack naming it, and a newer
 //! req_num may start with any packet, not only packet 0. When the hole
@@ -48,10 +54,21 @@ pub(crate) enum RequestRx<'f> {
     },
     /// Selective mode: stored out of order; answer with a Sack for it.
     Stored(u32),
+    /// Go-back-N with NAKs: the first packet of a gap arrived; answer with
+    /// a Nak naming the packet expected (counted as a `future` drop).
+    Nak(u32),
     /// The request is complete: hand it to the application; `true`: queue
     /// a cumulative credit return too (a hole below stored packets filled,
     /// and those packets' answers are the CR, not Response(0) alone).
     Deliver(Delivery<'f>, bool),
+}
+
+/// How the server side repairs gaps: selective (store and Sack) or
+/// go-back-N, with or without a Nak per gap.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GapRule {
+    pub selective: bool,
+    pub nak: bool,
 }
 
 impl ServerSession {
@@ -61,10 +78,11 @@ impl ServerSession {
         p: &Parsed<'f>,
         dpp: usize,
         max_msg: usize,
-        selective: bool,
+        gaps: GapRule,
         pool: &MsgPool,
         d: &mut Drops,
     ) -> RequestRx<'f> {
+        let GapRule { selective, nak } = gaps;
         let rpc = &p.rpc;
         let (r, k, len) = (rpc.req_num, rpc.pkt_num as u32, rpc.msg_size as usize);
         if len > max_msg {
@@ -107,7 +125,7 @@ impl ServerSession {
                     }
                     d.future += 1;
                     d.future_request += 1;
-                    return RequestRx::Dropped;
+                    return nak_once(slot, nak, r, slot.num_rx);
                 }
                 if k < slot.num_rx {
                     d.duplicate += 1;
@@ -151,7 +169,7 @@ impl ServerSession {
                 if k != 0 && !(selective && k < SACK_WINDOW) {
                     d.future += 1;
                     d.future_request += 1;
-                    return RequestRx::Dropped;
+                    return nak_once(slot, nak, r, 0);
                 }
                 // Dropping the previous request's buffers returns them to the pool.
                 slot.req_buf = None;
@@ -258,6 +276,16 @@ impl ServerSession {
         }
         Some((k, new))
     }
+}
+
+/// Go-back-N with NAKs: a Nak for packet `expected` of request `r`, unless
+/// one went out for this gap already (then the packet is only dropped).
+fn nak_once<'f>(slot: &mut ServerSlot, nak: bool, r: u64, expected: u32) -> RequestRx<'f> {
+    if !nak || slot.nak_sent == Some((r, expected)) {
+        return RequestRx::Dropped;
+    }
+    slot.nak_sent = Some((r, expected));
+    RequestRx::Nak(expected)
 }
 
 /// Selective mode: keeps request packet `k` (past `num_rx`, within the

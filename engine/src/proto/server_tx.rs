@@ -25,6 +25,9 @@ impl ServerSession {
         dpp: usize,
     ) -> Option<usize> {
         let i = self.slot_of(req_num);
+        if kind == AnswerKind::Nak {
+            return Some(self.write_nak(buf, req_num, pkt));
+        }
         let slot = &mut self.slots[i];
         if slot.req_num != Some(req_num) {
             return None;
@@ -73,5 +76,24 @@ impl ServerSession {
         };
         let copy = !matches!(slot.answer.as_ref(), Some(Answer::Response(r)) if r.is_phantom());
         Some(write_frame(buf, &c.template, &rpc, payload, copy))
+    }
+
+    /// A Nak for request `req_num`: packet `pkt` is the first missing.
+    /// Written whether or not the slot holds that request (a gap at packet
+    /// 0 of a newer request left the slot on the older one); the client
+    /// ignores a Nak for a request it is not sending.
+    fn write_nak(&self, buf: &mut [u8], req_num: u64, pkt: u16) -> usize {
+        let c = &self.common;
+        let rpc = RpcRepr {
+            pkt_type: PktType::Nak,
+            req_type: 0,
+            msg_size: 0,
+            dest_session: c.remote,
+            pkt_num: pkt,
+            grant: 0,
+            req_num,
+            token: c.token,
+        };
+        write_frame(buf, &c.template, &rpc, &[], false)
     }
 }

@@ -78,6 +78,11 @@ pub struct Stats {
     /// Selective mode: packets resent because a SACK showed them missing,
     /// before any timeout (a subset of `retransmissions`).
     pub fast_retransmits: u64,
+    /// Go-back-N with NAKs: Naks sent, one per gap in a request's packets.
+    pub naks_sent: u64,
+    /// Go-back-N with NAKs: rollbacks at once, on a Nak or a gap in the
+    /// response packets (a subset of `rollbacks`; the rest are timeouts).
+    pub nak_rollbacks: u64,
     /// Pause mode: XOFF and XON frames this receiver sent to its peers.
     pub pause_frames_sent: u64,
     /// Pause mode: XOFF and XON frames received from peers.

@@ -3,7 +3,6 @@
 //! handshake packets) first, then client packets round-robin over the
 //! sessions that have work and credits.
 
-use super::cc::CcKind;
 use super::config::Retransmit;
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
@@ -93,7 +92,7 @@ impl Endpoint {
     /// session that can send, one packet per session per turn.
     fn next_client_frame(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         while let Some(s) = self.txq.clients.pop_front() {
-            if self.cfg.cc != CcKind::None && self.pace_or_wait(now, s) {
+            if self.paces() && self.pace_or_wait(now, s) {
                 continue;
             }
             let Some(c) = self.table.client_mut(s) else {
@@ -126,7 +125,7 @@ impl Endpoint {
                 self.txq.clients.push_back(s);
             }
             if let Some(len) = turn.written {
-                if self.cfg.cc != CcKind::None {
+                if self.paces() {
                     self.on_client_sent(now, s, len);
                 }
                 return turn.written;

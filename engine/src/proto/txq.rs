@@ -26,6 +26,8 @@ pub(crate) enum AnswerKind {
     Error,
     /// Selective mode: request packet `pkt` arrived out of order.
     Sack,
+    /// Go-back-N with NAKs: request packet `pkt` is the first missing.
+    Nak,
 }
 
 /// One queued control packet.

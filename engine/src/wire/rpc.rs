@@ -47,6 +47,12 @@ wire_enum! {
         /// Server -> client, DCQCN: a request packet of this session
         /// arrived with ECN Congestion Experienced; cut the session's rate.
         Cnp = 8,
+        /// Server -> client, go-back-N with NAKs: a request packet of
+        /// `req_num` arrived out of order; `pkt_num` is the first request
+        /// packet missing (every one below it arrived). Sent once per gap;
+        /// the client goes back to `pkt_num` at once (RoCE's sequence-error
+        /// NAK).
+        Nak = 9,
     }
 }
 
@@ -658,6 +664,16 @@ pub(super) mod tests {
         0x01, 0x02, 0x03, 0x04, // token
     ];
 
+    // Nak of request 9 of client session 5: packet 3 is missing.
+    static NAK_BYTES: [u8; 24] = [
+        0xe7, 0x01, 0x09, 0x07, // magic, version, pkt_type, req_type
+        0x00, 0x00, 0x4e, 0x20, // msg_size: the request's
+        0x00, 0x05, // dest_session
+        0x00, 0x03, 0x00, 0x00, // pkt_num: the first missing, grant
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x09, // req_num
+        0x01, 0x02, 0x03, 0x04, // token
+    ];
+
     #[test]
     fn test_regime_packets_golden() {
         let base = RpcRepr {
@@ -687,10 +703,17 @@ pub(super) mod tests {
             token: 0x0102_0304,
             ..pause
         };
+        let nak = RpcRepr {
+            pkt_type: PktType::Nak,
+            pkt_num: 3,
+            grant: 0,
+            ..base
+        };
         for (repr, golden) in [
             (base, &SACK_BYTES),
             (pause, &PAUSE_BYTES),
             (cnp, &CNP_BYTES),
+            (nak, &NAK_BYTES),
         ] {
             let mut bytes = [0u8; 24];
             repr.emit(&mut RpcHeader::new_unchecked(&mut bytes[..]));
@@ -824,11 +847,11 @@ pub(super) mod tests {
         assert_eq!(RpcRepr::parse(&header), Err(Error::BadVersion));
         // Unknown packet types parse; proto decides what to do with them.
         let mut bytes = RPC_BYTES;
-        bytes[2] = 9;
+        bytes[2] = 10;
         let header = RpcHeader::new_checked(&bytes[..]).unwrap();
         assert_eq!(
             RpcRepr::parse(&header).unwrap().pkt_type,
-            PktType::Unknown(9)
+            PktType::Unknown(10)
         );
     }
 
@@ -885,7 +908,8 @@ pub(super) mod tests {
             (6, PktType::Sack),
             (7, PktType::Pause),
             (8, PktType::Cnp),
-            (9, PktType::Unknown(9)),
+            (9, PktType::Nak),
+            (10, PktType::Unknown(10)),
         ];
         for (v, t) in pkt {
             assert_eq!(PktType::from(v), t);

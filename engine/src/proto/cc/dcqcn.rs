@@ -17,50 +17,78 @@
 
 use crate::time::{Duration, Instant};
 
-/// How often the notification point may send a CNP for one flow: at most
-/// one per 50 us (the paper's §3.1, N = 50 us; also `CNPInterval` in the
-/// authors' simulator, bobzhuyb/ns3-rdma `qbb-net-device.cc`). The alpha
-/// timer below must exceed it, or alpha would decay between two CNPs of one
-/// congestion episode.
+/// The paper's CNP interval: at most one CNP per flow per 50 us (§3.1,
+/// N = 50 us; also `CNPInterval` in the authors' simulator,
+/// bobzhuyb/ns3-rdma `qbb-net-device.cc`); [`DcqcnParams::cnp_interval`] of
+/// the paper's set. With the paper's alpha timer (55 us) above it, alpha
+/// does not decay between two CNPs of one congestion episode; HPCC's set
+/// decays alpha every 1 us without a CNP and sends one per 4 us, as its
+/// Mellanox model updates alpha per period with or without a CNP.
 pub const CNP_INTERVAL: Duration = Duration::from_micros(50);
 
 /// Increase events applied one at a time per call; any further ones are
 /// applied in closed form, so a long idle gap costs O(1).
 const MAX_STEPS: u64 = 64;
 
-/// DCQCN's reaction-point constants. `Default` is the paper's configuration.
+/// DCQCN's reaction-point constants, with two named sets:
+/// [`DcqcnParams::paper40g`] (the paper's, tuned at 40 Gb/s) and
+/// [`DcqcnParams::hpcc100g`] (what the HPCC authors' ns-3 simulator runs
+/// at 100 Gb/s, Mellanox's variant). [`DcqcnParams::for_link`] picks the set
+/// that fits a link speed; `Default` is the paper's.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct DcqcnParams {
-    /// EWMA gain of alpha: 1/256 (paper §5.3 / Fig. 12; `EWMA_GAIN` of the
-    /// `dcqcn_paper` setting in alibaba-edu/High-Precision-Congestion-Control
+    /// EWMA gain of alpha: 1/256 in both sets (paper §5.3 / Fig. 12;
+    /// `EWMA_GAIN` in alibaba-edu/High-Precision-Congestion-Control
     /// `simulation/run.py`).
     pub g: f64,
-    /// K, the period without a CNP after which alpha decays: 55 us (paper
-    /// §3.1; `AlphaResumInterval` default in bobzhuyb/ns3-rdma).
+    /// K, the period without a CNP after which alpha decays (paper §3.1:
+    /// 55 us; HPCC's `dcqcn`: `ALPHA_RESUME_INTERVAL` 1 us).
     pub alpha_timer: Duration,
-    /// T, the rate-increase timer: 55 us (paper §5.3; `RP_TIMER` 55 of the
-    /// `dcqcn_paper` setting in the HPCC simulator's `run.py`).
+    /// T, the rate-increase timer (paper §5.3: 55 us; HPCC's `dcqcn`:
+    /// `RP_TIMER` 300 us).
     pub increase_timer: Duration,
-    /// B, bytes sent per byte-counter increase event: 10 MB (paper §5.3).
+    /// B, bytes sent per byte-counter increase event (paper §5.3: 10 MB).
+    /// 0 turns the byte counter off: the timer alone drives the increase
+    /// stages, as in Mellanox's variant (HPCC's `RateIncEventTimerMlx`):
+    /// at most F events of fast recovery, one of additive increase, then
+    /// hyper increase by R_HAI per event.
     pub byte_counter: u64,
-    /// F, increase events of one counter spent in fast recovery: 5 (paper
-    /// Table 2 / Fig. 6; `FAST_RECOVERY_TIMES` 5 in bobzhuyb/ns3-rdma
-    /// `mix/config.txt`).
+    /// F, increase events of one counter spent in fast recovery (paper
+    /// Table 2: 5; HPCC's `FAST_RECOVERY_TIMES` 1).
     pub fast_recovery_steps: u32,
-    /// R_AI, the additive-increase step: 40 Mbit/s (paper §5.3, at 40G;
-    /// `RATE_AI` in bobzhuyb/ns3-rdma `mix/config.txt`).
+    /// R_AI, the additive-increase step (paper §5.3 at 40G: 40 Mbit/s;
+    /// HPCC's `RATE_AI` 5 Mb/s x bw/25G: 20 Mbit/s at 100G).
     pub rai_bps: u64,
-    /// R_HAI, the hyper-increase step: 200 Mbit/s (`RATE_HAI` in
-    /// bobzhuyb/ns3-rdma `mix/config.txt`; the HPCC simulator's
-    /// `dcqcn_paper` setting gives 200 Mbit/s at 100G too).
+    /// R_HAI, the hyper-increase step (200 Mbit/s in both: bobzhuyb/ns3-rdma
+    /// `RATE_HAI`; HPCC's 50 Mb/s x bw/25G at 100G).
     pub rhai_bps: u64,
-    /// Floor of the rate: 100 Mbit/s (`MinRate` default in
-    /// bobzhuyb/ns3-rdma `qbb-net-device.cc`; the paper names none).
+    /// Floor of the rate (bobzhuyb/ns3-rdma `MinRate` 100 Mbit/s; HPCC's
+    /// `MIN_RATE` 1000 Mb/s).
     pub min_rate_bps: u64,
+    /// How often the notification point may send a CNP for one session
+    /// (paper §3.1: N = 50 us; HPCC's Mellanox variant cuts at most once
+    /// per `RATE_DECREASE_INTERVAL`, 4 us, which a CNP per 4 us models).
+    pub cnp_interval: Duration,
+    /// Whether every CNP sets the target rate R_T to the current rate
+    /// before cutting (the paper). Without it (HPCC's `CLAMP_TARGET_RATE
+    /// 0`) a CNP that comes before any timer increase since the last cut
+    /// keeps the old target, so a flow cut twice in a row recovers towards
+    /// where it was, not towards the first cut.
+    pub clamp_target: bool,
 }
 
 impl Default for DcqcnParams {
     fn default() -> Self {
+        Self::paper40g()
+    }
+}
+
+/// Link speed from which [`DcqcnParams::for_link`] picks the 100G set.
+const HPCC_SET_FROM_BPS: u64 = 50_000_000_000;
+
+impl DcqcnParams {
+    /// The paper's constants (Zhu et al., SIGCOMM'15, tuned on 40 Gb/s).
+    pub fn paper40g() -> Self {
         DcqcnParams {
             g: 1.0 / 256.0,
             alpha_timer: Duration::from_micros(55),
@@ -70,6 +98,37 @@ impl Default for DcqcnParams {
             rai_bps: 40_000_000,
             rhai_bps: 200_000_000,
             min_rate_bps: 100_000_000,
+            cnp_interval: CNP_INTERVAL,
+            clamp_target: true,
+        }
+    }
+
+    /// The HPCC authors' DCQCN at 100 Gb/s (`run.py --cc dcqcn --bw 100`):
+    /// Mellanox's timer-only variant, no target clamp, 1 Gb/s floor.
+    pub fn hpcc100g() -> Self {
+        DcqcnParams {
+            g: 1.0 / 256.0,
+            alpha_timer: Duration::from_micros(1),
+            increase_timer: Duration::from_micros(300),
+            byte_counter: 0,
+            fast_recovery_steps: 1,
+            rai_bps: 20_000_000,
+            rhai_bps: 200_000_000,
+            min_rate_bps: 1_000_000_000,
+            cnp_interval: Duration::from_micros(4),
+            clamp_target: false,
+        }
+    }
+
+    /// The set that fits a `link_bps` link: the paper's up to 40G-class
+    /// links, HPCC's from 50 Gb/s up (the paper's 5 KB..200 KB marking and
+    /// 40 Mb/s steps were tuned for 40G and keep a 100-400G flow far below
+    /// line rate).
+    pub fn for_link(link_bps: u64) -> Self {
+        if link_bps >= HPCC_SET_FROM_BPS {
+            Self::hpcc100g()
+        } else {
+            Self::paper40g()
         }
     }
 }
@@ -150,8 +209,11 @@ impl Dcqcn {
     /// alpha, and restart both counters and timers (paper §3.1).
     pub fn on_cnp(&mut self, now: Instant) {
         self.advance(now);
+        // Unclamped: a cut before any timer increase keeps the old target.
+        if self.params.clamp_target || !self.limited || self.time_stage > 0 {
+            self.rt = self.rc;
+        }
         self.limited = true;
-        self.rt = self.rc;
         self.rc = (self.rc * (1.0 - self.alpha / 2.0)).max(self.min);
         self.alpha = (1.0 - self.params.g) * self.alpha + self.params.g;
         self.bytes = 0;
@@ -165,10 +227,10 @@ impl Dcqcn {
     /// periods that ended by `now`, to keep events in time order).
     pub fn on_sent(&mut self, now: Instant, bytes: usize) {
         self.advance(now);
-        if !self.limited {
+        if !self.limited || self.params.byte_counter == 0 {
             return;
         }
-        let b = self.params.byte_counter.max(1);
+        let b = self.params.byte_counter;
         self.bytes = self.bytes.saturating_add(bytes as u64);
         let events = self.bytes / b;
         self.bytes %= b;
@@ -222,6 +284,16 @@ impl Dcqcn {
     /// increase, as in the authors' simulator), R_AI otherwise.
     fn step_increment(&self, b: u64, t: u64) -> f64 {
         let f = self.fast_recovery();
+        if self.params.byte_counter == 0 {
+            // Timer only (Mellanox): F events of fast recovery, one of
+            // additive increase, then R_HAI each.
+            let t = b.max(t); // the byte stage stays 0
+            return match t {
+                _ if t <= f => 0.0,
+                _ if t == f + 1 => self.params.rai_bps as f64,
+                _ => self.params.rhai_bps as f64,
+            };
+        }
         if b.max(t) <= f {
             0.0
         } else if b.min(t) > f {
@@ -248,7 +320,12 @@ impl Dcqcn {
             Counter::Time => self.byte_stage,
         };
         let rhai = self.params.rhai_bps as f64;
-        let total = if other <= f {
+        let total = if self.params.byte_counter == 0 {
+            // Timer only: at most one additive step (stage F + 1), then R_HAI.
+            let ai = u64::from(own <= f && f < end);
+            let hai = end - own.max(f + 1);
+            self.params.rai_bps as f64 * ai as f64 + rhai * hai as f64
+        } else if other <= f {
             self.params.rai_bps as f64 * n as f64
         } else {
             let hi = end.min(other); // the ramp: stages own+1 ..= hi

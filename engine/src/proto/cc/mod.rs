@@ -16,7 +16,7 @@ mod dcqcn;
 mod timely;
 mod wheel;
 
-pub use dcqcn::{Dcqcn, DcqcnParams, CNP_INTERVAL};
+pub use dcqcn::{Dcqcn, DcqcnParams};
 pub use timely::{Timely, TimelyParams};
 pub use wheel::TimingWheel;
 
@@ -57,14 +57,25 @@ impl RateLimit {
 
     /// A frame of `frame_bytes` left at `now` at `rate_bps` (0 counts as
     /// 1 bit/s): the next one may leave one serialisation time later,
-    /// counted from `next_send_at` if the session is behind its schedule
-    /// (so a busy session keeps the exact rate) or from `now` if it was idle
-    /// (so idle time earns no burst).
-    pub fn on_send(&mut self, now: Instant, frame_bytes: usize, rate_bps: u64) {
+    /// counted from `next_send_at` while the session is at most `slack`
+    /// behind its schedule, and from `now - slack` when it is further
+    /// behind.
+    ///
+    /// The slack is what keeps the rate exact: a session that waits on a
+    /// timing wheel is released up to one wheel grain after its time, and
+    /// counting its next gap from the late release (as an earlier version
+    /// did) loses that lateness on every frame, which capped a session at
+    /// about one frame per grain (12 Gb/s at a 1 us grain). Counted from the
+    /// schedule, the late frames go out back to back until the session is
+    /// on time again. Idle time earns no burst beyond `slack`: a session
+    /// that had nothing to send for longer restarts its schedule at most
+    /// `slack` in the past.
+    pub fn on_send(&mut self, now: Instant, frame_bytes: usize, rate_bps: u64, slack: Duration) {
         let rate = u128::from(rate_bps.max(1));
-        let from = if now > self.next_send_at {
+        let earliest = Instant(now.as_nanos().saturating_sub(slack.as_nanos()));
+        let from = if earliest > self.next_send_at {
             self.carry = 0;
-            now
+            earliest
         } else {
             self.next_send_at
         };
@@ -92,13 +103,23 @@ pub enum RateControl {
 }
 
 impl RateControl {
-    /// A controller of `kind` with default parameters for a `link_bps`
-    /// link, starting at link rate.
-    pub fn new(kind: CcKind, link_bps: u64, now: Instant) -> Self {
+    /// A controller of `kind` for a `link_bps` link, starting at link rate:
+    /// Timely with eRPC's constants and `base_rtt` as its minimum RTT (the
+    /// gradient's normaliser), DCQCN with `dcqcn`.
+    pub fn new(
+        kind: CcKind,
+        link_bps: u64,
+        now: Instant,
+        base_rtt: Duration,
+        dcqcn: DcqcnParams,
+    ) -> Self {
         match kind {
             CcKind::None => RateControl::None,
-            CcKind::Timely => RateControl::Timely(Timely::new(TimelyParams::default(), link_bps)),
-            CcKind::Dcqcn => RateControl::Dcqcn(Dcqcn::new(DcqcnParams::default(), link_bps, now)),
+            CcKind::Timely => {
+                let p = TimelyParams::with_min_rtt(base_rtt);
+                RateControl::Timely(Timely::new(p, link_bps))
+            }
+            CcKind::Dcqcn => RateControl::Dcqcn(Dcqcn::new(dcqcn, link_bps, now)),
         }
     }
 
@@ -146,23 +167,26 @@ impl RateControl {
 
 #[cfg(test)]
 mod tests {
+    use super::dcqcn::CNP_INTERVAL;
     use super::*;
 
     const TEN_G: u64 = 10_000_000_000;
+    const NO_SLACK: Duration = Duration::from_nanos(0);
+    const RTT: Duration = Duration::from_micros(2);
 
     #[test]
     fn rate_limit_spaces_line_rate_frames_one_us_apart() {
         let t0 = Instant::from_nanos(5_000);
         let mut rl = RateLimit::new(t0);
         assert!(rl.ready(t0));
-        rl.on_send(t0, 1250, TEN_G);
+        rl.on_send(t0, 1250, TEN_G, NO_SLACK);
         assert_eq!(rl.next_send_at, t0 + Duration::from_micros(1));
         assert!(!rl.ready(t0 + Duration::from_nanos(999)));
         assert!(rl.ready(t0 + Duration::from_micros(1)));
         // Back to back, sent exactly on time: 1 us apart each.
         for i in 1..=10 {
             let now = rl.next_send_at;
-            rl.on_send(now, 1250, TEN_G);
+            rl.on_send(now, 1250, TEN_G, NO_SLACK);
             assert_eq!(rl.next_send_at, t0 + Duration::from_micros(i + 1));
         }
     }
@@ -171,14 +195,92 @@ mod tests {
     fn rate_limit_counts_from_schedule_when_behind_and_from_now_when_idle() {
         let t0 = Instant::ZERO;
         let mut rl = RateLimit::new(t0);
-        rl.on_send(t0, 1250, TEN_G);
+        rl.on_send(t0, 1250, TEN_G, NO_SLACK);
         // Sent early (the caller ignored ready()): still spaced by schedule.
-        rl.on_send(t0, 1250, TEN_G);
+        rl.on_send(t0, 1250, TEN_G, NO_SLACK);
         assert_eq!(rl.next_send_at, t0 + Duration::from_micros(2));
         // Idle for a while: no credit for the idle time.
         let later = t0 + Duration::from_millis(1);
-        rl.on_send(later, 1250, TEN_G);
+        rl.on_send(later, 1250, TEN_G, NO_SLACK);
         assert_eq!(rl.next_send_at, later + Duration::from_micros(1));
+    }
+
+    #[test]
+    fn rate_limit_keeps_its_schedule_within_the_slack_and_bounds_the_burst() {
+        let slack = Duration::from_micros(1);
+        let hundred_g = 10 * TEN_G; // 1250 B every 100 ns
+        let mut rl = RateLimit::new(Instant::ZERO);
+        rl.on_send(Instant::ZERO, 1250, hundred_g, slack);
+        // Released 700 ns after its time (within a wheel grain): the gaps
+        // count from the schedule, not from the late send, so the session
+        // may send back to back until it is on time again.
+        let late = Instant::from_nanos(800);
+        for k in 2..=8 {
+            assert!(rl.ready(late), "behind schedule: may send at once");
+            rl.on_send(late, 1250, hundred_g, slack);
+            assert_eq!(rl.next_send_at, Instant::from_nanos(100 * k));
+        }
+        assert!(rl.ready(late) && !rl.ready(Instant::from_nanos(799)));
+        rl.on_send(late, 1250, hundred_g, slack);
+        assert!(!rl.ready(late), "on time again at 900 ns");
+        // Idle for 1 ms: the schedule restarts `slack` before now, so the
+        // idle time buys at most one slack's worth of back-to-back frames.
+        let later = Instant::from_nanos(1_000_000);
+        let mut burst = 0;
+        while rl.ready(later) {
+            rl.on_send(later, 1250, hundred_g, slack);
+            burst += 1;
+        }
+        assert_eq!(
+            burst, 11,
+            "1 us of slack at 100 ns a frame, plus the one due now"
+        );
+    }
+
+    /// Drives one always-backlogged session through a wheel of `grain`
+    /// (released late by up to a grain, as the endpoint does) behind a NIC
+    /// of `nic_bps`, and returns the rate it achieved over `frames` frames.
+    fn paced_rate(rate_bps: u64, nic_bps: u64, grain: Duration, frames: u64) -> f64 {
+        let frame = 1514;
+        let mut wheel = TimingWheel::new(grain, 4096, Instant::ZERO);
+        let mut rl = RateLimit::new(Instant::ZERO);
+        let mut now = Instant::ZERO;
+        let mut sent = 0;
+        let mut last_send = Instant::ZERO;
+        while sent < frames {
+            if !rl.ready(now) {
+                wheel.insert(rl.next_send_at, 0u8);
+                now = wheel.next_due().expect("parked");
+                assert_eq!(wheel.pop_due(now), Some(0));
+                assert!(rl.ready(now), "the wheel never releases early");
+            }
+            rl.on_send(now, frame, rate_bps, grain);
+            last_send = now;
+            sent += 1;
+            // The NIC serialises the frame before it can take the next.
+            now += Duration::from_nanos(frame as u64 * 8 * 1_000_000_000 / nic_bps);
+        }
+        // Frames 0..frames-1 left by the last one's start.
+        let bits = ((frames - 1) * frame as u64 * 8) as f64;
+        bits / (last_send.as_nanos() as f64 / 1e9)
+    }
+
+    #[test]
+    fn paced_sessions_keep_their_rate_through_a_coarse_wheel() {
+        // The rates the pacing must hold, each on a NIC somewhat faster
+        // than the cap, through the engine's 1 us wheel grain (an older
+        // version restarted the schedule at each late release and topped
+        // out near one frame per grain: 12 Gb/s).
+        let grain = Duration::from_micros(1);
+        for (gbps, nic) in [(1, 10), (10, 25), (50, 100), (99, 100), (390, 400)] {
+            let r = paced_rate(gbps * 1_000_000_000, nic * 1_000_000_000, grain, 20_000);
+            let ratio = r / (gbps as f64 * 1e9);
+            assert!(
+                (0.98..=1.0001).contains(&ratio),
+                "{gbps} Gb/s: paced at {:.3} Gb/s ({ratio:.4}x)",
+                r / 1e9
+            );
+        }
     }
 
     #[test]
@@ -187,7 +289,7 @@ mod tests {
         let mut rl = RateLimit::new(Instant::ZERO);
         for _ in 0..100 {
             let now = rl.next_send_at;
-            rl.on_send(now, 64, 100_000_000_000);
+            rl.on_send(now, 64, 100_000_000_000, NO_SLACK);
         }
         assert_eq!(rl.next_send_at, Instant::from_nanos(512));
     }
@@ -195,28 +297,29 @@ mod tests {
     #[test]
     fn rate_limit_treats_zero_rate_as_one_bit_per_second() {
         let mut rl = RateLimit::new(Instant::ZERO);
-        rl.on_send(Instant::ZERO, 1, 0);
+        rl.on_send(Instant::ZERO, 1, 0, NO_SLACK);
         assert_eq!(rl.next_send_at, Instant::from_nanos(8_000_000_000));
-        rl.on_send(Instant::ZERO, usize::MAX, 0);
+        rl.on_send(Instant::ZERO, usize::MAX, 0, NO_SLACK);
         assert_eq!(rl.next_send_at, Instant(u64::MAX), "saturates");
     }
 
     #[test]
     fn rate_control_dispatches_by_kind() {
         let now = Instant::ZERO;
-        let mut none = RateControl::new(CcKind::default(), TEN_G, now);
+        let mut none =
+            RateControl::new(CcKind::default(), TEN_G, now, RTT, DcqcnParams::paper40g());
         none.on_cnp(now);
         none.on_rtt(now, Duration::from_millis(5));
         assert_eq!(none.rate_bps(), None);
 
-        let mut timely = RateControl::new(CcKind::Timely, TEN_G, now);
+        let mut timely = RateControl::new(CcKind::Timely, TEN_G, now, RTT, DcqcnParams::paper40g());
         assert_eq!(timely.rate_bps(), Some(TEN_G));
         timely.on_cnp(now);
         assert_eq!(timely.rate_bps(), Some(TEN_G), "CNPs are DCQCN's");
         timely.on_rtt(now, Duration::from_millis(5));
         assert!(timely.rate_bps().unwrap() < TEN_G);
 
-        let mut dcqcn = RateControl::new(CcKind::Dcqcn, TEN_G, now);
+        let mut dcqcn = RateControl::new(CcKind::Dcqcn, TEN_G, now, RTT, DcqcnParams::paper40g());
         dcqcn.on_rtt(now, Duration::from_millis(5));
         assert_eq!(dcqcn.rate_bps(), Some(TEN_G), "RTTs are Timely's");
         dcqcn.on_cnp(now);
@@ -247,7 +350,7 @@ mod tests {
         while now < Instant::from_nanos(10_000) {
             while let Some(s) = wheel.pop_due(now) {
                 assert!(limits[s].ready(now));
-                limits[s].on_send(now, 1250, rates[s]);
+                limits[s].on_send(now, 1250, rates[s], NO_SLACK);
                 sent[s].push(now.as_nanos() / 1_000);
                 wheel.insert(limits[s].next_send_at, s);
             }

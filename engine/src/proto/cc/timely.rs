@@ -11,7 +11,11 @@
 //! - an uncongested session (at link rate, RTT at or below `t_low`) skips
 //!   the update entirely (eRPC's `kCcOptTimelyBypass`, on by default), which
 //!   also leaves the RTT history untouched;
-//! - samples below `min_rtt` (possible around retransmissions) are ignored.
+//! - samples below `min_rtt` count as `min_rtt` (eRPC drops them, as its
+//!   2 us constant lies below every real RTT; here `min_rtt` is the path's
+//!   measured base RTT, which for a burst includes its serialisation, and a
+//!   lone packet on an idle path returns faster than that: dropping those
+//!   samples left a cut session with no sample to grow on).
 //!
 //! Rates are f64 bits per second inside, u64 at the API. RTTs are handled in
 //! nanoseconds; the algorithm only uses ratios of times, so the unit does not
@@ -63,6 +67,20 @@ impl Default for TimelyParams {
             add_rate_bps: 40_000_000,
             hai_thresh: 5,
             hai_factor: 5,
+        }
+    }
+}
+
+impl TimelyParams {
+    /// eRPC's constants with `min_rtt` set to the path's unloaded round
+    /// trip. eRPC's 2 us constant fits its own testbed; below a path's real
+    /// base RTT it inflates the gradient (a 1 us rise reads as 0.5 instead
+    /// of 1 us / 4.3 us = 0.23 on the fabric), so the engine passes the
+    /// base RTT it measured or was configured with. At least 1 us.
+    pub fn with_min_rtt(min_rtt: Duration) -> Self {
+        TimelyParams {
+            min_rtt: Duration::from_nanos(min_rtt.as_nanos().max(1_000)),
+            ..TimelyParams::default()
         }
     }
 }
@@ -123,11 +141,8 @@ impl Timely {
         if self.rate_bps >= self.link_bps && rtt <= p.t_low {
             return; // eRPC's bypass: uncongested, nothing to compute
         }
-        if rtt < p.min_rtt {
-            return;
-        }
         let min_rtt = p.min_rtt.as_nanos().max(1) as f64;
-        let sample = rtt.as_nanos() as f64;
+        let sample = (rtt.as_nanos() as f64).max(min_rtt);
         let diff = sample - self.prev_rtt_ns;
         self.neg_gradient_count = if diff < 0.0 {
             self.neg_gradient_count.saturating_add(1)
@@ -272,12 +287,21 @@ mod tests {
     }
 
     #[test]
-    fn samples_below_min_rtt_are_ignored() {
-        let mut t = Timely::new(TimelyParams::default(), LINK);
+    fn samples_below_min_rtt_raise_a_cut_rate() {
+        // min_rtt is a burst's base RTT (15 us); a lone packet on the idle
+        // path comes back in 3 us. A cut session must grow on such samples.
+        let mut t = Timely::new(TimelyParams::with_min_rtt(us(15)), LINK);
         t.on_rtt(at_us(10), us(2_000));
-        let before = (t.rate_bps(), t.gradient());
-        t.on_rtt(at_us(20), Duration::from_nanos(1_500));
-        assert_eq!((t.rate_bps(), t.gradient()), before);
+        let cut = t.rate_bps();
+        assert!(cut < LINK);
+        for i in 0..50 {
+            t.on_rtt(at_us(100 + 15 * i), us(3));
+        }
+        assert!(
+            t.rate_bps() > cut + 1_000_000_000,
+            "{cut} -> {}",
+            t.rate_bps()
+        );
     }
 
     #[test]

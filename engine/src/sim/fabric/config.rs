@@ -18,6 +18,30 @@ pub struct Red {
     pub pmax: f64,
 }
 
+impl Red {
+    /// The marking DCQCN's parameter set for a `bps` link expects (see
+    /// `DcqcnParams::for_link`): the paper's Kmin 5 KB, Kmax 200 KB, Pmax
+    /// 1 % below 50 Gb/s; from 50 Gb/s the HPCC authors' thresholds, which
+    /// scale with the link (Kmin 100 KB, Kmax 400 KB per 25 Gb/s, Pmax 0.2:
+    /// 400 KB / 1.6 MB at 100 Gb/s). The paper's 5 KB at 100-400 Gb/s marks
+    /// nearly every packet behind any queue at all.
+    pub fn for_link(bps: u64) -> Red {
+        if bps < 50_000_000_000 {
+            return Red {
+                kmin: 5_000,
+                kmax: 200_000,
+                pmax: 0.01,
+            };
+        }
+        let per_25g = bps as f64 / 25e9;
+        Red {
+            kmin: (100_000.0 * per_25g) as u64,
+            kmax: (400_000.0 * per_25g) as u64,
+            pmax: 0.2,
+        }
+    }
+}
+
 /// Priority flow control (802.1Qbb) on every switch ingress port and host
 /// NIC, for the one priority all traffic uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,6 +103,11 @@ pub struct FabricConfig {
     /// The endpoints' timers instead of the regime's (to match a real
     /// run loop's; see [`EndpointTimers`]).
     pub timers: EndpointTimers,
+    /// NAKs on or off instead of the regime's, for the regimes that recover
+    /// by go-back-N on a lossy fabric (ib, roce, roce-nocc, lossy; irn and
+    /// srd repair with Sacks and erpc is lossless, so they keep theirs): to
+    /// match a real run's `transport.nak`, off by default there.
+    pub nak: Option<bool>,
     /// Virtual time a run may take after its last flow starts; what is
     /// unfinished then is reported as such.
     pub grace: Duration,
@@ -104,6 +133,7 @@ impl Default for FabricConfig {
             session_credits: None,
             req_window: None,
             timers: EndpointTimers::default(),
+            nak: None,
         }
     }
 }

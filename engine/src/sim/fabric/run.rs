@@ -208,6 +208,9 @@ pub fn run_regime_in(
             ec.req_window = w;
         }
         cfg.timers.apply(&mut ec);
+        if let Some(nak) = cfg.nak.filter(|_| regime.naks()) {
+            ec.nak = nak;
+        }
         // eRPC sizes its sessions to its ring; here the ring is sized so
         // every session's reservation fits.
         ec.rx_ring_entries = ec
