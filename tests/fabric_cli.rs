@@ -2,9 +2,11 @@
 //! fabrics (no DPDK, no devices, well under a second each): one seed gives
 //! byte-identical JSON, the JSON has one result per regime with the counters
 //! the docs name, `--timing` adds the wall-clock rate, `--ring` sizes the
-//! hosts' receive rings, bad input is an error
-//! (exit 1, the problem named, no panic), the `-c` file works under flag
-//! overrides and rejects unknown keys, and `--plot` writes an SVG.
+//! hosts' receive rings, `--seeds N` reports intervals over N seeds (the
+//! same bytes twice, each seed's result the single-seed run's), bad input
+//! is an error (exit 1, the problem named, no panic), the `-c` file works
+//! under flag overrides and rejects unknown keys, and `--plot` writes an
+//! SVG.
 
 mod common;
 use common::{run, Run};
@@ -114,6 +116,7 @@ fn json_has_one_result_per_regime_with_every_counter() {
     for r in results {
         for key in [
             "goodput_gbps",
+            "mean_flow_gbps",
             "buckets",
             "drops_switch",
             "drops_host_ring",
@@ -190,8 +193,76 @@ fn ring_sets_every_hosts_receive_ring() {
 }
 
 #[test]
+fn seeds_report_intervals_and_the_same_bytes_twice() {
+    let mut args = SMALL.to_vec();
+    args.extend(["--regimes", "roce,lossy", "--seeds", "3"]);
+    let table = fabric(&args);
+    table.assert_ok("--seeds 3");
+    assert!(table.stdout.contains("seeds 1-3"), "{}", table.stdout);
+    assert!(
+        table.stdout.contains("confidence interval"),
+        "{}",
+        table.stdout
+    );
+    for regime in ["roce", "lossy"] {
+        let row = table
+            .stdout
+            .lines()
+            .find(|l| l.starts_with(regime) && !l.contains("by size"))
+            .unwrap_or_else(|| panic!("no {regime} row: {}", table.stdout));
+        assert!(row.matches(" ±").count() >= 10, "{row}");
+    }
+
+    args.push("--json");
+    let a = fabric(&args);
+    let b = fabric(&args);
+    a.assert_ok("first --seeds run");
+    assert_eq!(a.stdout, b.stdout, "same seeds, different JSON");
+    assert_eq!(a.stdout.lines().count(), 1, "stdout is the JSON line alone");
+    let v = last_line_json(&a);
+    assert_eq!(v["seeds"], serde_json::json!([1, 2, 3]), "{v}");
+    let regimes = v["regimes"].as_array().expect("regimes is an array");
+    assert_eq!(regimes.len(), 2, "{v}");
+    for r in regimes {
+        for key in [
+            "completed",
+            "goodput_gbps",
+            "mean_flow_gbps",
+            "slowdown_p50",
+            "slowdown_p99",
+            "slowdown_p999",
+            "drops_switch",
+            "drops_host_ring",
+            "pause_frames",
+            "ecn_marks",
+            "retransmitted_pkts",
+        ] {
+            let s = &r["stats"][key];
+            assert_eq!(s["n"], 3, "{key}: {r}");
+            assert_eq!(s["values"].as_array().map(Vec::len), Some(3), "{key}");
+            assert!(s["mean"].as_f64().is_some(), "{key}: {s}");
+            assert!(s["ci95"].as_f64().is_some_and(|h| h >= 0.0), "{key}: {s}");
+        }
+        assert_eq!(r["results"].as_array().map(Vec::len), Some(3), "{r}");
+    }
+
+    // Each seed's result is that seed's single run; one seed is the
+    // single-seed report, byte for byte.
+    let mut one = SMALL.to_vec();
+    one.extend(["--regimes", "roce,lossy", "--seed", "2", "--json"]);
+    let single = fabric(&one);
+    let s = last_line_json(&single);
+    assert_eq!(regimes[0]["results"][1], s["results"][0]);
+    assert_eq!(regimes[1]["results"][1], s["results"][1]);
+    one.extend(["--seeds", "1"]);
+    let seeds1 = fabric(&one);
+    seeds1.assert_ok("--seeds 1");
+    assert_eq!(seeds1.stdout, single.stdout, "--seeds 1 changed the report");
+}
+
+#[test]
 fn bad_input_is_an_error_naming_the_problem() {
-    let cases: [(&[&str], &str); 12] = [
+    let cases: [(&[&str], &str); 13] = [
         (&["--scenario", "bogus"], "bogus"),
         (&["--scenario", "incast", "--regimes", "irn,pfc"], "pfc"),
         (
@@ -204,6 +275,7 @@ fn bad_input_is_an_error_naming_the_problem() {
         (&["--scenario", "websearch", "--service-us", "2"], "service"),
         (&["--scenario", "incast", "--service-us=-1"], "service"),
         (&["--scenario", "incast", "--ring", "0"], "ring"),
+        (&["--scenario", "incast", "--seeds", "0"], "--seeds"),
         (&["--scenario", "incast", "--scan-us", "0"], "scan-us"),
         (&["--scenario", "incast", "--rto-low-us", "0"], "rto-low-us"),
         // The endpoint judges how the timers relate, and says which.

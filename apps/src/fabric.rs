@@ -2,14 +2,18 @@
 //! of [`engine::sim::fabric`] (deterministic, virtual time, no DPDK).
 //!
 //! A thin front end: the flags and an optional TOML file resolve to a
-//! [`FabricPlan`] (a [`ScenarioSpec`] and the regimes to run); the engine
-//! builds the workload and runs each regime; this module prints what came
-//! back: a table on stdout (stderr with `--json`), a live progress line on
-//! stderr, the [`FabricReport`] as one JSON line, and optionally an SVG of
-//! slowdown by flow size ([`crate::fabric_plot`]). Every check of the values
-//! (ranges, overrides a scenario has no use for) is the engine's; its
+//! [`FabricPlan`] (a [`ScenarioSpec`], the seeds and the regimes to run);
+//! the engine builds the workload of each seed and runs each regime; this
+//! module prints what came back: a table on stdout (stderr with `--json`;
+//! [`crate::fabric_table`]), a live progress line on stderr, the
+//! [`FabricReport`] as one JSON line (with `--seeds N`, N > 1, the
+//! [`SeedsReport`] of [`crate::fabric_stats`] instead), and optionally an
+//! SVG of slowdown by flow size ([`crate::fabric_plot`]). Every check of the
+//! values (ranges, overrides a scenario has no use for) is the engine's; its
 //! message is passed on as the error.
 
+use crate::fabric_stats::SeedsReport;
+use crate::fabric_table::{render_seeds_table, render_table, seed_range};
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use engine::proto::{EndpointConfig, MsgPool};
@@ -82,6 +86,11 @@ pub struct FabricSettings {
     /// Seed of every random choice; one seed gives one result [default: 1].
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Run every regime with N seeds, --seed and the N-1 after it, and
+    /// report each metric's mean and 95 % confidence interval (Student's t)
+    /// [default: 1, a single run].
+    #[arg(long, value_name = "N")]
+    pub seeds: Option<u64>,
     /// Rate of every link in Gb/s instead of the scenario's (calibration:
     /// the rate a real link sustains).
     #[arg(long, value_name = "GBPS")]
@@ -142,6 +151,7 @@ impl FabricSettings {
             flow_size: f.flow_size.or(file.flow_size),
             flows: f.flows.or(file.flows),
             seed: f.seed.or(file.seed),
+            seeds: f.seeds.or(file.seeds),
             link_gbps: f.link_gbps.or(file.link_gbps),
             link_delay_us: f.link_delay_us.or(file.link_delay_us),
             loss: f.loss.or(file.loss),
@@ -174,8 +184,10 @@ impl FabricSettings {
 /// What to run, resolved from the flags over the file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FabricPlan {
-    /// The scenario, its overrides and the seed.
+    /// The scenario, its overrides and the (first) seed.
     pub spec: ScenarioSpec,
+    /// How many seeds to run, from `spec.seed` up (at least 1).
+    pub seeds: u64,
     /// The regimes, in run (and report) order.
     pub regimes: Vec<Regime>,
     /// The fabric's knobs (PFC, credits and the like come from each regime).
@@ -207,7 +219,15 @@ impl FabricArgs {
             Some(list) => parse_regimes(list)?,
             None => Regime::ALL.to_vec(),
         };
-        let mut spec = ScenarioSpec::new(scenario, s.seed.unwrap_or(DEFAULT_SEED));
+        let seed = s.seed.unwrap_or(DEFAULT_SEED);
+        let seeds = match s.seeds.unwrap_or(1) {
+            0 => bail!("--seeds 0: give at least one seed"),
+            n if seed.checked_add(n - 1).is_none() => {
+                bail!("--seeds {n} from seed {seed} goes past the largest seed")
+            }
+            n => n,
+        };
+        let mut spec = ScenarioSpec::new(scenario, seed);
         spec.hosts = s.hosts;
         spec.load = s.load;
         spec.flow_size = s.flow_size;
@@ -251,6 +271,7 @@ impl FabricArgs {
         };
         Ok(FabricPlan {
             spec,
+            seeds,
             regimes,
             fabric,
             link_bps,
@@ -276,26 +297,34 @@ pub fn parse_regimes(list: &[String]) -> anyhow::Result<Vec<Regime>> {
     Ok(out)
 }
 
-/// Runs `rpc-bench fabric`: builds the scenario, runs every regime, prints
-/// the table, writes the plot, prints the JSON.
+/// Runs `rpc-bench fabric`: builds the scenario, runs every regime (with
+/// each seed), prints the table, writes the plot, prints the JSON.
 pub fn fabric_cmd(a: &FabricArgs) -> anyhow::Result<()> {
     let plan = a.plan()?;
-    let mut workload = scenario::build(&plan.spec).map_err(anyhow::Error::msg)?;
-    if let Some(bps) = plan.link_bps {
-        workload.host_link_bps = bps;
-        workload.fabric_link_bps = bps;
-    }
+    let seeds: Vec<u64> = (0..plan.seeds).map(|k| plan.spec.seed + k).collect();
     // With --json, stdout carries the JSON line alone.
     let mut human: Box<dyn Write> = if a.json {
         Box::new(std::io::stderr())
     } else {
         Box::new(std::io::stdout())
     };
-    writeln!(human, "{}", header(&plan, &workload))?;
-    human.flush()?;
-    let results = run_all(&plan, &workload)?;
-    write!(human, "{}", render_table(&results))?;
-    let sim_pkts_per_sec = a.timing.then(|| sim_rate(&results));
+    // One list of per-regime results per seed.
+    let mut runs: Vec<Vec<RegimeResult>> = Vec::with_capacity(seeds.len());
+    for &seed in &seeds {
+        let w = workload(&plan, seed)?;
+        if runs.is_empty() {
+            writeln!(human, "{}", header(&plan, &w, &seeds))?;
+            human.flush()?;
+        }
+        runs.push(run_all(&plan, &w, seed, seeds.len() > 1)?);
+    }
+    let sim_pkts_per_sec = a.timing.then(|| sim_rate(runs.iter().flatten()));
+    let name = plan.spec.scenario.name();
+    let seeds_report = (seeds.len() > 1).then(|| SeedsReport::new(name, seeds.clone(), &runs));
+    match &seeds_report {
+        Some(rep) => write!(human, "{}", render_seeds_table(rep))?,
+        None => write!(human, "{}", render_table(&runs[0]))?,
+    }
     if let Some(rate) = sim_pkts_per_sec {
         writeln!(
             human,
@@ -304,44 +333,71 @@ pub fn fabric_cmd(a: &FabricArgs) -> anyhow::Result<()> {
         )?;
     }
     if let Some(path) = &a.plot {
-        let title = format!(
-            "{}: FCT slowdown by flow size (seed {})",
-            plan.spec.scenario.name(),
-            plan.spec.seed
-        );
-        crate::fabric_plot::plot_slowdown_by_size(path, &title, &results)?;
+        // One seed's flows per chart: the first seed's.
+        let of = match seeds.len() {
+            1 => String::new(),
+            _ => format!(" of {}", seed_range(&seeds)),
+        };
+        let title = format!("{name}: FCT slowdown by flow size (seed {}{of})", seeds[0]);
+        crate::fabric_plot::plot_slowdown_by_size(path, &title, &runs[0])?;
         writeln!(human, "plot: {}", path.display())?;
     }
     human.flush()?;
     if a.json {
-        let report = FabricReport {
-            scenario: plan.spec.scenario.name(),
-            seed: plan.spec.seed,
-            sim_pkts_per_sec,
-            results,
+        let line = match seeds_report {
+            Some(mut rep) => {
+                rep.sim_pkts_per_sec = sim_pkts_per_sec;
+                serde_json::to_string(&rep)
+            }
+            None => serde_json::to_string(&FabricReport {
+                scenario: name,
+                seed: seeds[0],
+                sim_pkts_per_sec,
+                results: runs.swap_remove(0),
+            }),
         };
-        let line = serde_json::to_string(&report).context("fabric report as JSON")?;
-        println!("{line}");
+        println!("{}", line.context("fabric report as JSON")?);
     }
     Ok(())
 }
 
-/// The first line: what runs, on what.
-fn header(plan: &FabricPlan, w: &Workload) -> String {
+/// The workload of `plan` under `seed`, with its link rate override.
+fn workload(plan: &FabricPlan, seed: u64) -> anyhow::Result<Workload> {
+    let spec = ScenarioSpec {
+        seed,
+        ..plan.spec.clone()
+    };
+    let mut w = scenario::build(&spec).map_err(anyhow::Error::msg)?;
+    if let Some(bps) = plan.link_bps {
+        w.host_link_bps = bps;
+        w.fabric_link_bps = bps;
+    }
+    Ok(w)
+}
+
+/// The first line: what runs, on what (the first seed's workload: the
+/// seeds change which flows, not how many).
+fn header(plan: &FabricPlan, w: &Workload, seeds: &[u64]) -> String {
     let regimes: Vec<&str> = plan.regimes.iter().map(|r| r.name()).collect();
     format!(
-        "fabric: scenario {}, {} hosts, {} flows, seed {}; regimes {}",
+        "fabric: scenario {}, {} hosts, {} flows, {}; regimes {}",
         plan.spec.scenario.name(),
         w.topology.hosts(),
         w.flows.len(),
-        plan.spec.seed,
+        seed_range(seeds),
         regimes.join(",")
     )
 }
 
-/// Runs every regime of `plan` on `w`, in order, with a progress line and a
-/// closing line per regime on stderr.
-fn run_all(plan: &FabricPlan, w: &Workload) -> anyhow::Result<Vec<RegimeResult>> {
+/// Runs every regime of `plan` on `w` with `seed`, in order, with a
+/// progress line and a closing line per regime on stderr (naming the seed
+/// when there are several).
+fn run_all(
+    plan: &FabricPlan,
+    w: &Workload,
+    seed: u64,
+    name_seed: bool,
+) -> anyhow::Result<Vec<RegimeResult>> {
     let base = &plan.fabric;
     let tty = std::io::stderr().is_terminal();
     let mut results = Vec::with_capacity(plan.regimes.len());
@@ -354,15 +410,16 @@ fn run_all(plan: &FabricPlan, w: &Workload) -> anyhow::Result<Vec<RegimeResult>>
         MsgPool::phantom(max)
     };
     for &regime in &plan.regimes {
-        let mut line = ProgressLine::new(regime.name(), tty);
-        let r = run_regime_in(&pool, w, regime, base, plan.spec.seed, &mut |p| {
-            line.update(p)
-        })
-        .map_err(|e| anyhow!("regime {}: {e}", regime.name()))?;
+        let label = match name_seed {
+            true => format!("{} seed {seed}", regime.name()),
+            false => regime.name().to_string(),
+        };
+        let mut line = ProgressLine::new(&label, tty);
+        let r = run_regime_in(&pool, w, regime, base, seed, &mut |p| line.update(p))
+            .map_err(|e| anyhow!("regime {label}: {e}"))?;
         line.clear();
         eprintln!(
-            "fabric: {} done in {:.1} s wall, {:.2} M simulated packets/s",
-            r.regime,
+            "fabric: {label} done in {:.1} s wall, {:.2} M simulated packets/s",
             r.wall_secs,
             per_sec(r.sim_pkts, r.wall_secs) / 1e6
         );
@@ -391,27 +448,27 @@ fn timer_us(flag: &str, us: Option<u64>) -> anyhow::Result<Option<engine::time::
     }
 }
 
-/// Simulated packets per wall-clock second over all regimes (sums, so a
-/// long regime weighs as much as its share of the time).
-fn sim_rate(results: &[RegimeResult]) -> f64 {
-    let pkts = results.iter().map(|r| r.sim_pkts).sum();
-    let secs = results.iter().map(|r| r.wall_secs).sum();
+/// Simulated packets per wall-clock second over all runs (sums, so a long
+/// run weighs as much as its share of the time).
+fn sim_rate<'a>(results: impl Iterator<Item = &'a RegimeResult> + Clone) -> f64 {
+    let pkts = results.clone().map(|r| r.sim_pkts).sum();
+    let secs = results.map(|r| r.wall_secs).sum();
     per_sec(pkts, secs)
 }
 
 /// The live progress line of one regime on stderr, at most one per
 /// [`PROGRESS_EVERY`]; rewritten in place on a terminal, plain lines in a
 /// log.
-struct ProgressLine {
-    regime: &'static str,
+struct ProgressLine<'a> {
+    regime: &'a str,
     tty: bool,
     last: Instant,
     /// Length of the line on screen (terminal only), to blank it.
     shown: usize,
 }
 
-impl ProgressLine {
-    fn new(regime: &'static str, tty: bool) -> ProgressLine {
+impl<'a> ProgressLine<'a> {
+    fn new(regime: &'a str, tty: bool) -> ProgressLine<'a> {
         ProgressLine {
             regime,
             tty,
@@ -451,101 +508,6 @@ impl ProgressLine {
     }
 }
 
-/// The table (one row per regime) and, per regime, slowdown p99 by flow
-/// size (non-empty buckets only).
-pub fn render_table(results: &[RegimeResult]) -> String {
-    let victim = results.iter().any(|r| r.victim_goodput_gbps.is_some());
-    let mut head = vec!["regime", "done", "Gb/s"];
-    if victim {
-        head.push("victim Gb/s");
-    }
-    head.extend([
-        "sd p50",
-        "sd p99",
-        "sd p99.9",
-        "drops sw",
-        "drops ring",
-        "pauses",
-        "paused us",
-        "links paused",
-        "ECN marks",
-        "resent",
-        "peak KB",
-    ]);
-    let rows: Vec<Vec<String>> = results
-        .iter()
-        .map(|r| {
-            let mut row = vec![
-                r.regime.to_string(),
-                format!("{}/{}", r.completed, r.flows),
-                format!("{:.1}", r.goodput_gbps),
-            ];
-            if victim {
-                row.push(
-                    r.victim_goodput_gbps
-                        .map_or("-".into(), |g| format!("{g:.1}")),
-                );
-            }
-            row.extend([
-                format!("{:.2}", r.slowdown.p50),
-                format!("{:.2}", r.slowdown.p99),
-                format!("{:.2}", r.slowdown.p999),
-                r.drops_switch.to_string(),
-                r.drops_host_ring.to_string(),
-                r.pause_frames.to_string(),
-                format!("{:.1}", r.paused_us),
-                r.links_paused.to_string(),
-                r.ecn_marks.to_string(),
-                r.retransmitted_pkts.to_string(),
-                format!("{:.0}", r.peak_buffer_bytes as f64 / 1e3),
-            ]);
-            row
-        })
-        .collect();
-    let widths: Vec<usize> = (0..head.len())
-        .map(|c| {
-            rows.iter()
-                .map(|r| r[c].len())
-                .chain([head[c].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut out = String::new();
-    let mut line = |cells: &[&str]| {
-        for (c, (cell, w)) in cells.iter().zip(&widths).enumerate() {
-            // Names left-aligned, numbers right-aligned, two spaces apart.
-            match c {
-                0 => out.push_str(&format!("{cell:<w$}")),
-                _ => out.push_str(&format!("  {cell:>w$}")),
-            }
-        }
-        out.push('\n');
-    };
-    line(&head);
-    for row in &rows {
-        line(&row.iter().map(String::as_str).collect::<Vec<_>>());
-    }
-    let name_w = widths[0];
-    for r in results {
-        let cells: Vec<String> = r
-            .buckets
-            .iter()
-            .filter(|b| b.flows > 0)
-            .map(|b| format!("{}: {:.2}", b.label, b.slowdown.p99))
-            .collect();
-        let text = match cells.is_empty() {
-            true => "no flow completed".to_string(),
-            false => cells.join("  "),
-        };
-        out.push_str(&format!(
-            "{:<name_w$}  slowdown p99 by size  {text}\n",
-            r.regime
-        ));
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -557,7 +519,7 @@ mod tests {
         let f = dir.join("f.toml");
         std::fs::write(
             &f,
-            "scenario = \"incast\"\nregimes = [\"irn\", \"ib\"]\nhosts = 4\nseed = 9\n",
+            "scenario = \"incast\"\nregimes = [\"irn\", \"ib\"]\nhosts = 4\nseed = 9\nseeds = 3\n",
         )
         .unwrap();
         let a = FabricArgs {
@@ -570,7 +532,7 @@ mod tests {
         };
         let p = a.plan().unwrap();
         assert_eq!(p.spec.scenario, Scenario::Incast);
-        assert_eq!((p.spec.hosts, p.spec.seed), (Some(8), 9));
+        assert_eq!((p.spec.hosts, p.spec.seed, p.seeds), (Some(8), 9, 3));
         assert_eq!(p.regimes, [Regime::Irn, Regime::Ib]);
         let p = FabricArgs {
             settings: FabricSettings {
@@ -581,7 +543,10 @@ mod tests {
         }
         .plan()
         .unwrap();
-        assert_eq!((p.spec.seed, p.regimes.len()), (DEFAULT_SEED, 6));
+        assert_eq!(
+            (p.spec.seed, p.seeds, p.regimes.len()),
+            (DEFAULT_SEED, 1, 6)
+        );
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -591,6 +556,22 @@ mod tests {
         assert!(format!("{e:#}").contains("senders"), "{e:#}");
         let e = FabricArgs::default().plan().unwrap_err();
         assert!(e.to_string().contains("no scenario"), "{e}");
+        let seeds = |seed: u64, seeds: u64| {
+            let settings = FabricSettings {
+                scenario: Some("incast".into()),
+                seed: Some(seed),
+                seeds: Some(seeds),
+                ..FabricSettings::default()
+            };
+            let a = FabricArgs {
+                settings,
+                ..FabricArgs::default()
+            };
+            a.plan().map(|p| p.seeds).map_err(|e| e.to_string())
+        };
+        assert!(seeds(1, 0).unwrap_err().contains("--seeds 0"));
+        assert!(seeds(u64::MAX - 1, 3).unwrap_err().contains("--seeds 3"));
+        assert_eq!(seeds(u64::MAX - 1, 2), Ok(2));
         let bad = |list: &[&str]| {
             let v: Vec<String> = list.iter().map(|s| s.to_string()).collect();
             parse_regimes(&v).unwrap_err().to_string()

@@ -1,6 +1,6 @@
 //! Shared code of the binaries: link and EAL flags, child processes, latency
 //! histograms, the raw floor benchmark, and the front end of the simulated
-//! fabric lab (`fabric`, `fabric_plot`).
+//! fabric lab (`fabric`, `fabric_plot`, `fabric_stats`, `fabric_table`).
 
 pub mod bdp;
 pub mod bench;
@@ -11,6 +11,8 @@ pub mod config;
 pub mod enginecost;
 pub mod fabric;
 pub mod fabric_plot;
+pub mod fabric_stats;
+pub mod fabric_table;
 pub mod floor;
 pub mod hist;
 pub mod hostile;

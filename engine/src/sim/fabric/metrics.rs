@@ -1,6 +1,8 @@
 //! Flow completion time statistics: from each flow's size, start, end and
 //! ideal completion time, the slowdown percentiles (overall and by size
-//! bucket), FCT percentiles, and goodput of all flows and of victim flows.
+//! bucket), FCT percentiles, goodput of all flows and of victim flows over
+//! the run's span (makespan goodput), and the mean rate a flow saw while it
+//! ran.
 //! Pure arithmetic on its inputs, so a deterministic run gives a
 //! deterministic summary.
 
@@ -105,6 +107,14 @@ pub struct FctSummary {
     /// Bytes of completed flows, in gigabits, per nanosecond from the first
     /// flow's start to the last completion (i.e. Gb/s); 0 if none completed.
     pub goodput_gbps: f64,
+    /// The mean over completed flows of each flow's own rate, its bytes in
+    /// gigabits per nanosecond of its FCT (Gb/s; an FCT of 0 counts as
+    /// 1 ns). One late flow moves it by its share of the flows, not to the
+    /// end of the run as it does `goodput_gbps`. It is a per-flow figure,
+    /// not the fabric's: flows that share a link each see a part of it (an
+    /// incast's senders, one flow each, each see about 1/N of the
+    /// receiver's link). 0 if none completed.
+    pub mean_flow_gbps: f64,
     /// The same for victim flows alone (from the first victim start to the
     /// last victim completion); `None` when there are no victim flows.
     pub victim_goodput_gbps: Option<f64>,
@@ -142,6 +152,7 @@ pub fn summarize(flows: &[FlowOutcome]) -> FctSummary {
     let mut fcts_us = Vec::with_capacity(flows.len());
     let mut by_bucket: [Vec<f64>; BUCKETS.len()] = Default::default();
     let mut done_bytes = 0u64;
+    let mut rate_sum = 0.0f64;
     let mut last_end: Option<Instant> = None;
     // Victim flows: (completed bytes, first start, last end), None until one
     // is seen.
@@ -158,6 +169,7 @@ pub fn summarize(flows: &[FlowOutcome]) -> FctSummary {
         }
         let Some(end) = f.end else { continue };
         let fct = end.saturating_since(f.start);
+        rate_sum += f.size as f64 * 8.0 / fct.as_nanos().max(1) as f64;
         let s = slowdown(fct, f.ideal);
         slowdowns.push(s);
         fcts_us.push(fct.as_nanos() as f64 / 1e3);
@@ -174,6 +186,10 @@ pub fn summarize(flows: &[FlowOutcome]) -> FctSummary {
     let goodput_gbps = match (first_start, last_end) {
         (Some(first), Some(last)) => gbps(done_bytes, first, last),
         _ => 0.0,
+    };
+    let mean_flow_gbps = match slowdowns.len() {
+        0 => 0.0,
+        n => rate_sum / n as f64,
     };
     let victim_goodput_gbps = victim.map(|(bytes, first, last)| match last {
         Some(last) => gbps(bytes, first, last),
@@ -197,6 +213,7 @@ pub fn summarize(flows: &[FlowOutcome]) -> FctSummary {
         buckets,
         fct_us: Percentiles::of(&fcts_us),
         goodput_gbps,
+        mean_flow_gbps,
         victim_goodput_gbps,
         last_end,
     }
@@ -278,6 +295,33 @@ mod tests {
         let s = summarize(&flows);
         assert_eq!(s.goodput_gbps, 100.0);
         assert_eq!(s.victim_goodput_gbps, None);
+    }
+
+    #[test]
+    fn mean_flow_rate_is_not_set_by_a_straggler() {
+        // 1250 B = 10,000 bits: over 100 ns 100 Gb/s, over 200 ns 50 Gb/s,
+        // over 10,000 ns (the straggler) 1 Gb/s; the incomplete flow counts
+        // in neither figure. Makespan: 30,000 bits over 0..10,000 ns = 3 Gb/s,
+        // set by the straggler alone; the flows' mean rate is 151/3.
+        let flows = [
+            flow(1250, 0, Some(100), 10),
+            flow(1250, 50, Some(250), 10),
+            flow(1250, 0, Some(10_000), 10),
+            flow(9999, 10, None, 10),
+        ];
+        let s = summarize(&flows);
+        assert_eq!(s.goodput_gbps, 3.0);
+        assert!((s.mean_flow_gbps - 151.0 / 3.0).abs() < 1e-12, "{s:?}");
+        // Without the straggler both agree on a fair share of the time.
+        let s = summarize(&flows[..2]);
+        assert_eq!(s.mean_flow_gbps, 75.0);
+        // Victim flows count like any other; an FCT of 0 counts as 1 ns.
+        let mut v = flow(125, 0, Some(0), 10);
+        v.victim = true;
+        assert_eq!(summarize(&[v]).mean_flow_gbps, 1000.0);
+        // Nothing completed: 0, not NaN.
+        assert_eq!(summarize(&[flow(10, 0, None, 1)]).mean_flow_gbps, 0.0);
+        assert_eq!(summarize(&[]).mean_flow_gbps, 0.0);
     }
 
     #[test]

@@ -33,8 +33,13 @@ pub struct RegimeResult {
     pub failed: u64,
     /// Flows still running when the run stopped (virtual time bound).
     pub unfinished: u64,
-    /// Bytes of completed flows over the time from first start to last end.
+    /// Bytes of completed flows over the time from first start to last end
+    /// (makespan goodput: one straggler stretches it).
     pub goodput_gbps: f64,
+    /// The mean over completed flows of each flow's bytes over its FCT
+    /// ([`metrics::FctSummary::mean_flow_gbps`]; for incast, the mean
+    /// per-sender rate).
+    pub mean_flow_gbps: f64,
     /// The victim flow's goodput (scenario `victim`).
     #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
     pub victim_goodput_gbps: Option<f64>,
@@ -311,6 +316,7 @@ pub fn run_regime_in(
         failed,
         unfinished: flows_n as u64 - completed - failed,
         goodput_gbps: sum.goodput_gbps,
+        mean_flow_gbps: sum.mean_flow_gbps,
         victim_goodput_gbps: sum.victim_goodput_gbps,
         slowdown: sum.slowdown,
         buckets: sum.buckets,
