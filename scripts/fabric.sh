@@ -33,8 +33,9 @@ done
 # Calibration runs take the real run loop's timers (transport.scan_us,
 # rto_us, rto_low_us at their defaults), not the regimes' 5 us grain: a
 # session's timeouts within one grain fire together, and go-back-N's resend
-# count depends on it (docs/fabric.md, "Injected loss").
-REAL_TIMERS=(--scan-us 500 --rto-us 5000 --rto-low-us 500)
+# count depends on it (docs/fabric.md, "Injected loss"); and its
+# transport.nak = false (the real runs had no NAKs: only timeouts recover).
+REAL_TIMERS=(--scan-us 500 --rto-us 5000 --rto-low-us 500 --nak false)
 # Calibration against memif (docs/lossy-vs-lossless.md, issue 11's run):
 # one sender, 64 KiB requests, window 4, 1 % loss; the credits each real
 # mode ran with (irn at the BDP, 9; lossy at 4 x BDP, 36).

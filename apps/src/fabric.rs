@@ -131,6 +131,11 @@ pub struct FabricSettings {
     /// regime's (`transport.rto_low_us`).
     #[arg(long, value_name = "US")]
     pub rto_low_us: Option<u64>,
+    /// NAKs on or off in the go-back-N regimes (ib, roce, roce-nocc,
+    /// lossy: on) instead of the regime's; a real run's `transport.nak`
+    /// (off by default) for calibration.
+    #[arg(long, value_name = "BOOL")]
+    pub nak: Option<bool>,
     /// Move every payload byte through the endpoints, as on a real link;
     /// without it they move headers only (same results, much faster).
     #[arg(long)]
@@ -163,6 +168,7 @@ impl FabricSettings {
             scan_us: f.scan_us.or(file.scan_us),
             rto_us: f.rto_us.or(file.rto_us),
             rto_low_us: f.rto_low_us.or(file.rto_low_us),
+            nak: f.nak.or(file.nak),
             copy_payload: f.copy_payload || file.copy_payload,
         }
     }
@@ -264,6 +270,7 @@ impl FabricArgs {
             rto: timer_us("rto-us", s.rto_us)?,
             rto_low: timer_us("rto-low-us", s.rto_low_us)?,
         };
+        fabric.nak = s.nak;
         let link_bps = match s.link_gbps {
             Some(g) if g > 0.0 && g <= 10_000.0 => Some((g * 1e9).round() as u64),
             Some(g) => bail!("link rate {g} Gb/s outside (0, 10000]"),
