@@ -60,6 +60,39 @@ for c in 32 128; do
 done
 run "large-8MiB-c128-verify" run --workload large --msg-size 8388608 --resp-size 32 --credits 128 --seconds "$SECS" --no-floor \
   | summ gbps,p50_us,p99_us,retransmissions
+# Congestion control on an idle link (nobody else on memif): Timely and
+# DCQCN against none, alternated within each round so the ratio compares
+# runs of the same minutes; then the rate cap (the client's wire rate
+# against it, ratio_cap). Each run measures its own floor (link rate, BDP).
+for round in 1 2; do
+  for size in 65536 8388608; do
+    for cc in none timely dcqcn; do
+      run "cc-$size-$cc-r$round" run --workload large --msg-size "$size" --resp-size 32 \
+        --set workload.verify=false --set transport.cc="$cc" --seconds "$SECS" --floor-pings 2000 \
+        | summ gbps,credits,retransmissions
+    done
+  done
+done
+python3 - "$out" <<'PY'
+import json, sys
+runs = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["label"].startswith("cc-"):
+        runs[r["label"]] = r["result"].get("gbps", 0.0)
+for rnd in (1, 2):
+    for size in (65536, 8388608):
+        none = runs.get(f"cc-{size}-none-r{rnd}", 0.0)
+        ratios = "  ".join(
+            f"{cc} {runs.get(f'cc-{size}-{cc}-r{rnd}', 0.0) / none:.2f}x" if none else f"{cc} n/a"
+            for cc in ("timely", "dcqcn"))
+        print(f"   idle-link goodput vs cc=none, {size} B, round {rnd}: none {none:.1f} Gb/s  {ratios}")
+PY
+for cap in 1 10 40; do
+  run "rate-cap-$cap" run --workload large --msg-size 8388608 --resp-size 32 \
+    --set workload.verify=false --set transport.rate_cap_gbps="$cap" --seconds "$SECS" --floor-pings 2000 \
+    | summ rate_cap_gbps,tx_wire_gbps,ratio_cap,gbps
+done
 # Reliability: 10 million RPCs, then the pools' mbufs in use on both sides
 # (after the ports started vs after the workers stopped): any difference is
 # a leak (docs/reliability.md).

@@ -255,3 +255,48 @@ fn a_coarse_timer_grain_rolls_a_sessions_timeouts_back_together() {
         "resent per rollback: {coarse:.1} at 500 us, {fine:.1} at 5 us"
     );
 }
+
+/// FCT in us of one flow of `bytes` from one sender on an otherwise idle
+/// 1:1 "incast", every link at `link_bps`, the sender capped at `cap_bps`.
+fn capped_fct_us(bytes: u64, link_bps: u64, cap_bps: Option<u64>) -> f64 {
+    let mut w = workload(Scenario::Incast, 3, |s| {
+        s.hosts = Some(1);
+        s.flows = Some(1);
+        s.flow_size = Some(bytes);
+    });
+    w.host_link_bps = link_bps;
+    w.fabric_link_bps = link_bps;
+    let cfg = FabricConfig {
+        rate_cap_bps: cap_bps,
+        ..FabricConfig::default()
+    };
+    let r = run_with(&w, Regime::Ib, &cfg, 3);
+    assert_eq!(r.completed, 1, "{r:?}");
+    r.fct_us.p50
+}
+
+#[test]
+fn a_rate_capped_session_sends_at_its_cap_in_the_fabric() {
+    // Frames of 1514 B carry 1448 payload bytes. The rate over the sending
+    // time: the FCT of 8 MiB less that of one small packet (the round trip
+    // and the response), against the 8 MiB's frames at the cap. Before the
+    // pacing fix a paced session held about one frame per 1 us wheel grain.
+    let bytes = 8u64 << 20;
+    let frames = bytes.div_ceil(1448);
+    let wire_bits = (frames * 1514 - (frames * 1448 - bytes)) as f64 * 8.0;
+    for (gbps, link) in [(1, 10), (10, 100), (50, 100), (99, 100), (390, 400)] {
+        let (cap, link) = (gbps * 1_000_000_000, link * 1_000_000_000);
+        let small = capped_fct_us(64, link, Some(cap));
+        let big = capped_fct_us(bytes, link, Some(cap));
+        let rate = wire_bits / ((big - small) * 1e3);
+        let ratio = rate / gbps as f64;
+        assert!(
+            (0.98..=1.01).contains(&ratio),
+            "{gbps} Gb/s cap: sent at {rate:.3} Gb/s ({ratio:.4}x)"
+        );
+    }
+    // And uncapped, the link rate sets it.
+    let free = capped_fct_us(bytes, 100_000_000_000, None);
+    let capped = capped_fct_us(bytes, 100_000_000_000, Some(50_000_000_000));
+    assert!(capped > 1.9 * free, "{capped} vs {free}");
+}

@@ -317,6 +317,7 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         Some(floor_for(&cfg, a.floor_pings).context("raw floor")?)
     };
     let bdp = apps::bdp::apply(&mut cfg, floor.as_ref());
+    cfg.check_rate_cap()?;
     eprintln!(
         "rpc-bench: {} credits per session; BDP {} credits from {} ({:.2} Gb/s x {:.1} us / {} B){}",
         bdp.credits,
@@ -351,6 +352,16 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         }
     }
     rep.extra.insert("bdp".into(), serde_json::to_value(&bdp)?);
+    if let (Some(cap), Some(c)) = (cfg.transport.rate_cap_gbps, rep.client_stats.as_ref()) {
+        // The client sends from its first request to the end of the run:
+        // its wire rate over warm-up and measured time together, against
+        // the cap (a paced session should hold >= 0.98 of it).
+        let secs = cfg.workload.warmup_seconds + cfg.workload.seconds;
+        let wire = c.tx_bytes as f64 * 8.0 / secs / 1e9;
+        rep.extra.insert("rate_cap_gbps".into(), cap.into());
+        rep.extra.insert("tx_wire_gbps".into(), wire.into());
+        rep.extra.insert("ratio_cap".into(), (wire / cap).into());
+    }
     println!();
     print!("{}", rep.render_text());
     let ok = rep.failed == 0

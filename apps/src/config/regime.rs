@@ -89,15 +89,6 @@ impl Config {
                     format!("transport.rate_cap_gbps = {cap} must be a rate above 0 Gb/s"),
                 ));
             }
-            if cap > t.link_gbps {
-                return Err(ConfigError::invalid(
-                    "transport.rate_cap_gbps",
-                    format!(
-                        "transport.rate_cap_gbps = {cap} is above the line rate, transport.link_gbps = {} (rpc-bench sets link_gbps to the floor's measured rate); lower the cap or drop it",
-                        t.link_gbps
-                    ),
-                ));
-            }
         }
         if t.nak && t.retransmit == RetransmitKind::Selective {
             return Err(ConfigError::invalid(
@@ -118,6 +109,24 @@ impl Config {
             u64::MAX / 1000,
         )?;
         self.validate_pause()
+    }
+
+    /// `transport.rate_cap_gbps` at most the line rate, `transport.link_gbps`.
+    /// Checked where the line rate is final: by the binaries, and by
+    /// `rpc-bench` once the floor has measured it (`bdp::apply`), not when
+    /// `rpc-bench` first reads its config.
+    pub fn check_rate_cap(&self) -> Result<(), ConfigError> {
+        let t = &self.transport;
+        match t.rate_cap_gbps {
+            Some(cap) if cap > t.link_gbps => Err(ConfigError::invalid(
+                "transport.rate_cap_gbps",
+                format!(
+                    "transport.rate_cap_gbps = {cap} is above the line rate, transport.link_gbps = {:.2} (rpc-bench sets link_gbps to the floor's measured rate); lower the cap or drop it",
+                    t.link_gbps
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Pause mode: XON below XOFF, and the headroom rule `link.rx_desc -
@@ -336,12 +345,61 @@ mod tests {
             ),
             (&["faults.ecn_p=1.5"], "faults.ecn_p"),
             (&["faults.ecn_p=-0.5"], "faults.ecn_p"),
+            (&["transport.rate_cap_gbps=0"], "transport.rate_cap_gbps"),
+            (&["transport.rate_cap_gbps=-3"], "transport.rate_cap_gbps"),
+            (
+                &["transport.nak=true", "transport.mode=lossless"],
+                "transport.nak",
+            ),
+            (
+                &[
+                    "transport.nak=true",
+                    "transport.mode=lossy",
+                    "transport.retransmit=selective",
+                ],
+                "transport.nak",
+            ),
         ];
         for (overrides, key) in cases {
             assert_eq!(&rejected_key(overrides), key, "{overrides:?}");
         }
         let e = rejection(&["transport.rto_low_us=5001"], "transport.rto_low_us");
         assert!(e.contains("1..=transport.rto_us = 5000"), "{e}");
+    }
+
+    #[test]
+    fn rate_control_keys_map_and_their_bad_values_name_the_key() {
+        let c = with(&[
+            "transport.rate_cap_gbps=2.5",
+            "transport.dcqcn=hpcc100g",
+            "transport.nak=true",
+            "transport.mode=lossy",
+            "transport.rtt_us=12",
+        ])
+        .unwrap();
+        c.validate_for(&ENV, Role::Client).unwrap();
+        let e = c.endpoint_config(Role::Client, 0, MAC);
+        e.validate().unwrap();
+        assert_eq!(e.rate_cap_bps, Some(2_500_000_000));
+        assert_eq!(e.dcqcn, engine::proto::DcqcnParams::hpcc100g());
+        assert!(e.nak);
+        assert_eq!(e.base_rtt, Duration::from_micros(12));
+        // Without a named set, the one that fits the link.
+        let slow = with(&["transport.link_gbps=25"]).unwrap();
+        let fast = with(&["transport.link_gbps=100"]).unwrap();
+        let set = |c: &Config| c.endpoint_config(Role::Client, 0, MAC).dcqcn;
+        assert_eq!(set(&slow), engine::proto::DcqcnParams::paper40g());
+        assert_eq!(set(&fast), engine::proto::DcqcnParams::hpcc100g());
+        // An unknown set is a parse error naming the key.
+        let e = with(&["transport.dcqcn=paper100g"]).expect_err("unknown set");
+        assert_eq!(e.key(), Some("transport.dcqcn"), "{e}");
+        // Above the line rate: refused where the rate is final (a binary,
+        // or rpc-bench after its floor), naming both keys.
+        let c = with(&["transport.rate_cap_gbps=11"]).unwrap();
+        c.validate(&ENV).unwrap();
+        let e = c.validate_for(&ENV, Role::Client).unwrap_err();
+        assert_eq!(e.key(), Some("transport.rate_cap_gbps"), "{e}");
+        assert!(e.to_string().contains("transport.link_gbps = 10.00"), "{e}");
     }
 
     #[test]

@@ -64,6 +64,9 @@ impl Config {
         self.validate_transport()?;
         self.validate_workload()?;
         self.validate_credits()?;
+        if role.is_some() {
+            self.check_rate_cap()?;
+        }
         self.validate_faults()
     }
 

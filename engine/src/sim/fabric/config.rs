@@ -108,6 +108,10 @@ pub struct FabricConfig {
     /// srd repair with Sacks and erpc is lossless, so they keep theirs): to
     /// match a real run's `transport.nak`, off by default there.
     pub nak: Option<bool>,
+    /// A cap on every session's sending rate, bits/s
+    /// (`EndpointConfig::rate_cap_bps`): the endpoints pace their frames
+    /// at it, as on a real link with `transport.rate_cap_gbps`.
+    pub rate_cap_bps: Option<u64>,
     /// Virtual time a run may take after its last flow starts; what is
     /// unfinished then is reported as such.
     pub grace: Duration,
@@ -134,6 +138,7 @@ impl Default for FabricConfig {
             req_window: None,
             timers: EndpointTimers::default(),
             nak: None,
+            rate_cap_bps: None,
         }
     }
 }

@@ -216,6 +216,7 @@ pub fn run_regime_in(
         if let Some(nak) = cfg.nak.filter(|_| regime.naks()) {
             ec.nak = nak;
         }
+        ec.rate_cap_bps = cfg.rate_cap_bps.or(ec.rate_cap_bps);
         // eRPC sizes its sessions to its ring; here the ring is sized so
         // every session's reservation fits.
         ec.rx_ring_entries = ec
