@@ -382,3 +382,25 @@ fn plot_writes_an_svg() {
         r.stdout
     );
 }
+
+#[test]
+fn htsim_compare_refuses_a_missing_source_tree_and_says_where_htsim_is() {
+    // The outside check builds htsim from the user's own clone; without
+    // one it must say so before doing anything (it is not part of CI).
+    let script = common::repo_root().join("scripts/reference/htsim-compare.sh");
+    let script = script.to_str().expect("utf-8 path");
+    let empty = std::env::temp_dir().join(common::unique("nohtsim"));
+    std::fs::create_dir_all(&empty).unwrap();
+    let not_htsim = empty.to_str().unwrap().to_string();
+    for (args, names) in [
+        (vec![script], "exactly one argument"),
+        (vec![script, "/nonexistent/htsim"], "/nonexistent/htsim"),
+        (vec![script, not_htsim.as_str()], not_htsim.as_str()),
+    ] {
+        let r = run("bash", &args, Duration::from_secs(30));
+        assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(names), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("Broadcom/csg-htsim"), "{}", r.stderr);
+    }
+    let _ = std::fs::remove_dir(&empty);
+}
