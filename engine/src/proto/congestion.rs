@@ -138,17 +138,6 @@ impl Endpoint {
         let Some(super::table::Session::Server(srv)) = self.table.get(s) else {
             return None;
         };
-        let c = &srv.common;
-        let rpc = RpcRepr {
-            pkt_type: PktType::Cnp,
-            req_type: 0,
-            msg_size: 0,
-            dest_session: c.remote,
-            pkt_num: 0,
-            grant: 0,
-            req_num: 0,
-            token: c.token,
-        };
-        Some(c.template.write(buf, &rpc, 0))
+        Some(srv.write_bare(buf, PktType::Cnp, 0, 0))
     }
 }

@@ -26,7 +26,10 @@ impl ServerSession {
     ) -> Option<usize> {
         let i = self.slot_of(req_num);
         if kind == AnswerKind::Nak {
-            return Some(self.write_nak(buf, req_num, pkt));
+            // Written whether or not the slot holds that request (a gap at
+            // packet 0 of a newer request left the slot on the older one);
+            // the client ignores a Nak for a request it is not sending.
+            return Some(self.write_bare(buf, PktType::Nak, req_num, pkt));
         }
         let slot = &mut self.slots[i];
         if slot.req_num != Some(req_num) {
@@ -78,14 +81,12 @@ impl ServerSession {
         Some(write_frame(buf, &c.template, &rpc, payload, copy))
     }
 
-    /// A Nak for request `req_num`: packet `pkt` is the first missing.
-    /// Written whether or not the slot holds that request (a gap at packet
-    /// 0 of a newer request left the slot on the older one); the client
-    /// ignores a Nak for a request it is not sending.
-    fn write_nak(&self, buf: &mut [u8], req_num: u64, pkt: u16) -> usize {
+    /// A control packet with no payload to this session's client (a Nak
+    /// naming `pkt` of `req_num`, a Cnp): returns the frame length.
+    pub fn write_bare(&self, buf: &mut [u8], pkt_type: PktType, req_num: u64, pkt: u16) -> usize {
         let c = &self.common;
         let rpc = RpcRepr {
-            pkt_type: PktType::Nak,
+            pkt_type,
             req_type: 0,
             msg_size: 0,
             dest_session: c.remote,

@@ -666,8 +666,8 @@ pub(super) mod tests {
 
     // Nak of request 9 of client session 5: packet 3 is missing.
     static NAK_BYTES: [u8; 24] = [
-        0xe7, 0x01, 0x09, 0x07, // magic, version, pkt_type, req_type
-        0x00, 0x00, 0x4e, 0x20, // msg_size: the request's
+        0xe7, 0x01, 0x09, 0x00, // magic, version, pkt_type, req_type
+        0x00, 0x00, 0x00, 0x00, // msg_size
         0x00, 0x05, // dest_session
         0x00, 0x03, 0x00, 0x00, // pkt_num: the first missing, grant
         0x00, 0x00, 0x00, 0x00, 0x00, 0x09, // req_num
@@ -705,6 +705,8 @@ pub(super) mod tests {
         };
         let nak = RpcRepr {
             pkt_type: PktType::Nak,
+            req_type: 0,
+            msg_size: 0,
             pkt_num: 3,
             grant: 0,
             ..base
