@@ -106,6 +106,8 @@ print("   completed=%s failed=%s mrps=%.3f mbufs in use: client %s->%s server %s
 # Rate against sessions (1k, 5k, 10k, 20k; lossy, window 1), labels sessions-N.
 echo "== sessions: scripts/bench-sessions.sh" >&2
 ./scripts/bench-sessions.sh "$out"
+echo "== cost: scripts/cost.sh (instructions per RPC against scripts/cost-budget.json)" >&2
+./scripts/cost.sh | tee -a "$out.cost" || true
 echo "== goals (ratios within this run; docs/results.md)" >&2
 python3 scripts/goals.py "$out"
 echo "JSON lines: $out" >&2

@@ -36,4 +36,10 @@ else
 fi
 # One test thread: the e2e tests each start two pinned poll-mode processes.
 # --no-fail-fast: one failing test binary must not hide the others' results.
-cargo test --release --workspace --no-fail-fast -- --test-threads=1
+rc=0
+cargo test --release --workspace --no-fail-fast -- --test-threads=1 || rc=$?
+# The data path's cost in instructions against its committed budget
+# (scripts/cost-budget.json): noise cannot hide a regression there. After
+# the tests, so that a cost failure does not hide their results.
+./scripts/cost.sh || rc=$?
+exit "$rc"
