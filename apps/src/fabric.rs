@@ -552,7 +552,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (p.spec.seed, p.seeds, p.regimes.len()),
-            (DEFAULT_SEED, 1, 6)
+            (DEFAULT_SEED, 1, Regime::ALL.len())
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
