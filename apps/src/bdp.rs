@@ -2,8 +2,11 @@
 //! measures the link with the raw floor before the RPC run, and the credits
 //! come from what the floor saw (the MTU streaming rate and the round trip
 //! of one 32-frame burst, which holds both hosts' batching that an idle
-//! ping misses) instead of a configured 10 Gb/s x 10 us. The configured
-//! values stay the fallback and `transport.credits` the override.
+//! ping misses) instead of a configured 10 Gb/s x 10 us. The rate is the
+//! median of the MTU stream's 20 ms windows (a vCPU stall in one window
+//! moves the mean, not the median), the whole stream's mean when the floor
+//! has no windows. The configured values stay the fallback and
+//! `transport.credits` the override.
 
 use crate::config::{BdpSource, Config, Mode};
 use serde::Serialize;
@@ -16,6 +19,10 @@ pub struct BdpOrigin {
     /// Why the configured values were used, when `source` is `config`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why_config: Option<&'static str>,
+    /// Which floor figure gave the rate: `stream_gbps_mtu_median` or
+    /// `stream_gbps_mtu` (absent when `source` is `config`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rate_from: Option<&'static str>,
     /// Rate and round trip the BDP was computed from.
     pub link_gbps: f64,
     pub rtt_us: f64,
@@ -34,14 +41,16 @@ pub struct BdpOrigin {
 /// and the floor has them) and pins the credits the run will use.
 pub fn apply(cfg: &mut Config, floor: Option<&serde_json::Value>) -> BdpOrigin {
     let measured = floor.and_then(|f| {
-        let gbps = f["stream_gbps_mtu"].as_f64()?;
+        let (key, gbps) = ["stream_gbps_mtu_median", "stream_gbps_mtu"]
+            .into_iter()
+            .find_map(|k| f[k].as_f64().filter(|g| *g > 0.0).map(|g| (k, g)))?;
         let rtt = f["burst_rtt_p50_us_mtu"].as_f64()?;
-        (gbps > 0.0 && rtt > 0.0).then_some((gbps, rtt))
+        (rtt > 0.0).then_some((key, gbps, rtt))
     });
     let why_config = match (cfg.transport.bdp, measured) {
         (BdpSource::Config, _) => Some("transport.bdp = \"config\""),
         (BdpSource::Measured, None) => Some("no floor measured in this run"),
-        (BdpSource::Measured, Some((gbps, rtt))) => {
+        (BdpSource::Measured, Some((_, gbps, rtt))) => {
             cfg.transport.link_gbps = gbps;
             cfg.transport.rtt_us = rtt;
             None
@@ -61,6 +70,10 @@ pub fn apply(cfg: &mut Config, floor: Option<&serde_json::Value>) -> BdpOrigin {
         } else {
             "config"
         },
+        rate_from: why_config
+            .is_none()
+            .then(|| measured.map(|m| m.0))
+            .flatten(),
         why_config,
         link_gbps: cfg.transport.link_gbps,
         rtt_us: cfg.transport.rtt_us,
@@ -89,6 +102,23 @@ mod tests {
         assert_eq!((o.bdp_credits, o.credits), (20, 20));
         assert!(!o.clamped_to_ring);
         assert_eq!(cfg.effective_credits(), 20);
+    }
+
+    #[test]
+    fn the_median_window_rate_is_preferred_to_the_mean() {
+        let mut cfg = Config::default();
+        let mut f = floor(40.0, 20.0);
+        f["stream_gbps_mtu_median"] = json!(12.0);
+        let o = apply(&mut cfg, Some(&f));
+        assert_eq!(o.rate_from, Some("stream_gbps_mtu_median"));
+        assert_eq!((o.link_gbps, o.bdp_credits), (12.0, 20));
+        // A floor without windows (or with a null median) takes the mean.
+        let mut cfg = Config::default();
+        let mut f = floor(12.0, 20.0);
+        f["stream_gbps_mtu_median"] = serde_json::Value::Null;
+        let o = apply(&mut cfg, Some(&f));
+        assert_eq!(o.rate_from, Some("stream_gbps_mtu"));
+        assert_eq!(o.bdp_credits, 20);
     }
 
     #[test]

@@ -293,16 +293,33 @@ fn ping_pong(
     Ok(lost)
 }
 
-/// Streams `len`-byte frames in bursts of 32 for `secs`; returns (sent, secs).
-fn stream(io: &mut Io, len: usize, secs: f64, phase: u8) -> anyhow::Result<(u64, f64)> {
+/// Length of one window of a stream, for its median rate.
+const STREAM_WINDOW_NS: u64 = 20_000_000;
+
+/// What one stream did: frames handed to the driver, seconds, and the
+/// frames sent in each whole `STREAM_WINDOW_NS` window.
+struct Streamed {
+    sent: u64,
+    secs: f64,
+    windows: Vec<u64>,
+}
+
+/// Streams `len`-byte frames in bursts of 32 for `secs`.
+fn stream(io: &mut Io, len: usize, secs: f64, phase: u8) -> anyhow::Result<Streamed> {
     let template = template(io, len, Kind::Stream, phase);
     let mut batch = MbufBatch::new();
     let mut sink = MbufBatch::new();
     let start = io.clock.now().as_nanos();
     let end = start + (secs * 1e9) as u64;
     let mut sent = 0u64;
+    let (mut windows, mut window_end, mut in_window) = (Vec::new(), start + STREAM_WINDOW_NS, 0);
     loop {
         let now = io.clock.now().as_nanos();
+        if now >= window_end {
+            windows.push(in_window);
+            in_window = 0;
+            window_end += STREAM_WINDOW_NS;
+        }
         if now >= end {
             break;
         }
@@ -314,13 +331,38 @@ fn stream(io: &mut Io, len: usize, secs: f64, phase: u8) -> anyhow::Result<(u64,
         let n = batch.len() as u64;
         if tx_all(io, &mut batch, end + 100_000_000) {
             sent += n;
+            in_window += n;
         }
         // Keep our RX ring drained (kernel frames on af_packet, stray echoes).
         io.rx.rx_burst(&mut sink);
         sink.clear();
     }
     let elapsed = (io.clock.now().as_nanos() - start) as f64 / 1e9;
-    Ok((sent, elapsed))
+    Ok(Streamed {
+        sent,
+        secs: elapsed,
+        windows,
+    })
+}
+
+/// The median of the windows' send rates, scaled by the share of frames
+/// that arrived (`got / sent`), in Gb/s of `len`-byte frames: a stall of
+/// this VM in one window (vCPU preemption) moves the mean over the whole
+/// stream, not the median. `None` with fewer than 3 windows.
+fn median_window_gbps(s: &Streamed, got: u64, len: usize) -> Option<f64> {
+    if s.windows.len() < 3 || s.sent == 0 {
+        return None;
+    }
+    let mut w = s.windows.clone();
+    w.sort_unstable();
+    let mid = w.len() / 2;
+    let median = if w.len() % 2 == 1 {
+        w[mid] as f64
+    } else {
+        (w[mid - 1] + w[mid]) as f64 / 2.0
+    };
+    let arrived = got.min(s.sent) as f64 / s.sent as f64;
+    Some(median * arrived * (len * 8) as f64 / STREAM_WINDOW_NS as f64)
 }
 
 /// Frames of `phase` that are echoes of burst `seq` (or any burst when
@@ -500,20 +542,22 @@ pub fn run_client(
     let mut h1k = LatencyHist::new();
     let lost64 = ping_pong(&mut io, MIN_FRAME, plan.pings, plan.warmup, 1, &mut h64)?;
     let lost1k = ping_pong(&mut io, 1024, plan.pings, plan.warmup, 2, &mut h1k)?;
-    let mut stream_fig = |len: usize, phase: u8| -> anyhow::Result<(f64, f64, u64, u64)> {
-        let (sent, secs) = stream(&mut io, len, plan.stream_secs, phase)?;
-        // Frames still in flight land within a few microseconds.
-        std::thread::sleep(Duration::from_millis(10));
-        let (got, bytes) = stats_of(&mut io, phase)?;
-        Ok((
-            got as f64 / secs / 1e6,
-            bytes as f64 * 8.0 / secs / 1e9,
-            sent,
-            got,
-        ))
-    };
-    let (mpps64, gbps64, sent64, got64) = stream_fig(MIN_FRAME, 3)?;
-    let (mpps_mtu, gbps_mtu, sent_mtu, got_mtu) = stream_fig(MTU_FRAME, 4)?;
+    let mut stream_fig =
+        |len: usize, phase: u8| -> anyhow::Result<(f64, f64, u64, u64, Option<f64>)> {
+            let s = stream(&mut io, len, plan.stream_secs, phase)?;
+            // Frames still in flight land within a few microseconds.
+            std::thread::sleep(Duration::from_millis(10));
+            let (got, bytes) = stats_of(&mut io, phase)?;
+            Ok((
+                got as f64 / s.secs / 1e6,
+                bytes as f64 * 8.0 / s.secs / 1e9,
+                s.sent,
+                got,
+                median_window_gbps(&s, got, len),
+            ))
+        };
+    let (mpps64, gbps64, sent64, got64, _) = stream_fig(MIN_FRAME, 3)?;
+    let (mpps_mtu, gbps_mtu, sent_mtu, got_mtu, median_mtu) = stream_fig(MTU_FRAME, 4)?;
     // Four bursts in flight: enough to keep both pollers busy, well within
     // a 1024-entry ring.
     let echo_mpps_64 = echo_rate(&mut io, MIN_FRAME, plan.stream_secs, 5, 4 * BURST as u64)?;
@@ -548,6 +592,8 @@ pub fn run_client(
         "stream_gbps_mtu": gbps_mtu,
         "stream_sent_mtu": sent_mtu,
         "stream_received_mtu": got_mtu,
+        "stream_gbps_mtu_median": median_mtu,
+        "stream_window_ms": STREAM_WINDOW_NS / 1_000_000,
         "echo_mpps_64": echo_mpps_64,
         "burst_rtt_p50_us_mtu": hburst.percentile_us(50.0),
         "burst_rtt_p99_us_mtu": hburst.percentile_us(99.0),

@@ -267,9 +267,11 @@ fn print_floor(v: &serde_json::Value, json: bool) {
         f("stream_gbps_64")
     );
     println!(
-        "  stream 1514 B(bursts of 32): {:>7.3} Mpps {:>7.3} Gbps",
+        "  stream 1514 B(bursts of 32): {:>7.3} Mpps {:>7.3} Gbps (median of {} ms windows {:.3} Gbps)",
         f("stream_mpps_mtu"),
-        f("stream_gbps_mtu")
+        f("stream_gbps_mtu"),
+        v["stream_window_ms"],
+        f("stream_gbps_mtu_median")
     );
     println!(
         "  echo 64 B   (4 bursts out) : {:>7.3} Mpps (the raw request-response ceiling)",
@@ -319,10 +321,15 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
     let bdp = apps::bdp::apply(&mut cfg, floor.as_ref());
     cfg.check_rate_cap()?;
     eprintln!(
-        "rpc-bench: {} credits per session; BDP {} credits from {} ({:.2} Gb/s x {:.1} us / {} B){}",
+        "rpc-bench: {} credits per session; BDP {} credits from {}{} ({:.2} Gb/s x {:.1} us / {} B){}",
         bdp.credits,
         bdp.bdp_credits,
         bdp.source,
+        match bdp.rate_from {
+            Some("stream_gbps_mtu_median") => " (median 20 ms window of the MTU stream)",
+            Some(_) => " (mean of the MTU stream)",
+            None => "",
+        },
         bdp.link_gbps,
         bdp.rtt_us,
         bdp.mtu,
