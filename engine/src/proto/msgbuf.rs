@@ -9,8 +9,9 @@
 //! dropped, wherever that happens (the endpoint after a response, the
 //! application after a handler), so no path has to remember a `free` call.
 //! The pool is shared with its buffers through an `Rc` (an endpoint and its
-//! buffers belong to one thread, so no atomics); a buffer that outlives its
-//! pool is simply released to the allocator.
+//! buffers belong to one thread, so no atomics); a buffer that outlives
+//! every pool handle keeps the free lists alive until it goes home, and they
+//! are released to the allocator with the last one.
 //!
 //! Contents of a buffer fresh from the pool are unspecified (old bytes are not
 //! cleared: that would cost a second pass over every large message).
@@ -21,8 +22,9 @@
 //! payload bytes are unspecified), so a simulated fabric does not spend its
 //! time and cache on copies nobody reads.
 
-use core::cell::RefCell;
+use core::cell::UnsafeCell;
 use core::fmt;
+use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 use std::rc::Rc;
 
@@ -41,22 +43,29 @@ const MIN_KEEP_PER_CLASS: usize = 4;
 /// (`&buf[..len]`). Obtain from [`Endpoint::alloc_msg`](super::Endpoint::alloc_msg);
 /// dropping it returns it to its pool.
 pub struct MsgBuf {
-    /// Backing storage; `data.len()` is the size-class capacity.
-    data: Vec<u8>,
+    /// Backing storage of exactly `class_size(class)` bytes. `ManuallyDrop`
+    /// because `drop` moves it into the pool (not left behind as an empty
+    /// box whose drop would be checked for a deallocation).
+    data: ManuallyDrop<Box<[u8]>>,
     len: usize,
-    /// The pool it returns to on drop.
-    home: Option<Rc<RefCell<Classes>>>,
+    /// The pool it returns to on drop (it keeps the pool alive, so a buffer
+    /// always has one to go back to).
+    home: Rc<Pool>,
+    /// Size class, kept so the return needs no class computation.
+    class: u8,
     /// From a phantom pool: the endpoint copies no payload in or out.
     /// Copied from the pool at allocation, so the per-packet check reads
-    /// the buffer, not the pool behind its `RefCell`.
+    /// the buffer, not the pool.
     phantom: bool,
 }
 
 impl Drop for MsgBuf {
     fn drop(&mut self) {
-        if let Some(home) = self.home.take() {
-            home.borrow_mut().put(core::mem::take(&mut self.data));
-        }
+        // SAFETY: `data` is taken once, here, and never read again: the
+        // buffer is being dropped and `ManuallyDrop` keeps the field's own
+        // drop from running.
+        let data = unsafe { ManuallyDrop::take(&mut self.data) };
+        self.home.put(self.class as usize, data);
     }
 }
 
@@ -150,39 +159,91 @@ pub struct PoolStats {
 /// the handle shares the pool.
 #[derive(Clone)]
 pub struct MsgPool {
-    inner: Rc<RefCell<Classes>>,
+    inner: Rc<Pool>,
 }
 
 impl fmt::Debug for MsgPool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let c = self.inner.borrow();
-        f.debug_struct("MsgPool").field("stats", &c.stats).finish()
+        f.debug_struct("MsgPool")
+            .field("stats", &self.stats())
+            .finish()
     }
 }
 
-/// The free lists behind a pool.
-struct Classes {
-    /// `lists[i]` holds free buffers of exactly `64 << i` bytes.
-    lists: Vec<Vec<Vec<u8>>>,
-    /// How many free buffers class `i` keeps (precomputed: `put` is on the
-    /// per-message path and a division there showed up in profiles).
-    keep: Vec<usize>,
-    stats: PoolStats,
+/// The free lists behind a pool. Every buffer allocation and return of an
+/// endpoint passes here (several per RPC), so the state is in an
+/// `UnsafeCell` rather than a `RefCell`: no borrow flag to set and check on
+/// each one.
+struct Pool {
+    state: UnsafeCell<State>,
     phantom: bool,
 }
 
-impl Classes {
-    /// Takes a buffer's storage back for reuse.
-    fn put(&mut self, data: Vec<u8>) {
-        self.stats.frees += 1;
-        let cap = data.len();
-        let c = class_of(cap);
-        // Only exact class sizes are pooled (buffers from this pool always are).
-        if class_size(c) != cap || c >= self.lists.len() || self.lists[c].len() >= self.keep[c] {
-            self.stats.released += 1;
-            return;
+struct State {
+    /// `classes[i]` holds free buffers of exactly `64 << i` bytes.
+    classes: Vec<Class>,
+    stats: PoolStats,
+}
+
+/// One size class's free buffers and how many it keeps.
+struct Class {
+    free: Vec<Box<[u8]>>,
+    /// How many free buffers it keeps (precomputed: `put` is on the
+    /// per-message path and a division there showed up in profiles).
+    keep: usize,
+}
+
+impl Pool {
+    /// The pool's state, writable.
+    ///
+    /// # Safety
+    /// No other reference to the state may live while the returned one
+    /// does. `Pool` is reached only through an `Rc` (not `Send`), so on one
+    /// thread; every caller uses the reference within one short function
+    /// that calls nothing able to come back into the pool (a `Vec` push or
+    /// pop, the allocator).
+    #[allow(clippy::mut_from_ref)]
+    unsafe fn state(&self) -> &mut State {
+        // SAFETY: exclusive per this function's contract.
+        unsafe { &mut *self.state.get() }
+    }
+
+    /// Takes a buffer's storage (of class `c`) back for reuse.
+    fn put(&self, c: usize, data: Box<[u8]>) {
+        // SAFETY: the only reference to the state while it lives.
+        let st = unsafe { self.state() };
+        st.stats.frees += 1;
+        match st.classes.get_mut(c) {
+            Some(class) if class.free.len() < class.keep => class.free.push(data),
+            // Beyond the largest class, or the class is full: to the allocator.
+            _ => st.stats.released += 1,
         }
-        self.lists[c].push(data);
+    }
+
+    /// Storage for a buffer of class `c`: a free one, or a fresh one.
+    fn take(&self, c: usize) -> Box<[u8]> {
+        // SAFETY: the only reference to the state while it lives.
+        let st = unsafe { self.state() };
+        st.stats.allocs += 1;
+        match st.classes.get_mut(c).and_then(|class| class.free.pop()) {
+            Some(d) => d,
+            None => {
+                st.stats.fresh += 1;
+                vec![0u8; class_size(c)].into_boxed_slice()
+            }
+        }
+    }
+
+    fn stats(&self) -> PoolStats {
+        // SAFETY: the only reference to the state while it lives.
+        unsafe { self.state() }.stats
+    }
+
+    /// Free buffers currently held, over all classes.
+    fn free_count(&self) -> usize {
+        // SAFETY: the only reference to the state while it lives.
+        let st = unsafe { self.state() };
+        st.classes.iter().map(|c| c.free.len()).sum()
     }
 }
 
@@ -197,17 +258,25 @@ impl MsgPool {
     /// (`usize::MAX`: every buffer it ever handed out, so after the peak
     /// nothing is allocated again; its memory is the peak's).
     pub fn keeping(max_len: usize, keep_bytes: usize) -> Self {
+        Self::with(max_len, keep_bytes, false)
+    }
+
+    fn with(max_len: usize, keep_bytes: usize, phantom: bool) -> Self {
         let n = class_of(max_len) + 1;
-        let classes = Classes {
-            lists: (0..n).map(|_| Vec::new()).collect(),
-            keep: (0..n)
-                .map(|c| (keep_bytes / class_size(c)).max(MIN_KEEP_PER_CLASS))
-                .collect(),
-            stats: PoolStats::default(),
-            phantom: false,
-        };
+        let classes = (0..n)
+            .map(|c| Class {
+                free: Vec::new(),
+                keep: (keep_bytes / class_size(c)).max(MIN_KEEP_PER_CLASS),
+            })
+            .collect();
         MsgPool {
-            inner: Rc::new(RefCell::new(classes)),
+            inner: Rc::new(Pool {
+                state: UnsafeCell::new(State {
+                    classes,
+                    stats: PoolStats::default(),
+                }),
+                phantom,
+            }),
         }
     }
 
@@ -218,57 +287,52 @@ impl MsgPool {
     /// allocated zeroed and never written by the endpoint, so they cost
     /// address space, not memory.
     pub fn phantom(max_len: usize) -> Self {
-        let pool = Self::keeping(max_len, usize::MAX);
-        pool.inner.borrow_mut().phantom = true;
-        pool
+        Self::with(max_len, usize::MAX, true)
     }
 
     /// Whether this pool's buffers are phantom.
     pub fn is_phantom(&self) -> bool {
-        self.inner.borrow().phantom
+        self.inner.phantom
     }
 
     /// A buffer holding `len` bytes (contents unspecified).
     pub fn alloc(&self, len: usize) -> MsgBuf {
         let c = class_of(len);
-        let mut classes = self.inner.borrow_mut();
-        classes.stats.allocs += 1;
-        let data = match classes.lists.get_mut(c).and_then(Vec::pop) {
-            Some(d) => d,
-            None => {
-                classes.stats.fresh += 1;
-                vec![0u8; class_size(c)]
-            }
-        };
         MsgBuf {
-            data,
+            data: ManuallyDrop::new(self.inner.take(c)),
             len,
-            phantom: classes.phantom,
-            home: Some(self.inner.clone()),
+            home: self.inner.clone(),
+            // At most 64 - MIN_CLASS_SHIFT: fits.
+            class: c as u8,
+            phantom: self.inner.phantom,
         }
     }
 
     /// Counters: allocations, pool misses, returns.
     pub fn stats(&self) -> PoolStats {
-        self.inner.borrow().stats
+        self.inner.stats()
     }
 
     /// Buffers handed out and not yet returned.
     pub fn outstanding(&self) -> u64 {
-        let s = self.inner.borrow().stats;
+        let s = self.stats();
         s.allocs - s.frees
     }
 
     /// Free buffers currently held, over all classes.
     pub fn free_count(&self) -> usize {
-        self.inner.borrow().lists.iter().map(Vec::len).sum()
+        self.inner.free_count()
     }
 }
 
 /// Index of the smallest class holding `len` bytes.
+#[inline]
 fn class_of(len: usize) -> usize {
-    let bits = usize::BITS - len.saturating_sub(1).leading_zeros();
-    bits.saturating_sub(MIN_CLASS_SHIFT) as usize
+    // Most messages are small: one compare for them.
+    if len <= 1 << MIN_CLASS_SHIFT {
+        return 0;
+    }
+    (usize::BITS - (len - 1).leading_zeros() - MIN_CLASS_SHIFT) as usize
 }
 
 fn class_size(c: usize) -> usize {

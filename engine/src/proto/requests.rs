@@ -13,6 +13,8 @@ use super::ids::{ReqHandle, SessionId};
 use super::msgbuf::MsgBuf;
 use super::server::Answer;
 use super::state::SessionState;
+use super::table::Session;
+use super::transmit::schedule;
 use super::txq::AnswerKind;
 use crate::time::Instant;
 use crate::wire::ErrorCode;
@@ -44,7 +46,7 @@ impl Endpoint {
         if !matches!(state, SessionState::Connecting | SessionState::Connected) {
             return Err((RpcError::InvalidState { state }, msg));
         }
-        let Some(c) = self.table.client_mut(s) else {
+        let Session::Client(c) = sess else {
             return Err((RpcError::WrongRole, msg));
         };
         let limit = self.cfg.max_backlog;
@@ -53,7 +55,7 @@ impl Endpoint {
             Some(i) => {
                 c.start(i, Pending { req_type, msg, tag }, now, dpp, selective);
                 self.active_client_reqs += 1;
-                self.schedule_client(s);
+                schedule(&mut self.txq, c, s);
             }
             None if c.backlog.len() >= limit => {
                 self.stats.backlog_full += 1;
@@ -148,7 +150,7 @@ impl Endpoint {
                 self.active_client_reqs += 1;
             }
         }
-        self.schedule_client(s);
+        schedule(&mut self.txq, c, s);
     }
 
     /// Fails every request of client session `s`, in slots and backlog.

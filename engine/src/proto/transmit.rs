@@ -3,12 +3,13 @@
 //! handshake packets) first, then client packets round-robin over the
 //! sessions that have work and credits.
 
+use super::client::ClientSession;
 use super::config::Retransmit;
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
 use super::state::SessionState;
 use super::table::Session;
-use super::txq::{SmReply, TxDesc};
+use super::txq::{SmReply, TxDesc, TxQueues};
 use crate::time::Instant;
 use crate::wire::{HeaderTemplate, SmRepr, SmStatus, SmType};
 
@@ -40,12 +41,8 @@ impl Endpoint {
     /// Queues client session `s` for transmission if it is connected, has
     /// sendable packets and credits, and is not queued yet.
     pub(crate) fn schedule_client(&mut self, s: SessionId) {
-        let Some(c) = self.table.client_mut(s) else {
-            return;
-        };
-        if c.common.state == SessionState::Connected && c.wants_tx() {
-            c.tx_queued = true;
-            self.txq.clients.push_back(s);
+        if let Some(c) = self.table.client_mut(s) {
+            schedule(&mut self.txq, c, s);
         }
     }
 
@@ -165,5 +162,14 @@ impl Endpoint {
         let l = self.cfg.local;
         let template = HeaderTemplate::new((l.mac, l.ip, l.port), r.dst);
         template.write_sm(buf, r.dest_session, r.token, &r.body)
+    }
+}
+
+/// `schedule_client` for a caller that holds session `s` already (one
+/// table lookup per application command, not two).
+pub(crate) fn schedule(txq: &mut TxQueues, c: &mut ClientSession, s: SessionId) {
+    if c.common.state == SessionState::Connected && c.wants_tx() {
+        c.tx_queued = true;
+        txq.clients.push_back(s);
     }
 }
