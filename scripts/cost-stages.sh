@@ -16,6 +16,7 @@
 #   default: --rpcs 50000 150000, 32 B requests and responses, window 1
 #   --detail: also the 12 costliest functions (innermost engine frames) per stage
 #   e.g. scripts/cost-stages.sh -- --workload throughput --window 8 --sessions 16
+#   RPC_BENCH=path: that rpc-bench binary (another build, to compare), not a fresh build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 N1=50000 N2=150000 DETAIL=0
@@ -29,8 +30,12 @@ while [ $# -gt 0 ]; do
 done
 [ "$N2" -gt "$N1" ] || { echo "cost-stages.sh: N2 must exceed N1" >&2; exit 2; }
 command -v valgrind >/dev/null 2>&1 && command -v addr2line >/dev/null 2>&1 || ./scripts/install-deps.sh
-cargo build --release -q -p apps --bin rpc-bench
-B=$(pwd)/target/release/rpc-bench
+if [ -n "${RPC_BENCH:-}" ]; then
+  B=$(realpath "$RPC_BENCH")
+else
+  cargo build --release -q -p apps --bin rpc-bench
+  B=$(pwd)/target/release/rpc-bench
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for n in "$N1" "$N2"; do

@@ -118,7 +118,7 @@ impl Endpoint {
                     Retransmit::Selective => self.cfg.rto_low,
                     Retransmit::GoBackN => self.cfg.rto,
                 };
-                self.timers.arm(&mut c.common.timer_at, s, now + rto);
+                self.timers.arm(s, now + rto);
             }
             if turn.again {
                 c.tx_queued = true;
