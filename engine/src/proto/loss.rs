@@ -17,7 +17,7 @@
 //! Reset until the application disconnects it. Handshakes are retried every
 //! `connect_retry` and abandoned after `connect_timeout`.
 
-use super::client::{ClientReq, ClientSession};
+use super::client::{pop_slot, window_mask, ClientReq, ClientSession};
 use super::config::{EndpointConfig, FlowMode, LossPolicy, RTO_LOW_MAX_IN_FLIGHT};
 use super::endpoint::Endpoint;
 use super::error::RpcError;
@@ -163,7 +163,15 @@ impl ClientSession {
     pub fn loss_deadline(&self, t: LossTimers) -> Option<Instant> {
         let mut at: Option<Instant> = None;
         let mut earliest = |x: Instant| at = Some(at.map_or(x, |a| a.min(x)));
-        for slot in &self.slots {
+        // A suspect may outlive its request: every slot when there is one,
+        // else only the slots holding a request (the minimum is the same).
+        let mut visit = if self.suspects > 0 {
+            window_mask(self.slots.len())
+        } else {
+            self.occupied
+        };
+        while visit != 0 {
+            let slot = &self.slots[pop_slot(&mut visit)];
             if let Some(s) = slot.suspect {
                 earliest(s.judge_at);
             }
