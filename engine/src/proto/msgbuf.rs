@@ -50,12 +50,16 @@ pub struct MsgBuf {
     /// Copied from the pool at allocation, so the per-packet check reads
     /// the buffer, not the pool behind its `RefCell`.
     phantom: bool,
+    /// The size class of `data` (`data.len() == class_size(class)`), kept
+    /// so the way home does not work it out again.
+    class: u8,
 }
 
 impl Drop for MsgBuf {
     fn drop(&mut self) {
         if let Some(home) = self.home.take() {
-            home.borrow_mut().put(core::mem::take(&mut self.data));
+            home.borrow_mut()
+                .put(self.class as usize, core::mem::take(&mut self.data));
         }
     }
 }
@@ -172,17 +176,14 @@ struct Classes {
 }
 
 impl Classes {
-    /// Takes a buffer's storage back for reuse.
-    fn put(&mut self, data: Vec<u8>) {
+    /// Takes back the storage of a buffer of class `c` (`alloc` gave it
+    /// exactly `class_size(c)` bytes) for reuse, if the class keeps it.
+    fn put(&mut self, c: usize, data: Vec<u8>) {
         self.stats.frees += 1;
-        let cap = data.len();
-        let c = class_of(cap);
-        // Only exact class sizes are pooled (buffers from this pool always are).
-        if class_size(c) != cap || c >= self.lists.len() || self.lists[c].len() >= self.keep[c] {
-            self.stats.released += 1;
-            return;
+        match self.lists.get_mut(c) {
+            Some(list) if list.len() < self.keep[c] => list.push(data),
+            _ => self.stats.released += 1,
         }
-        self.lists[c].push(data);
     }
 }
 
@@ -243,6 +244,7 @@ impl MsgPool {
         MsgBuf {
             data,
             len,
+            class: c as u8,
             phantom: classes.phantom,
             home: Some(self.inner.clone()),
         }
