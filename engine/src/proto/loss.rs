@@ -25,6 +25,7 @@ use super::ids::SessionId;
 use super::state::{SessionInput, SessionState};
 use super::stats::Stats;
 use super::table::Session;
+use super::timers::TimerHeap;
 use super::txq::TxDesc;
 use crate::time::{Duration, Instant};
 
@@ -191,6 +192,25 @@ impl ClientSession {
     }
 }
 
+/// A request of client session `c` completed: when nothing else of
+/// the session is in flight or under judgement, its timer moves out to
+/// the keepalive, exactly, so the RTO armed for that request does not
+/// fire for nothing (an idle firing touches the session, which at tens
+/// of thousands of sessions is out of cache). O(1) when no request is
+/// left in a slot (the closed loop's case: the next one is not queued
+/// yet), O(window) otherwise; no heap move (`timers.rs`).
+pub(crate) fn retime_quiet(timers: &mut TimerHeap, c: &ClientSession, cfg: &EndpointConfig) {
+    if c.common.state != SessionState::Connected || c.suspects > 0 {
+        return;
+    }
+    // With no request and no suspect, `loss_deadline` is `None`.
+    if c.active > 0 && c.loss_deadline(LossTimers::of(cfg)).is_some() {
+        return;
+    }
+    let ka = c.common.active_at + cfg.keepalive_interval;
+    timers.reset(c.common.id(), Some(ka));
+}
+
 impl Endpoint {
     /// Runs the timers due at `now`: each session whose deadline has come
     /// is checked and re-armed. Cheap to call early (it returns at once
@@ -297,29 +317,6 @@ impl Endpoint {
             let at = at.max(now + Duration::from_nanos(1));
             self.timers.arm(id, at);
         }
-    }
-
-    /// A request of client session `id` completed: when nothing else of
-    /// the session is in flight or under judgement, its timer moves out to
-    /// the keepalive, exactly, so the RTO armed for that request does not
-    /// fire for nothing (an idle firing touches the session, which at tens
-    /// of thousands of sessions is out of cache). O(1) when no request is
-    /// left in a slot (the closed loop's case: the next one is not queued
-    /// yet), O(window) otherwise; no heap move (`timers.rs`).
-    pub(crate) fn retime_quiet_client(&mut self, id: SessionId) {
-        let keepalive = self.cfg.keepalive_interval;
-        let Some(c) = self.table.client_mut(id) else {
-            return;
-        };
-        if c.common.state != SessionState::Connected || c.suspects > 0 {
-            return;
-        }
-        // With no request and no suspect, `loss_deadline` is `None`.
-        if c.active > 0 && c.loss_deadline(LossTimers::of(&self.cfg)).is_some() {
-            return;
-        }
-        let ka = c.common.active_at + keepalive;
-        self.timers.reset(id, Some(ka));
     }
 
     /// Period at which a server session held by a handler past its idle

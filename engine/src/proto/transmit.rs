@@ -3,14 +3,24 @@
 //! handshake packets) first, then client packets round-robin over the
 //! sessions that have work and credits.
 
+use super::client::ClientSession;
 use super::config::Retransmit;
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
 use super::state::SessionState;
 use super::table::Session;
-use super::txq::{SmReply, TxDesc};
+use super::txq::{SmReply, TxDesc, TxQueues};
 use crate::time::Instant;
 use crate::wire::{HeaderTemplate, SmRepr, SmStatus, SmType};
+
+/// `Endpoint::schedule_client` for a session the caller has looked up
+/// already (one table lookup per command, not one per step).
+pub(crate) fn schedule(txq: &mut TxQueues, c: &mut ClientSession) {
+    if c.common.state == SessionState::Connected && c.wants_tx() {
+        c.tx_queued = true;
+        txq.clients.push_back(c.common.id());
+    }
+}
 
 impl Endpoint {
     /// Writes the next frame into `buf` and returns its length, or `None` if
@@ -40,12 +50,8 @@ impl Endpoint {
     /// Queues client session `s` for transmission if it is connected, has
     /// sendable packets and credits, and is not queued yet.
     pub(crate) fn schedule_client(&mut self, s: SessionId) {
-        let Some(c) = self.table.client_mut(s) else {
-            return;
-        };
-        if c.common.state == SessionState::Connected && c.wants_tx() {
-            c.tx_queued = true;
-            self.txq.clients.push_back(s);
+        if let Some(c) = self.table.client_mut(s) {
+            schedule(&mut self.txq, c);
         }
     }
 
