@@ -2,7 +2,8 @@
 # Installs what building and testing the engine needs: DPDK (>= 22.11) dev
 # package, pkg-config, clang/libclang (bindgen), iproute2 (veth/tbf), tshark
 # (tests/capture.rs reads --capture files with scripts/wireshark/erpc.lua),
-# valgrind (scripts/cost.sh counts the data path's instructions).
+# valgrind (scripts/cost.sh counts the data path's instructions), binutils
+# (scripts/cost-stages.sh maps them to source with addr2line).
 # Non-interactive (runs as root in CI with no stdin). Idempotent; a fast no-op when everything is already there.
 set -euo pipefail
 
@@ -16,6 +17,7 @@ command -v tc >/dev/null 2>&1 || need+=(iproute2)
 command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
+command -v addr2line >/dev/null 2>&1 || need+=(binutils)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

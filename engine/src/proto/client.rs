@@ -59,6 +59,16 @@ pub(crate) struct ClientSession {
     pub cursor: usize,
     /// Slots holding a request.
     pub active: usize,
+    /// The same slots as a bit set (bit `i`: slot `i`; a window is at most
+    /// `MAX_REQ_WINDOW` = 64 slots): which slot is free, which requests the
+    /// loss deadline looks at, without visiting the whole window.
+    pub occupied: u64,
+    /// The slots whose request has packets to send (`ClientReq::has_work`),
+    /// refreshed by every method that changes a request (`start`, `take`,
+    /// `roll_back`, `rx_answer`, `write_next`): the per-packet questions
+    /// (does the session have work, which slot sends next, how many other
+    /// slots want credits) are bit operations, not scans of the window.
+    pub work: u64,
     /// Slots holding a suspect (a timeout under judgement).
     pub suspects: usize,
     /// Requests with a probe waiting to be sent: kept so the transmit path
@@ -232,6 +242,22 @@ impl ClientReq {
     }
 }
 
+// A slot set is one u64.
+const _: () = assert!(super::config::MAX_REQ_WINDOW <= 64);
+
+/// The bits of a `window`-slot set (window in 1..=64).
+pub(crate) fn window_mask(window: usize) -> u64 {
+    u64::MAX >> (64 - window)
+}
+
+/// Takes the lowest slot out of a non-empty slot set.
+#[inline]
+pub(crate) fn pop_slot(set: &mut u64) -> usize {
+    let i = set.trailing_zeros() as usize;
+    *set &= *set - 1;
+    i
+}
+
 /// See `ClientSession::sample_rtt` (a free function so the receive path
 /// can update the estimate while it borrows a slot).
 pub(crate) fn sample_rtt(rtt: &mut Duration, sample: Duration) {
@@ -279,6 +305,8 @@ impl ClientSession {
             nak_gap: None,
             cursor: 0,
             active: 0,
+            occupied: 0,
+            work: 0,
             suspects: 0,
             probes: 0,
             rtt: Duration::ZERO,
@@ -286,11 +314,30 @@ impl ClientSession {
     }
 
     pub fn has_work(&self) -> bool {
-        self.probes > 0
-            || self
-                .slots
-                .iter()
-                .any(|s| s.req.as_ref().is_some_and(ClientReq::has_work))
+        debug_assert_eq!(self.work, self.work_scan(), "work bits out of date");
+        self.probes > 0 || self.work != 0
+    }
+
+    /// Slot `i`'s request changed: its bit in `work` follows.
+    #[inline]
+    pub fn refresh_work(&mut self, i: usize) {
+        let bit = 1u64 << i;
+        if self.slots[i].req.as_ref().is_some_and(ClientReq::has_work) {
+            self.work |= bit;
+        } else {
+            self.work &= !bit;
+        }
+    }
+
+    /// `work` recomputed from the slots (for the debug check).
+    fn work_scan(&self) -> u64 {
+        let mut set = 0;
+        for (i, s) in self.slots.iter().enumerate() {
+            if s.req.as_ref().is_some_and(ClientReq::has_work) {
+                set |= 1 << i;
+            }
+        }
+        set
     }
 
     /// Lossless mode: resend packet `num_rx` of slot `i`'s request once,
@@ -343,6 +390,7 @@ impl ClientSession {
         }
         req.armed_at = now;
         req.rolled_back = true;
+        self.refresh_work(i);
     }
 
     /// Takes an RTT sample: the estimate jumps up to it at once and decays
@@ -385,12 +433,14 @@ impl ClientSession {
         !self.tx_queued && (self.probes > 0 || (self.credits > 0 && self.has_work()))
     }
 
-    /// A free slot if the backlog is empty (FIFO: the backlog goes first).
+    /// The first free slot if the backlog is empty (FIFO: the backlog
+    /// goes first).
     pub fn free_slot(&self) -> Option<usize> {
         if !self.backlog.is_empty() {
             return None;
         }
-        self.slots.iter().position(|x| x.req.is_none())
+        let free = !self.occupied & window_mask(self.slots.len());
+        (free != 0).then(|| free.trailing_zeros() as usize)
     }
 
     /// Puts `p` into slot `i` (which must be free) as a new request.
@@ -423,6 +473,8 @@ impl ClientSession {
             grant_sent: 0,
         });
         self.active += 1;
+        self.occupied |= 1 << i;
+        self.refresh_work(i);
     }
 
     /// Removes the request in `slot`, returning its in-flight credits, and
@@ -439,6 +491,8 @@ impl ClientSession {
         }
         self.slots[slot].req = None;
         self.active -= 1;
+        self.occupied &= !(1 << slot);
+        self.work &= !(1 << slot);
         Some(tag)
     }
 }

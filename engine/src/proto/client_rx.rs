@@ -83,6 +83,23 @@ impl ClientSession {
         pool: &MsgPool,
         stats: &mut Stats,
     ) -> AnswerRx<'f> {
+        let rx = self.take_answer(now, p, dpp, max_msg, pool, stats);
+        // Whatever the answer did to its slot's request, `work` follows.
+        let slot = (p.rpc.req_num % self.slots.len() as u64) as usize;
+        self.refresh_work(slot);
+        rx
+    }
+
+    /// `rx_answer` before the `work` bits are refreshed.
+    fn take_answer<'f>(
+        &mut self,
+        now: Instant,
+        p: &Parsed<'f>,
+        dpp: usize,
+        max_msg: usize,
+        pool: &MsgPool,
+        stats: &mut Stats,
+    ) -> AnswerRx<'f> {
         let rpc = &p.rpc;
         let kind = rpc.pkt_type;
         let slot_idx = (rpc.req_num % self.slots.len() as u64) as usize;
@@ -148,7 +165,7 @@ impl ClientSession {
         if early && k == 0 {
             let returned = req.ack_through(idx);
             self.credits += returned as u16;
-            return self.rx_answer(now, p, dpp, max_msg, pool, stats);
+            return self.take_answer(now, p, dpp, max_msg, pool, stats);
         }
         if early {
             req.armed_at = now;

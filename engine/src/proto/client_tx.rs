@@ -9,7 +9,7 @@
 //! slot with packets to send, so small requests still pipeline; Response(0)
 //! tells the response's length and the credits granted beyond it return.
 
-use super::client::{ClientReq, ClientSession};
+use super::client::{pop_slot, ClientReq, ClientSession};
 use super::frame::{chunk, write_frame};
 use super::session::SessionCommon;
 use super::stats::Stats;
@@ -63,8 +63,18 @@ impl ClientSession {
             return idle;
         }
         let w = self.slots.len();
-        for k in 0..w {
-            let i = (self.cursor + k) % w;
+        // Round-robin from the cursor over the slots with work: those at or
+        // after it, then those before it.
+        let before = (1u64 << self.cursor) - 1;
+        let (mut set, mut rest) = (self.work & !before, self.work & before);
+        loop {
+            if set == 0 {
+                if rest == 0 {
+                    break;
+                }
+                set = std::mem::take(&mut rest);
+            }
+            let i = pop_slot(&mut set);
             if !self.slots[i].req.as_ref().is_some_and(ClientReq::has_work) {
                 continue;
             }
@@ -103,9 +113,10 @@ impl ClientSession {
                 req.high_tx = req.high_tx.max(req.num_tx);
                 (len, 1 + grant, idx, first)
             };
+            self.refresh_work(i);
             self.stamp(i, idx..idx + u32::from(used), now, first);
             self.common.active_at = now;
-            self.cursor = (i + 1) % w;
+            self.cursor = if i + 1 == w { 0 } else { i + 1 };
             self.credits -= used;
             self.stalled = false;
             let more = self.has_work();
@@ -131,12 +142,7 @@ impl ClientSession {
         if req.num_tx + 1 != req.n_req {
             return 0;
         }
-        let others = self
-            .slots
-            .iter()
-            .enumerate()
-            .filter(|(j, s)| *j != i && s.req.as_ref().is_some_and(ClientReq::has_work))
-            .count();
+        let others = (self.work & !(1u64 << i)).count_ones();
         (self.credits - 1).saturating_sub(others as u16)
     }
 

@@ -17,15 +17,15 @@
 //! Reset until the application disconnects it. Handshakes are retried every
 //! `connect_retry` and abandoned after `connect_timeout`.
 
-use super::client::{ClientReq, ClientSession};
-use super::config::{FlowMode, LossPolicy, RTO_LOW_MAX_IN_FLIGHT};
+use super::client::{pop_slot, window_mask, ClientReq, ClientSession};
+use super::config::{EndpointConfig, FlowMode, LossPolicy, RTO_LOW_MAX_IN_FLIGHT};
 use super::endpoint::Endpoint;
 use super::error::RpcError;
 use super::ids::SessionId;
 use super::state::{SessionInput, SessionState};
 use super::stats::Stats;
 use super::table::Session;
-use super::timers::UNARMED;
+use super::timers::TimerHeap;
 use super::txq::TxDesc;
 use crate::time::{Duration, Instant};
 
@@ -49,6 +49,16 @@ pub(crate) struct LossTimers {
 }
 
 impl LossTimers {
+    /// The timeouts `cfg` sets.
+    fn of(cfg: &EndpointConfig) -> Self {
+        LossTimers {
+            rto: cfg.rto,
+            rto_low: cfg.rto_low,
+            session_timeout: cfg.session_timeout,
+            mode: cfg.mode,
+        }
+    }
+
     /// The retransmission timeout of `req`: IRN's short one when it is
     /// selective and has few packets in flight (nothing later would reveal
     /// their loss), the normal one otherwise.
@@ -154,7 +164,15 @@ impl ClientSession {
     pub fn loss_deadline(&self, t: LossTimers) -> Option<Instant> {
         let mut at: Option<Instant> = None;
         let mut earliest = |x: Instant| at = Some(at.map_or(x, |a| a.min(x)));
-        for slot in &self.slots {
+        // A suspect may outlive its request: every slot when there is one,
+        // else only the slots holding a request (the minimum is the same).
+        let mut visit = if self.suspects > 0 {
+            window_mask(self.slots.len())
+        } else {
+            self.occupied
+        };
+        while visit != 0 {
+            let slot = &self.slots[pop_slot(&mut visit)];
             if let Some(s) = slot.suspect {
                 earliest(s.judge_at);
             }
@@ -174,25 +192,51 @@ impl ClientSession {
     }
 }
 
+/// A request of client session `c` completed: when nothing else of
+/// the session is in flight or under judgement, its timer moves out to
+/// the keepalive, exactly, so the RTO armed for that request does not
+/// fire for nothing (an idle firing touches the session, which at tens
+/// of thousands of sessions is out of cache). O(1) when no request is
+/// left in a slot (the closed loop's case: the next one is not queued
+/// yet), O(window) otherwise; no heap move (`timers.rs`).
+pub(crate) fn retime_quiet(timers: &mut TimerHeap, c: &ClientSession, cfg: &EndpointConfig) {
+    if c.common.state != SessionState::Connected || c.suspects > 0 {
+        return;
+    }
+    // With no request and no suspect, `loss_deadline` is `None`.
+    if c.active > 0 && c.loss_deadline(LossTimers::of(cfg)).is_some() {
+        return;
+    }
+    let ka = c.common.active_at + cfg.keepalive_interval;
+    timers.reset(c.common.id(), Some(ka));
+}
+
 impl Endpoint {
     /// Runs the timers due at `now`: each session whose deadline has come
     /// is checked and re-armed. Cheap to call early (it returns at once
     /// when the heap's top is not due) and safe to call late.
+    #[inline]
     pub fn handle_timeout(&mut self, now: Instant) {
+        // The common call finds nothing due: say so before paying for the
+        // call below (a run loop asks once per iteration).
+        let due = self.timers.next().is_some_and(|t| t <= now);
+        if due || !self.pause.paused.is_empty() || !self.wheel.is_empty() {
+            self.run_timers(now);
+        }
+    }
+
+    /// `handle_timeout` when something may be due.
+    #[inline(never)]
+    fn run_timers(&mut self, now: Instant) {
         self.expire_pauses(now);
         if !self.wheel.is_empty() {
             self.release_paced(now);
         }
-        while let Some((id, at)) = self.timers.pop_due(now) {
-            let Some(sess) = self.table.get_mut(id) else {
-                continue; // freed since: a stale entry
+        while let Some((id, _)) = self.timers.pop_due(now) {
+            let Some(sess) = self.table.get(id) else {
+                continue; // freed since: a stale deadline
             };
-            let c = sess.common_mut();
-            if c.timer_at != at {
-                continue; // re-armed earlier since: a stale entry
-            }
-            c.timer_at = UNARMED;
-            let connected = c.state == SessionState::Connected;
+            let connected = sess.common().state == SessionState::Connected;
             let before = self.stats.timer_actions();
             self.fire(now, id);
             self.stats.timers_fired += 1;
@@ -204,12 +248,7 @@ impl Endpoint {
     }
 
     fn loss_timers(&self) -> LossTimers {
-        LossTimers {
-            rto: self.cfg.rto,
-            rto_low: self.cfg.rto_low,
-            session_timeout: self.cfg.session_timeout,
-            mode: self.cfg.mode,
-        }
+        LossTimers::of(&self.cfg)
     }
 
     /// Everything session `id` may have due at `now`: keepalive or
@@ -276,31 +315,8 @@ impl Endpoint {
             // Never at or before `now`: a deadline that is due has just
             // been handled, and the next look is at least one grain later.
             let at = at.max(now + Duration::from_nanos(1));
-            let c = sess.common_mut();
-            self.timers.arm(&mut c.timer_at, id, at);
+            self.timers.arm(id, at);
         }
-    }
-
-    /// A request of client session `id` completed: when nothing else of
-    /// the session is in flight or under judgement, its timer moves out to
-    /// the keepalive, exactly, so the RTO armed for that request does not
-    /// fire for nothing (an idle firing touches the session, which at tens
-    /// of thousands of sessions is out of cache). O(window) plus one heap
-    /// move, and nothing when the deadline is already the keepalive.
-    pub(crate) fn retime_quiet_client(&mut self, id: SessionId) {
-        let timers = self.loss_timers();
-        let keepalive = self.cfg.keepalive_interval;
-        let Some(c) = self.table.client_mut(id) else {
-            return;
-        };
-        if c.common.state != SessionState::Connected
-            || c.suspects > 0
-            || c.loss_deadline(timers).is_some()
-        {
-            return;
-        }
-        let ka = c.common.active_at + keepalive;
-        self.timers.reset(&mut c.common.timer_at, id, Some(ka));
     }
 
     /// Period at which a server session held by a handler past its idle

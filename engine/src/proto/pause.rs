@@ -117,6 +117,9 @@ impl Endpoint {
 
     /// Releases every link whose pause time has run out by `now`.
     pub(crate) fn expire_pauses(&mut self, now: Instant) {
+        if self.pause.paused.is_empty() {
+            return; // no link paused (always, outside pause mode)
+        }
         while let Some(i) = self.pause.first_expired(now) {
             self.release_link(now, i);
         }

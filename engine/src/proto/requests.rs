@@ -4,12 +4,13 @@
 //! buffers go home by drop, the backlog head takes the slot, the
 //! application hears of failures through `Event::RequestFailed`).
 
-use super::client::Pending;
+use super::client::{ClientSession, Pending};
 use super::config::Retransmit;
 use super::endpoint::Endpoint;
 use super::error::RpcError;
 use super::event::Event;
 use super::ids::{ReqHandle, SessionId};
+use super::loss::retime_quiet;
 use super::msgbuf::MsgBuf;
 use super::server::Answer;
 use super::state::SessionState;
@@ -55,7 +56,7 @@ impl Endpoint {
             Some(i) => {
                 c.start(i, Pending { req_type, msg, tag }, now, dpp, selective);
                 self.active_client_reqs += 1;
-                schedule(&mut self.txq, c, s);
+                schedule(&mut self.txq, c);
             }
             None if c.backlog.len() >= limit => {
                 self.stats.backlog_full += 1;
@@ -115,11 +116,17 @@ impl Endpoint {
         slot: usize,
         now: Instant,
     ) -> Option<u64> {
-        let tag = self.table.client_mut(s)?.take(slot)?;
+        let (dpp, selective) = (self.dpp, self.cfg.retransmit == Retransmit::Selective);
+        // One lookup for the whole completion: take, refill, schedule, retime.
+        let c = self.table.client_mut(s)?;
+        let tag = c.take(slot)?;
         self.active_client_reqs -= 1;
         self.stats.requests_completed += 1;
-        self.refill_slot(s, slot, now);
-        self.retime_quiet_client(s);
+        if refill(c, slot, now, dpp, selective) {
+            self.active_client_reqs += 1;
+        }
+        schedule(&mut self.txq, c);
+        retime_quiet(&mut self.timers, c, &self.cfg);
         Some(tag)
     }
 
@@ -144,13 +151,10 @@ impl Endpoint {
         let Some(c) = self.table.client_mut(s) else {
             return;
         };
-        if c.slots[slot].req.is_none() {
-            if let Some(p) = c.backlog.pop_front() {
-                c.start(slot, p, now, dpp, selective);
-                self.active_client_reqs += 1;
-            }
+        if refill(c, slot, now, dpp, selective) {
+            self.active_client_reqs += 1;
         }
-        schedule(&mut self.txq, c, s);
+        schedule(&mut self.txq, c);
     }
 
     /// Fails every request of client session `s`, in slots and backlog.
@@ -167,4 +171,17 @@ impl Endpoint {
             });
         }
     }
+}
+
+/// Moves the backlog head of `c` into `slot` if the slot is free; whether
+/// it did.
+fn refill(c: &mut ClientSession, slot: usize, now: Instant, dpp: usize, selective: bool) -> bool {
+    if c.slots[slot].req.is_some() {
+        return false;
+    }
+    let Some(p) = c.backlog.pop_front() else {
+        return false;
+    };
+    c.start(slot, p, now, dpp, selective);
+    true
 }

@@ -8,7 +8,6 @@ use super::config::PeerAddr;
 use super::ids::SessionId;
 use super::links::NO_LINK;
 use super::state::SessionState;
-use super::timers::UNARMED;
 use crate::time::Instant;
 use crate::wire::{HeaderTemplate, SESSION_NONE};
 
@@ -55,9 +54,6 @@ pub(crate) struct SessionCommon {
     pub cnp_at: Instant,
     /// Pause mode: this session's peer link (`links::NO_LINK` otherwise).
     pub link: u32,
-    /// Deadline of this session's valid entry in the endpoint's timer heap
-    /// (`timers::UNARMED` if none; see `timers.rs`).
-    pub timer_at: Instant,
 }
 
 impl SessionCommon {
@@ -85,7 +81,6 @@ impl SessionCommon {
             heard: false,
             cnp_at: Instant::ZERO,
             link: NO_LINK,
-            timer_at: UNARMED,
         }
     }
 

@@ -13,6 +13,15 @@ use super::txq::{SmReply, TxDesc, TxQueues};
 use crate::time::Instant;
 use crate::wire::{HeaderTemplate, SmRepr, SmStatus, SmType};
 
+/// `Endpoint::schedule_client` for a session the caller has looked up
+/// already (one table lookup per command, not one per step).
+pub(crate) fn schedule(txq: &mut TxQueues, c: &mut ClientSession) {
+    if c.common.state == SessionState::Connected && c.wants_tx() {
+        c.tx_queued = true;
+        txq.clients.push_back(c.common.id());
+    }
+}
+
 impl Endpoint {
     /// Writes the next frame into `buf` and returns its length, or `None` if
     /// there is nothing to send now (including: packets waiting for credits).
@@ -42,7 +51,7 @@ impl Endpoint {
     /// sendable packets and credits, and is not queued yet.
     pub(crate) fn schedule_client(&mut self, s: SessionId) {
         if let Some(c) = self.table.client_mut(s) {
-            schedule(&mut self.txq, c, s);
+            schedule(&mut self.txq, c);
         }
     }
 
@@ -115,7 +124,7 @@ impl Endpoint {
                     Retransmit::Selective => self.cfg.rto_low,
                     Retransmit::GoBackN => self.cfg.rto,
                 };
-                self.timers.arm(&mut c.common.timer_at, s, now + rto);
+                self.timers.arm(s, now + rto);
             }
             if turn.again {
                 c.tx_queued = true;
@@ -162,14 +171,5 @@ impl Endpoint {
         let l = self.cfg.local;
         let template = HeaderTemplate::new((l.mac, l.ip, l.port), r.dst);
         template.write_sm(buf, r.dest_session, r.token, &r.body)
-    }
-}
-
-/// `schedule_client` for a caller that holds session `s` already (one
-/// table lookup per application command, not two).
-pub(crate) fn schedule(txq: &mut TxQueues, c: &mut ClientSession, s: SessionId) {
-    if c.common.state == SessionState::Connected && c.wants_tx() {
-        c.tx_queued = true;
-        txq.clients.push_back(s);
     }
 }
