@@ -8,6 +8,7 @@
 
 use crate::hist::LatencyHist;
 use crate::link::{LinkArgs, Role};
+use crate::stream_rate::{median_window_gbps, Streamed, STREAM_WINDOW_NS};
 use anyhow::{bail, Context};
 use engine::dpdk::{Mbuf, MbufBatch, Mempool, Port, PortConfig, RxQueue, TscClock, TxQueue, BURST};
 use engine::wire::{checksum, MacAddr};
@@ -293,17 +294,6 @@ fn ping_pong(
     Ok(lost)
 }
 
-/// Length of one window of a stream, for its median rate.
-const STREAM_WINDOW_NS: u64 = 20_000_000;
-
-/// What one stream did: frames handed to the driver, seconds, and the
-/// frames sent in each whole `STREAM_WINDOW_NS` window.
-struct Streamed {
-    sent: u64,
-    secs: f64,
-    windows: Vec<u64>,
-}
-
 /// Streams `len`-byte frames in bursts of 32 for `secs`.
 fn stream(io: &mut Io, len: usize, secs: f64, phase: u8) -> anyhow::Result<Streamed> {
     let template = template(io, len, Kind::Stream, phase);
@@ -343,26 +333,6 @@ fn stream(io: &mut Io, len: usize, secs: f64, phase: u8) -> anyhow::Result<Strea
         secs: elapsed,
         windows,
     })
-}
-
-/// The median of the windows' send rates, scaled by the share of frames
-/// that arrived (`got / sent`), in Gb/s of `len`-byte frames: a stall of
-/// this VM in one window (vCPU preemption) moves the mean over the whole
-/// stream, not the median. `None` with fewer than 3 windows.
-fn median_window_gbps(s: &Streamed, got: u64, len: usize) -> Option<f64> {
-    if s.windows.len() < 3 || s.sent == 0 {
-        return None;
-    }
-    let mut w = s.windows.clone();
-    w.sort_unstable();
-    let mid = w.len() / 2;
-    let median = if w.len() % 2 == 1 {
-        w[mid] as f64
-    } else {
-        (w[mid - 1] + w[mid]) as f64 / 2.0
-    };
-    let arrived = got.min(s.sent) as f64 / s.sent as f64;
-    Some(median * arrived * (len * 8) as f64 / STREAM_WINDOW_NS as f64)
 }
 
 /// Frames of `phase` that are echoes of burst `seq` (or any burst when

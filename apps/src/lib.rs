@@ -22,5 +22,6 @@ pub mod node;
 pub mod plot;
 pub mod portcheck;
 pub mod report;
+pub mod stream_rate;
 pub mod sys;
 pub mod workload;
