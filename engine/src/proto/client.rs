@@ -57,9 +57,7 @@ pub(crate) struct ClientSession {
     pub nak_gap: Option<(u64, u32)>,
     /// Round-robin position among slots for the next packet.
     pub cursor: usize,
-    /// Slots holding a request.
-    pub active: usize,
-    /// The same slots as a bit set (bit `i`: slot `i`; a window is at most
+    /// Slots holding a request, as a bit set (bit `i`: slot `i`; a window is at most
     /// `MAX_REQ_WINDOW` = 64 slots): which slot is free, which requests the
     /// loss deadline looks at, without visiting the whole window.
     pub occupied: u64,
@@ -304,13 +302,18 @@ impl ClientSession {
             nak: false,
             nak_gap: None,
             cursor: 0,
-            active: 0,
             occupied: 0,
             work: 0,
             suspects: 0,
             probes: 0,
             rtt: Duration::ZERO,
         }
+    }
+
+    /// Slots holding a request.
+    #[inline]
+    pub fn active(&self) -> usize {
+        self.occupied.count_ones() as usize
     }
 
     pub fn has_work(&self) -> bool {
@@ -472,7 +475,6 @@ impl ClientSession {
             sel,
             grant_sent: 0,
         });
-        self.active += 1;
         self.occupied |= 1 << i;
         self.refresh_work(i);
     }
@@ -490,7 +492,6 @@ impl ClientSession {
             self.sack_spares.push(b);
         }
         self.slots[slot].req = None;
-        self.active -= 1;
         self.occupied &= !(1 << slot);
         self.work &= !(1 << slot);
         Some(tag)

@@ -186,7 +186,7 @@ impl Endpoint {
 
     /// Requests of a client session not yet completed (in slots and backlog).
     pub fn session_pending_requests(&self, s: SessionId) -> Option<usize> {
-        self.table.client(s).map(|c| c.active + c.backlog.len())
+        self.table.client(s).map(|c| c.active() + c.backlog.len())
     }
 
     /// How many sessions are in each state.

@@ -172,7 +172,7 @@ impl Endpoint {
                     self.accepted.remove(&key);
                 }
             }
-            Session::Client(c) => debug_assert_eq!(c.active, 0, "freed with requests in slots"),
+            Session::Client(c) => debug_assert_eq!(c.active(), 0, "freed with requests in slots"),
         }
     }
 

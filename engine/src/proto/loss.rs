@@ -204,7 +204,7 @@ pub(crate) fn retime_quiet(timers: &mut TimerHeap, c: &ClientSession, cfg: &Endp
         return;
     }
     // With no request and no suspect, `loss_deadline` is `None`.
-    if c.active > 0 && c.loss_deadline(LossTimers::of(cfg)).is_some() {
+    if c.occupied != 0 && c.loss_deadline(LossTimers::of(cfg)).is_some() {
         return;
     }
     let ka = c.common.active_at + cfg.keepalive_interval;
@@ -263,7 +263,7 @@ impl Endpoint {
             (SessionState::Connecting | SessionState::Disconnecting, _) => {
                 self.handshake_timer(now, id)
             }
-            (SessionState::Connected, Session::Client(c)) if c.active + c.suspects > 0 => {
+            (SessionState::Connected, Session::Client(c)) if c.occupied != 0 || c.suspects > 0 => {
                 let before = c.suspects;
                 let verdict = c.scan(now, timers, &mut self.stats);
                 self.pending_suspects = self.pending_suspects + c.suspects - before;
