@@ -147,12 +147,17 @@ fn memif_two_processes_every_frame_answered() {
         "stream_gbps_mtu",
         "echo_mpps_64",
         "burst_rtt_p50_us_mtu",
+        "train_gbps_mtu",
     ] {
         assert!(v[k].as_f64().unwrap() > 0.0, "{k} missing or zero: {v}");
     }
     // memif drops nothing: every 32-frame burst came back whole.
     assert_eq!(v["bursts_lost"], 0, "{v}");
     assert!(v["bursts"].as_u64().unwrap() >= 50, "{v}");
+    assert_eq!(v["trains_lost"], 0, "{v}");
+    // The long train (8 bursts) takes longer than the short one (2).
+    let trains = v["train_rtt_p50_us_mtu"].as_array().unwrap();
+    assert!(trains[1].as_f64() > trains[0].as_f64(), "{v}");
     // A burst of 32 MTU frames takes longer than one 64 B ping (p50s).
     assert!(
         v["burst_rtt_p50_us_mtu"].as_f64() >= v["p50_us"].as_f64(),

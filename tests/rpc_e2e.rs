@@ -277,11 +277,8 @@ fn rpc_bench_json_summary_has_every_key() {
     // The default credits come from the BDP this run's floor measured.
     let bdp = &v["bdp"];
     assert_eq!(bdp["source"], "measured", "{v}");
-    assert_eq!(bdp["rate_from"], "stream_gbps_mtu_median", "{v}");
-    assert_eq!(
-        bdp["link_gbps"], v["floor"]["stream_gbps_mtu_median"],
-        "{v}"
-    );
+    assert_eq!(bdp["rate_from"], "train_gbps_mtu", "{v}");
+    assert_eq!(bdp["link_gbps"], v["floor"]["train_gbps_mtu"], "{v}");
     assert_eq!(bdp["rtt_us"], v["floor"]["burst_rtt_p50_us_mtu"], "{v}");
     assert_eq!(bdp["credits"], v["credits"], "{v}");
     let echo = v["floor_echo_mpps"].as_f64().unwrap();

@@ -3,10 +3,12 @@
 //! come from what the floor saw (the MTU streaming rate and the round trip
 //! of one 32-frame burst, which holds both hosts' batching that an idle
 //! ping misses) instead of a configured 10 Gb/s x 10 us. The rate is the
-//! median of the MTU stream's 20 ms windows (a vCPU stall in one window
-//! moves the mean, not the median), the whole stream's mean when the floor
-//! has no windows. The configured values stay the fallback and
-//! `transport.credits` the override.
+//! marginal rate of echoed MTU burst trains (`stream_rate::train_gbps`):
+//! it comes from the same short exchanges as the round trip and stays put
+//! when this VM's one-way stream changes speed state between runs. A floor
+//! without trains falls back to the median of the MTU stream's 20 ms
+//! windows, then to the whole stream's mean. The configured values stay
+//! the fallback and `transport.credits` the override.
 
 use crate::config::{BdpSource, Config, Mode};
 use serde::Serialize;
@@ -19,8 +21,9 @@ pub struct BdpOrigin {
     /// Why the configured values were used, when `source` is `config`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why_config: Option<&'static str>,
-    /// Which floor figure gave the rate: `stream_gbps_mtu_median` or
-    /// `stream_gbps_mtu` (absent when `source` is `config`).
+    /// Which floor figure gave the rate: `train_gbps_mtu`,
+    /// `stream_gbps_mtu_median` or `stream_gbps_mtu` (absent when `source`
+    /// is `config`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_from: Option<&'static str>,
     /// Rate and round trip the BDP was computed from.
@@ -41,9 +44,13 @@ pub struct BdpOrigin {
 /// and the floor has them) and pins the credits the run will use.
 pub fn apply(cfg: &mut Config, floor: Option<&serde_json::Value>) -> BdpOrigin {
     let measured = floor.and_then(|f| {
-        let (key, gbps) = ["stream_gbps_mtu_median", "stream_gbps_mtu"]
-            .into_iter()
-            .find_map(|k| f[k].as_f64().filter(|g| *g > 0.0).map(|g| (k, g)))?;
+        let (key, gbps) = [
+            "train_gbps_mtu",
+            "stream_gbps_mtu_median",
+            "stream_gbps_mtu",
+        ]
+        .into_iter()
+        .find_map(|k| f[k].as_f64().filter(|g| *g > 0.0).map(|g| (k, g)))?;
         let rtt = f["burst_rtt_p50_us_mtu"].as_f64()?;
         (rtt > 0.0).then_some((key, gbps, rtt))
     });
@@ -102,6 +109,23 @@ mod tests {
         assert_eq!((o.bdp_credits, o.credits), (20, 20));
         assert!(!o.clamped_to_ring);
         assert_eq!(cfg.effective_credits(), 20);
+    }
+
+    #[test]
+    fn the_train_rate_is_preferred_to_the_stream() {
+        // A slow-state stream (20 Gb/s) beside a train rate of 12 Gb/s: the
+        // credits follow the trains.
+        let mut cfg = Config::default();
+        let mut f = floor(40.0, 20.0);
+        f["stream_gbps_mtu_median"] = json!(20.0);
+        f["train_gbps_mtu"] = json!(12.0);
+        let o = apply(&mut cfg, Some(&f));
+        assert_eq!(o.rate_from, Some("train_gbps_mtu"));
+        assert_eq!((o.link_gbps, o.bdp_credits), (12.0, 20));
+        // A floor whose trains measured nothing (null) takes the median.
+        f["train_gbps_mtu"] = serde_json::Value::Null;
+        let o = apply(&mut Config::default(), Some(&f));
+        assert_eq!(o.rate_from, Some("stream_gbps_mtu_median"));
     }
 
     #[test]

@@ -8,7 +8,9 @@
 
 use crate::hist::LatencyHist;
 use crate::link::{LinkArgs, Role};
-use crate::stream_rate::{median_window_gbps, Streamed, STREAM_WINDOW_NS};
+use crate::stream_rate::{
+    median_window_gbps, train_gbps, Streamed, STREAM_WINDOW_NS, TRAIN_LONG, TRAIN_SHORT,
+};
 use anyhow::{bail, Context};
 use engine::dpdk::{Mbuf, MbufBatch, Mempool, Port, PortConfig, RxQueue, TscClock, TxQueue, BURST};
 use engine::wire::{checksum, MacAddr};
@@ -417,7 +419,7 @@ fn echo_rate(io: &mut Io, len: usize, secs: f64, phase: u8, window: u64) -> anyh
 fn burst_rtt(
     io: &mut Io,
     len: usize,
-    n: u64,
+    (n, train): (u64, u64),
     phase: u8,
     hist: &mut LatencyHist,
 ) -> anyhow::Result<u64> {
@@ -425,19 +427,23 @@ fn burst_rtt(
     let (mut batch, mut rx) = (MbufBatch::new(), MbufBatch::new());
     let mut lost = 0;
     for seq in 0..n as u32 {
-        echo_burst(io, &mut batch, &template, seq)?;
         let t0 = io.clock.now().as_nanos();
-        if !tx_all(io, &mut batch, t0 + 100_000_000) {
+        let mut sent = true;
+        for _ in 0..train {
+            echo_burst(io, &mut batch, &template, seq)?;
+            sent &= tx_all(io, &mut batch, t0 + 100_000_000);
+        }
+        if !sent {
             lost += 1;
             continue;
         }
-        let (mut got, timeout) = (0u64, t0 + 100_000_000);
-        while got < BURST as u64 && io.clock.now().as_nanos() < timeout {
+        let (mut got, want, timeout) = (0u64, train * BURST as u64, t0 + 100_000_000);
+        while got < want && io.clock.now().as_nanos() < timeout {
             if io.rx.rx_burst(&mut rx) > 0 {
                 got += count_echoes(&mut rx, phase, Some(seq));
             }
         }
-        if got == BURST as u64 {
+        if got == want {
             hist.record_ns(io.clock.now().as_nanos() - t0);
         } else {
             lost += 1;
@@ -533,7 +539,20 @@ pub fn run_client(
     let echo_mpps_64 = echo_rate(&mut io, MIN_FRAME, plan.stream_secs, 5, 4 * BURST as u64)?;
     let mut hburst = LatencyHist::new();
     let bursts = (plan.pings / 20).max(50);
-    let bursts_lost = burst_rtt(&mut io, MTU_FRAME, bursts, 6, &mut hburst)?;
+    let bursts_lost = burst_rtt(&mut io, MTU_FRAME, (bursts, 1), 6, &mut hburst)?;
+    // Trains of 2 and 8 bursts back to back: the difference of their round
+    // trips is what 6 more bursts cost, the path's request-response rate.
+    let (mut htrain_short, mut htrain_long) = (LatencyHist::new(), LatencyHist::new());
+    let trains = (bursts / 2).max(50);
+    let short = (trains, TRAIN_SHORT);
+    let lost_short = burst_rtt(&mut io, MTU_FRAME, short, 7, &mut htrain_short)?;
+    let long = (trains, TRAIN_LONG);
+    let lost_long = burst_rtt(&mut io, MTU_FRAME, long, 8, &mut htrain_long)?;
+    let (p50_short, p50_long) = (
+        htrain_short.percentile_us(50.0),
+        htrain_long.percentile_us(50.0),
+    );
+    let frames_between = (TRAIN_LONG - TRAIN_SHORT) * BURST as u64;
     quit(&mut io);
     let stats = io.port.stats()?;
     let in_use_end = io.pool.in_use();
@@ -569,6 +588,11 @@ pub fn run_client(
         "burst_rtt_p99_us_mtu": hburst.percentile_us(99.0),
         "bursts": bursts,
         "bursts_lost": bursts_lost,
+        "train_bursts": [TRAIN_SHORT, TRAIN_LONG],
+        "train_rtt_p50_us_mtu": [p50_short, p50_long],
+        "trains": trains,
+        "trains_lost": lost_short + lost_long,
+        "train_gbps_mtu": train_gbps(p50_short, p50_long, frames_between, MTU_FRAME),
         "mbufs_in_use_start": in_use_start,
         "mbufs_in_use_end": in_use_end,
         "port_rx_missed": stats.rx_missed,

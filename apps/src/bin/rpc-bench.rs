@@ -284,6 +284,15 @@ fn print_floor(v: &serde_json::Value, json: bool) {
         v["bursts"],
         v["bursts_lost"]
     );
+    let train = |i: usize| v["train_rtt_p50_us_mtu"][i].as_f64().unwrap_or(f64::NAN);
+    println!(
+        "  trains of 2 / 8 bursts     : p50 {:>8.2} / {:.2} us -> {:.3} Gbps round trip (the BDP's rate; {} trains each, {} lost)",
+        train(0),
+        train(1),
+        f("train_gbps_mtu"),
+        v["trains"],
+        v["trains_lost"]
+    );
     if json {
         println!("{v}");
     }
@@ -326,6 +335,7 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         bdp.bdp_credits,
         bdp.source,
         match bdp.rate_from {
+            Some("train_gbps_mtu") => " (round-trip rate of echoed MTU burst trains)",
             Some("stream_gbps_mtu_median") => " (median 20 ms window of the MTU stream)",
             Some(_) => " (mean of the MTU stream)",
             None => "",
