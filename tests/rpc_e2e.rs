@@ -278,7 +278,15 @@ fn rpc_bench_json_summary_has_every_key() {
     let bdp = &v["bdp"];
     assert_eq!(bdp["source"], "measured", "{v}");
     assert_eq!(bdp["rate_from"], "train_gbps_mtu", "{v}");
-    assert_eq!(bdp["link_gbps"], v["floor"]["train_gbps_mtu"], "{v}");
+    assert_eq!(bdp["bdp_gbps"], v["floor"]["train_gbps_mtu"], "{v}");
+    // The line rate is the stream's, never below the trains'.
+    let line = bdp["link_gbps"].as_f64().unwrap();
+    assert!(line >= bdp["bdp_gbps"].as_f64().unwrap(), "{v}");
+    assert!(
+        line == v["floor"]["stream_gbps_mtu_median"].as_f64().unwrap()
+            || line == v["floor"]["train_gbps_mtu"].as_f64().unwrap(),
+        "{v}"
+    );
     assert_eq!(bdp["rtt_us"], v["floor"]["burst_rtt_p50_us_mtu"], "{v}");
     assert_eq!(bdp["credits"], v["credits"], "{v}");
     let echo = v["floor_echo_mpps"].as_f64().unwrap();

@@ -8,7 +8,10 @@
 //! when this VM's one-way stream changes speed state between runs. A floor
 //! without trains falls back to the median of the MTU stream's 20 ms
 //! windows, then to the whole stream's mean. The configured values stay
-//! the fallback and `transport.credits` the override.
+//! the fallback and `transport.credits` the override. The line rate
+//! (`link_gbps`: congestion control's ceiling and the rate cap's limit)
+//! stays the one-way stream's, at least the trains': pacing a session at
+//! the round-trip rate would hold it below what one direction carries.
 
 use crate::config::{BdpSource, Config, Mode};
 use serde::Serialize;
@@ -21,16 +24,19 @@ pub struct BdpOrigin {
     /// Why the configured values were used, when `source` is `config`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub why_config: Option<&'static str>,
-    /// Which floor figure gave the rate: `train_gbps_mtu`,
+    /// Which floor figure gave the BDP's rate: `train_gbps_mtu`,
     /// `stream_gbps_mtu_median` or `stream_gbps_mtu` (absent when `source`
     /// is `config`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rate_from: Option<&'static str>,
-    /// Rate and round trip the BDP was computed from.
+    /// The line rate (congestion control's ceiling, the rate cap's limit):
+    /// the one-way MTU stream's, at least the trains' when measured.
     pub link_gbps: f64,
+    /// Rate and round trip the BDP was computed from.
+    pub bdp_gbps: f64,
     pub rtt_us: f64,
     pub mtu: u32,
-    /// `ceil(link_gbps x rtt_us / mtu)`.
+    /// `ceil(bdp_gbps x rtt_us / mtu)`.
     pub bdp_credits: u16,
     /// What the sessions use: `transport.credits` when set, else the BDP
     /// (times the lossy multiple), lowered to what the receive ring can
@@ -40,26 +46,41 @@ pub struct BdpOrigin {
     pub clamped_to_ring: bool,
 }
 
+/// What the floor gave: the BDP's rate (and the figure it came from), the
+/// line rate, and the burst round trip.
+struct Measured {
+    bdp_rate: (&'static str, f64),
+    line_gbps: f64,
+    rtt_us: f64,
+}
+
+fn measured(f: &serde_json::Value) -> Option<Measured> {
+    let figure = |k: &'static str| f[k].as_f64().filter(|g| *g > 0.0).map(|g| (k, g));
+    let train = figure("train_gbps_mtu");
+    let stream = figure("stream_gbps_mtu_median").or_else(|| figure("stream_gbps_mtu"));
+    let rtt_us = f["burst_rtt_p50_us_mtu"].as_f64().filter(|r| *r > 0.0)?;
+    let bdp_rate = train.or(stream)?;
+    // The line rate is what the link carried one way, and at least what the
+    // trains carried both ways.
+    let line_gbps = stream.map_or(0.0, |s| s.1).max(train.map_or(0.0, |t| t.1));
+    Some(Measured {
+        bdp_rate,
+        line_gbps,
+        rtt_us,
+    })
+}
+
 /// Applies the floor's figures to `cfg` (when `transport.bdp = "measured"`
 /// and the floor has them) and pins the credits the run will use.
 pub fn apply(cfg: &mut Config, floor: Option<&serde_json::Value>) -> BdpOrigin {
-    let measured = floor.and_then(|f| {
-        let (key, gbps) = [
-            "train_gbps_mtu",
-            "stream_gbps_mtu_median",
-            "stream_gbps_mtu",
-        ]
-        .into_iter()
-        .find_map(|k| f[k].as_f64().filter(|g| *g > 0.0).map(|g| (k, g)))?;
-        let rtt = f["burst_rtt_p50_us_mtu"].as_f64()?;
-        (rtt > 0.0).then_some((key, gbps, rtt))
-    });
-    let why_config = match (cfg.transport.bdp, measured) {
+    let measured = floor.and_then(measured);
+    let why_config = match (cfg.transport.bdp, &measured) {
         (BdpSource::Config, _) => Some("transport.bdp = \"config\""),
         (BdpSource::Measured, None) => Some("no floor measured in this run"),
-        (BdpSource::Measured, Some((_, gbps, rtt))) => {
-            cfg.transport.link_gbps = gbps;
-            cfg.transport.rtt_us = rtt;
+        (BdpSource::Measured, Some(m)) => {
+            cfg.transport.link_gbps = m.line_gbps;
+            cfg.transport.bdp_gbps = Some(m.bdp_rate.1);
+            cfg.transport.rtt_us = m.rtt_us;
             None
         }
     };
@@ -79,10 +100,11 @@ pub fn apply(cfg: &mut Config, floor: Option<&serde_json::Value>) -> BdpOrigin {
         },
         rate_from: why_config
             .is_none()
-            .then(|| measured.map(|m| m.0))
+            .then(|| measured.map(|m| m.bdp_rate.0))
             .flatten(),
         why_config,
         link_gbps: cfg.transport.link_gbps,
+        bdp_gbps: cfg.transport.bdp_gbps.unwrap_or(cfg.transport.link_gbps),
         rtt_us: cfg.transport.rtt_us,
         mtu: cfg.link.mtu,
         bdp_credits: cfg.bdp_credits(),
@@ -121,7 +143,12 @@ mod tests {
         f["train_gbps_mtu"] = json!(12.0);
         let o = apply(&mut cfg, Some(&f));
         assert_eq!(o.rate_from, Some("train_gbps_mtu"));
-        assert_eq!((o.link_gbps, o.bdp_credits), (12.0, 20));
+        assert_eq!((o.bdp_gbps, o.bdp_credits), (12.0, 20));
+        // The line rate stays the stream's, never below the trains'.
+        assert_eq!(o.link_gbps, 20.0);
+        f["stream_gbps_mtu_median"] = json!(9.0);
+        assert_eq!(apply(&mut Config::default(), Some(&f)).link_gbps, 12.0);
+        f["stream_gbps_mtu_median"] = json!(20.0);
         // A floor whose trains measured nothing (null) takes the median.
         f["train_gbps_mtu"] = serde_json::Value::Null;
         let o = apply(&mut Config::default(), Some(&f));

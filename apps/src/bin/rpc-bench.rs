@@ -330,7 +330,7 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
     let bdp = apps::bdp::apply(&mut cfg, floor.as_ref());
     cfg.check_rate_cap()?;
     eprintln!(
-        "rpc-bench: {} credits per session; BDP {} credits from {}{} ({:.2} Gb/s x {:.1} us / {} B){}",
+        "rpc-bench: {} credits per session; BDP {} credits from {}{} ({:.2} Gb/s x {:.1} us / {} B; line rate {:.2} Gb/s){}",
         bdp.credits,
         bdp.bdp_credits,
         bdp.source,
@@ -340,9 +340,10 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
             Some(_) => " (mean of the MTU stream)",
             None => "",
         },
-        bdp.link_gbps,
+        bdp.bdp_gbps,
         bdp.rtt_us,
         bdp.mtu,
+        bdp.link_gbps,
         if bdp.clamped_to_ring { ", lowered to what the receive ring backs" } else { "" }
     );
     eprintln!(

@@ -36,11 +36,13 @@ impl Config {
         }
     }
 
-    /// The bandwidth-delay product in packets for `transport.link_gbps`,
-    /// `transport.rtt_us` and `link.mtu`: `ceil(rate x RTT / MTU)`.
+    /// The bandwidth-delay product in packets for `transport.bdp_gbps`
+    /// (`link_gbps` when unset), `transport.rtt_us` and `link.mtu`:
+    /// `ceil(rate x RTT / MTU)`.
     pub fn bdp_credits(&self) -> u16 {
         let t = &self.transport;
-        let bps = (t.link_gbps.max(0.0) * 1e9).min(u64::MAX as f64) as u64;
+        let gbps = t.bdp_gbps.unwrap_or(t.link_gbps);
+        let bps = (gbps.max(0.0) * 1e9).min(u64::MAX as f64) as u64;
         let rtt_ns = (t.rtt_us.max(0.0) * 1e3).round().min(u64::MAX as f64) as u64;
         bdp_credits(bps, Duration::from_nanos(rtt_ns), self.link.mtu as usize)
     }

@@ -284,7 +284,7 @@ pub enum BdpSource {
     /// configured `link_gbps` and `rtt_us`.
     #[default]
     Measured,
-    /// Always `transport.link_gbps` x `transport.rtt_us`.
+    /// Always `transport.bdp_gbps` (or `link_gbps`) x `transport.rtt_us`.
     Config,
 }
 
@@ -304,6 +304,10 @@ pub struct TransportConfig {
     /// Measured BDP (when a floor runs first) or the configured one.
     pub bdp: BdpSource,
     pub link_gbps: f64,
+    /// The rate the BDP is computed from when it differs from the line
+    /// rate: `rpc-bench run` sets it to the floor's round-trip train rate
+    /// (`bdp.rs`); `None`: `link_gbps`.
+    pub bdp_gbps: Option<f64>,
     pub rtt_us: f64,
     pub req_window: u32,
     pub rto_us: u64,
@@ -354,6 +358,7 @@ impl Default for TransportConfig {
             credits: None,
             bdp: BdpSource::Measured,
             link_gbps: 10.0,
+            bdp_gbps: None,
             rtt_us: 10.0,
             req_window: 8,
             rto_us: 5000,

@@ -213,6 +213,9 @@ impl Config {
     fn validate_transport(&self) -> Result<(), ConfigError> {
         let t = &self.transport;
         positive("transport.link_gbps", t.link_gbps)?;
+        if let Some(g) = t.bdp_gbps {
+            positive("transport.bdp_gbps", g)?;
+        }
         positive("transport.rtt_us", t.rtt_us)?;
         if t.credits == Some(0) {
             return Err(ConfigError::invalid(
