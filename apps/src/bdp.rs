@@ -198,6 +198,7 @@ mod tests {
     #[test]
     fn lossless_credits_are_lowered_to_what_the_ring_backs() {
         let mut cfg = Config::default();
+        cfg.trust_own_client();
         cfg.link.rx_desc = 256;
         cfg.workload.sessions_per_thread = 4;
         // 100 Gb/s x 100 us is 834 frames; 256 entries / 4 sessions - 1.

@@ -88,13 +88,17 @@ impl ConfigArgs {
         o
     }
 
-    /// Loads, applies overrides, validates for `role` (None: both roles).
+    /// Loads, applies overrides, validates for `role` (None: both roles,
+    /// rpc-bench's own server and client: its server trusts its client).
     pub fn load(&self, role: Option<Role>) -> anyhow::Result<Config> {
-        let cfg = Config::load(self.config.as_deref(), &self.overrides())?;
+        let mut cfg = Config::load(self.config.as_deref(), &self.overrides())?;
         let env = ValidationEnv::detect();
         match role {
             Some(r) => cfg.validate_for(&env, r)?,
-            None => cfg.validate(&env)?,
+            None => {
+                cfg.trust_own_client();
+                cfg.validate(&env)?
+            }
         }
         Ok(cfg)
     }

@@ -546,10 +546,17 @@ fn reconnect_with_new_token_replaces_session() {
         mtu: 1500,
         req_window: 8,
     };
-    assert!(r
-        .s
-        .handle_frame(T0, &sm_frame(addr(2), addr(1), SESSION_NONE, 0x1234, req))
-        .is_none());
+    let connect = sm_frame(addr(2), addr(1), SESSION_NONE, 0x1234, req);
+    // The live session is probed first; unanswered for the probe wait, the
+    // next copy of the request replaces it (a restarted client).
+    let at = |ms| T0 + engine::time::Duration::from_millis(ms);
+    assert!(r.s.handle_frame(at(1), &connect).is_none());
+    assert_eq!(r.s.poll_event(), None);
+    let probe = frames(&mut r.s);
+    assert_eq!(probe.len(), 1);
+    assert_eq!(sm_of(&probe[0]).sm_type, SmType::KeepAlive);
+    let later = at(101);
+    assert!(r.s.handle_frame(later, &connect).is_none());
     assert_eq!(r.s.poll_event(), Some(Event::PeerSessionClosed(r.ss)));
     assert!(matches!(
         r.s.poll_event(),

@@ -182,7 +182,8 @@ pub(super) fn load_bases(
         args.set
             .insert(0, format!("transport.lossy_credit_multiple={m}"));
     }
-    let common = Config::load(args.config.as_deref(), &args.overrides())?;
+    let mut common = Config::load(args.config.as_deref(), &args.overrides())?;
+    common.trust_own_client();
     let mut per_preset = Vec::new();
     for p in Preset::ALL {
         let c = p
@@ -296,12 +297,14 @@ mod tests {
 
     #[test]
     fn lossless_rings_grow_with_credits() {
-        let mut c = for_mode(&Config::default(), Mode::Lossless, Some(300));
+        let mut own = Config::default();
+        own.trust_own_client();
+        let mut c = for_mode(&own, Mode::Lossless, Some(300));
         c.link.rx_desc = 256;
         c.workload.sessions_per_thread = 4;
         assert_eq!(fit_ring(&mut c), Ok(Some(2048)));
         assert!(c.validate(&ValidationEnv { online_cores: 2 }).is_ok());
-        let mut c = for_mode(&Config::default(), Mode::Lossless, Some(60000));
+        let mut c = for_mode(&own, Mode::Lossless, Some(60000));
         c.workload.sessions_per_thread = 2;
         assert!(fit_ring(&mut c).unwrap_err().contains("32768"));
         let mut lossy = for_mode(&Config::default(), Mode::Lossy, Some(60000));

@@ -8,8 +8,8 @@ use crate::link::{LinkArgs, LinkKind, Role};
 use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
 use engine::proto::{
-    bdp_credits, CcKind, DcqcnParams, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, PeerAddr,
-    Retransmit, MAX_SESSIONS,
+    bdp_credits, Admission, CcKind, DcqcnParams, EndpointAddr, EndpointConfig, FlowMode,
+    LossPolicy, PeerAddr, Retransmit, MAX_SESSIONS,
 };
 use engine::time::Duration;
 use engine::wire::MacAddr;
@@ -33,6 +33,27 @@ impl Config {
             Ipv4Checksum::Verify => true,
             Ipv4Checksum::Trust => false,
             Ipv4Checksum::Auto => !matches!(self.link.kind, LinkKind::Memif | LinkKind::Ring),
+        }
+    }
+
+    /// rpc-bench starts both processes: its server lets its own client
+    /// reserve the whole ring (ring shares unset become 100 %), as the lab's
+    /// sessions all come from one address. A share the config sets stays.
+    pub fn trust_own_client(&mut self) {
+        let t = &mut self.transport;
+        t.session_ring_share_pct.get_or_insert(100);
+        t.peer_ring_share_pct.get_or_insert(100);
+    }
+
+    /// The server's admission limits: the configured shares (the engine's
+    /// defaults when unset) and the restart probe's wait.
+    pub fn admission(&self) -> Admission {
+        let t = &self.transport;
+        let d = Admission::default();
+        Admission {
+            session_ring_share_pct: t.session_ring_share_pct.unwrap_or(d.session_ring_share_pct),
+            peer_ring_share_pct: t.peer_ring_share_pct.unwrap_or(d.peer_ring_share_pct),
+            restart_probe_wait: Duration::from_millis(t.restart_probe_wait_ms),
         }
     }
 
@@ -159,6 +180,7 @@ impl Config {
             half_open_timeout: Duration::from_millis(t.half_open_timeout_ms),
             keepalive_interval: Duration::from_millis(t.keepalive_ms),
             max_sessions_per_peer: t.max_sessions_per_peer as usize,
+            admission: self.admission(),
             mode,
             retransmit: match t.retransmit {
                 RetransmitKind::GoBackN => Retransmit::GoBackN,
@@ -277,16 +299,35 @@ mod tests {
 
     #[test]
     fn lossless_credit_limit_is_the_validation_boundary() {
-        let base = ["link.rx_desc=256", "workload.sessions_per_thread=4"];
+        let base = [
+            "link.rx_desc=256",
+            "workload.sessions_per_thread=4",
+            "transport.peer_ring_share_pct=100",
+            "transport.session_ring_share_pct=100",
+        ];
         let c = with(&base).unwrap();
         // 256 entries / 4 sessions, less the probe entry.
         assert_eq!(c.lossless_credit_limit(), 63);
-        let ok = with(&[base[0], base[1], "transport.credits=63"]).unwrap();
+        let ok = with(&[&base[..], &["transport.credits=63"]].concat()).unwrap();
         assert!(ok.validate(&ENV).is_ok());
-        let over = [base[0], base[1], "transport.credits=64"];
+        let over = [&base[..], &["transport.credits=64"]].concat();
         assert_eq!(rejected_key(&over), "transport.credits");
         let e = with(&over).unwrap().validate(&ENV).unwrap_err();
         assert!(e.to_string().contains("sessions_per_thread"), "{e}");
+        // The server's default shares: a quarter of 256 entries for the 4
+        // sessions of one address, 15 credits each; more is refused naming
+        // the share.
+        let shared = with(&base[..2]).unwrap();
+        assert_eq!(shared.lossless_credit_limit(), 15);
+        let over = [base[0], base[1], "transport.credits=16"];
+        assert_eq!(rejected_key(&over), "transport.peer_ring_share_pct");
+        let mut own = with(&over).unwrap();
+        own.trust_own_client();
+        assert!(own.validate(&ENV).is_ok(), "rpc-bench's own pair");
+        assert_eq!(
+            rejected_key(&["transport.peer_ring_share_pct=0"]),
+            "transport.peer_ring_share_pct"
+        );
     }
 
     #[test]

@@ -323,6 +323,16 @@ pub struct TransportConfig {
     pub keepalive_ms: u64,
     /// Server: sessions one client address may hold.
     pub max_sessions_per_peer: u32,
+    /// Server, lossless: the most of the receive ring one session may
+    /// reserve, per cent; `None`: the engine's 25 (rpc-bench: 100 for its
+    /// own client).
+    pub session_ring_share_pct: Option<u8>,
+    /// Server, lossless: the most of the receive ring one client address
+    /// may reserve, per cent; `None`: the engine's 25 (rpc-bench: 100).
+    pub peer_ring_share_pct: Option<u8>,
+    /// Server: how long a live session's liveness probe may go unanswered
+    /// before a ConnectReq with a new token replaces it.
+    pub restart_probe_wait_ms: u64,
     pub mode: Mode,
     pub lossy_credit_multiple: CreditMultiple,
     pub on_loss: OnLoss,
@@ -370,6 +380,9 @@ impl Default for TransportConfig {
             half_open_timeout_ms: 3_000,
             keepalive_ms: 1_000,
             max_sessions_per_peer: 256,
+            session_ring_share_pct: None,
+            peer_ring_share_pct: None,
+            restart_probe_wait_ms: 100,
             mode: Mode::Lossless,
             lossy_credit_multiple: CreditMultiple::Factor(4.0),
             on_loss: OnLoss::Retransmit,

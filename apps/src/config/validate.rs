@@ -302,6 +302,20 @@ impl Config {
                 t.half_open_timeout_ms,
             )
         })?;
+        for (key, pct) in [
+            ("transport.session_ring_share_pct", t.session_ring_share_pct),
+            ("transport.peer_ring_share_pct", t.peer_ring_share_pct),
+        ] {
+            if let Some(p) = pct {
+                range(key, p as u64, 1, 100)?;
+            }
+        }
+        range(
+            "transport.restart_probe_wait_ms",
+            t.restart_probe_wait_ms,
+            1,
+            60_000,
+        )?;
         range(
             "transport.max_sessions_per_peer",
             t.max_sessions_per_peer as u64,
@@ -429,10 +443,22 @@ impl Config {
                 ),
             ));
         }
+        if lossless_ring_entries(credits) * server_sessions > rx as usize {
+            return Err(ConfigError::invalid(
+                "transport.credits",
+                format!(
+                    "transport.credits = {credits}{origin} exceeds what link.rx_desc = {rx} can back on a server worker accepting {server_sessions} session(s) in lossless mode ((credits + 1 probe entry) x sessions per server worker must be <= rx_desc)"
+                ),
+            ));
+        }
+        let adm = self.admission();
         Err(ConfigError::invalid(
-            "transport.credits",
+            "transport.peer_ring_share_pct",
             format!(
-                "transport.credits = {credits}{origin} exceeds what link.rx_desc = {rx} can back on a server worker accepting {server_sessions} session(s) in lossless mode ((credits + 1 probe entry) x sessions per server worker must be <= rx_desc)"
+                "transport.credits = {credits}{origin} for {} session(s) from one client address is more than the server grants: one session may reserve transport.session_ring_share_pct = {} % and one address transport.peer_ring_share_pct = {} % of link.rx_desc = {rx} ((credits + 1) x sessions); lower the credits or raise the shares (rpc-bench raises them to 100 for its own client)",
+                client_sessions.max(server_sessions),
+                adm.session_ring_share_pct,
+                adm.peer_ring_share_pct
             ),
         ))
     }
@@ -447,7 +473,16 @@ impl Config {
         if sessions == 0 {
             return u16::MAX;
         }
-        let per_session = self.link.rx_desc as usize / sessions;
+        let rx = self.link.rx_desc as usize;
+        let adm = self.admission();
+        // The server's shares (`transport.*_ring_share_pct`): one session,
+        // and one client address's sessions together (a client thread's
+        // sessions share its address).
+        let session_share = rx * adm.session_ring_share_pct as usize / 100;
+        let peer_share = rx * adm.peer_ring_share_pct as usize / 100;
+        let per_session = (rx / sessions)
+            .min(session_share)
+            .min(peer_share / sessions);
         per_session
             .saturating_sub(lossless_ring_entries(0))
             .min(u16::MAX as usize) as u16

@@ -3,6 +3,7 @@
 //! mode. [`EndpointConfig::validate`] checks every value once against the
 //! limits below, so the rest of the core can trust it; `Endpoint::new` calls it.
 
+use super::admission::Admission;
 pub use super::cc::{CcKind, DcqcnParams};
 use super::error::ConfigError;
 use crate::time::Duration;
@@ -197,6 +198,9 @@ pub struct EndpointConfig {
     /// Server: sessions one client IP address may hold at once; more
     /// ConnectReqs from it are refused with `PeerLimit`.
     pub max_sessions_per_peer: usize,
+    /// Server: the ring shares one session and one peer may reserve and
+    /// the rule for replacing a live session (`admission.rs`).
+    pub admission: Admission,
     /// Lossless (credits backed by ring reservations), lossy, or pause.
     pub mode: FlowMode,
     /// Go-back-N or selective retransmission.
@@ -264,6 +268,7 @@ impl Default for EndpointConfig {
             half_open_timeout: Duration::from_secs(3),
             keepalive_interval: Duration::from_secs(1),
             max_sessions_per_peer: 256,
+            admission: Admission::default(),
             max_backlog: 4096,
             mode: FlowMode::Lossless {
                 on_loss: LossPolicy::Retransmit,
@@ -431,6 +436,7 @@ impl EndpointConfig {
         if self.max_backlog == 0 {
             return Err(ConfigError::new("max_backlog", 0, "must be at least 1"));
         }
+        self.admission.validate()?;
         if self.max_sessions_per_peer == 0 {
             return Err(ConfigError::new(
                 "max_sessions_per_peer",

@@ -3,6 +3,7 @@
 //! other `impl Endpoint` blocks live beside their concern: `handshake.rs`,
 //! `requests.rs`, `transmit.rs`, `loss.rs`, `lifecycle.rs`.
 
+use super::admission::PeerHold;
 use super::cc::TimingWheel;
 use super::client_rx::AnswerRx;
 use super::config::{EndpointAddr, EndpointConfig, Retransmit};
@@ -71,8 +72,9 @@ pub struct Endpoint {
     /// Server side: (client ip, client port, client session) -> (our
     /// session, token), to answer duplicate ConnectReqs without allocating.
     pub(crate) accepted: HashMap<(Ipv4Addr, u16, u16), (SessionId, u32)>,
-    /// Server sessions per client IP (for `max_sessions_per_peer`).
-    pub(crate) peer_sessions: HashMap<Ipv4Addr, usize>,
+    /// What each client IP holds: sessions (for `max_sessions_per_peer`)
+    /// and ring entries (for `admission.peer_ring_share_pct`).
+    pub(crate) peers: HashMap<Ipv4Addr, PeerHold>,
     pub(crate) pool: MsgPool,
     pub(crate) txq: TxQueues,
     pub(crate) events: VecDeque<Event>,
@@ -110,7 +112,7 @@ impl Endpoint {
             table: SessionTable::new(cfg.max_sessions),
             ring_reserved: 0,
             accepted: HashMap::new(),
-            peer_sessions: HashMap::new(),
+            peers: HashMap::new(),
             pool,
             txq: TxQueues::new(),
             events: VecDeque::with_capacity(EVENT_QUEUE_PRESIZE),

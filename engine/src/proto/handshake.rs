@@ -8,10 +8,16 @@
 //! `connect_timeout`. The server validates it (MTU equal to its own, credits
 //! non-zero, ring space, a free session number), creates a Connected session
 //! and answers ConnectResp(Ok, server_session), or answers an error status
-//! without creating anything. A duplicate ConnectReq (same client address,
-//! client session and token) is answered with the same response, never
-//! allocating twice; one with a new token replaces the old session (the
-//! client restarted). The client learns the server's session number and, if
+//! without creating anything. The credits are the server's to grant: the
+//! client's ask, at most the server's own `session_credits` and (lossless)
+//! its ring shares (`admission.rs`); the ConnectResp says what was granted
+//! and the client lowers its credits to it. A duplicate ConnectReq (same
+//! client address, client session and token) is answered with the same
+//! response, never allocating twice; one with a new token replaces the old
+//! session only when the old one is dead (the client restarted): silent
+//! past its timeout, or unanswered to a liveness probe sent with its old
+//! token. A peer that cannot see the traffic cannot answer that probe, and
+//! cannot kill a live session. The client learns the server's session number and, if
 //! needed, its MAC from the ConnectResp.
 //!
 //! Disconnect: the client fails its outstanding requests and sends
@@ -20,6 +26,7 @@
 //! answers; a DisconnectReq for a session it no longer has is answered with
 //! status UnknownSession so the client stops retrying.
 
+use super::admission::{restart, Restart, RingView};
 use super::cc::RateControl;
 use super::client::ClientSession;
 use super::config::{FlowMode, PeerAddr};
@@ -91,7 +98,7 @@ impl Endpoint {
             SmType::ConnectReq => self.server_rx_connect(now, p, &body),
             SmType::DisconnectReq => self.server_rx_disconnect(now, p, &body),
             SmType::ConnectResp | SmType::DisconnectResp => self.client_rx_sm_resp(now, p, &body),
-            SmType::KeepAlive => self.server_rx_keepalive(now, p),
+            SmType::KeepAlive => self.rx_keepalive(now, p),
             SmType::Unknown(_) => self.stats.drops.malformed += 1,
         }
     }
@@ -103,10 +110,17 @@ impl Endpoint {
             if old_token == token {
                 self.stats.drops.duplicate += 1;
                 self.stats.drops.dup_sm += 1;
-                self.reply_connect(p, req, SmStatus::Ok, old.num);
+                let credits = self.table.server_mut(old).map_or(0, |s| s.credits);
+                self.reply_connect(p, req, (SmStatus::Ok, old.num), credits);
                 return;
             }
-            // Same client session number, new token: the client restarted.
+            // Same client session number, new token: a restarted client,
+            // or a peer that wants this session gone. Only a dead old
+            // session is replaced (`admission::restart`).
+            if !self.old_session_is_dead(now, old) {
+                return;
+            }
+            self.stats.sessions_replaced += 1;
             self.step(
                 now,
                 old,
@@ -116,27 +130,68 @@ impl Endpoint {
         }
         self.stats.rx_accepted += 1;
         match self.accept(now, p, req) {
-            Ok(id) => {
+            Ok((id, credits)) => {
                 self.accepted.insert(key, (id, token));
                 self.stats.sessions_accepted += 1;
                 self.events.push_back(Event::PeerSessionAccepted(id));
-                self.reply_connect(p, req, SmStatus::Ok, id.num);
+                self.reply_connect(p, req, (SmStatus::Ok, id.num), credits);
             }
             Err(status) => {
                 self.stats.connects_refused += 1;
-                self.reply_connect(p, req, status, SESSION_NONE);
+                self.reply_connect(p, req, (status, SESSION_NONE), 0);
             }
         }
     }
 
+    /// Whether the live server session `old` may be replaced by a
+    /// ConnectReq with a new token: silent past its timeout, or its
+    /// liveness probe (a KeepAlive with its own token, to its own client's
+    /// address, which only that client can answer) went unanswered for
+    /// `admission.restart_probe_wait`. Probes it when the rule says so.
+    fn old_session_is_dead(&mut self, now: Instant, old: SessionId) -> bool {
+        let adm = self.cfg.admission;
+        let timeout = self.cfg.session_timeout;
+        let Some(s) = self.table.server_mut(old) else {
+            return true;
+        };
+        match restart(now, s.common.active_at, s.probe_at, &adm, timeout) {
+            Restart::Replace => return true,
+            Restart::Probe => {
+                s.probe_at = Some(now);
+                let c = &s.common;
+                let body = SmRepr {
+                    sm_type: SmType::KeepAlive,
+                    status: SmStatus::Ok,
+                    client_session: c.remote,
+                    server_session: c.num,
+                    credits: s.credits,
+                    mtu: self.cfg.mtu as u16,
+                    req_window: self.cfg.req_window as u16,
+                };
+                let mac = c.peer.mac.unwrap_or(MacAddr::BROADCAST);
+                self.txq.ctrl.push_back(TxDesc::SmReply(SmReply {
+                    dst: (mac, c.peer.ip, c.peer.port),
+                    dest_session: c.remote,
+                    token: c.token,
+                    body,
+                }));
+                self.stats.restart_probes += 1;
+                self.stats.drops.restart_pending += 1;
+            }
+            Restart::Wait => self.stats.drops.restart_pending += 1,
+            Restart::Refuse => self.stats.drops.restart_refused += 1,
+        }
+        false
+    }
+
     /// Creates the server session a valid ConnectReq asks for, born
-    /// Connected, or says why not.
+    /// Connected, with the credits this server grants, or says why not.
     fn accept(
         &mut self,
         now: Instant,
         p: &Parsed<'_>,
         req: &SmRepr,
-    ) -> Result<SessionId, SmStatus> {
+    ) -> Result<(SessionId, u16), SmStatus> {
         if req.mtu as usize != self.cfg.mtu {
             return Err(SmStatus::BadMtu);
         }
@@ -146,11 +201,19 @@ impl Endpoint {
         if req.credits == 0 {
             return Err(SmStatus::BadCredits);
         }
-        let held = self.peer_sessions.get(&p.src_ip).copied().unwrap_or(0);
-        if held >= self.cfg.max_sessions_per_peer {
+        let hold = self.peers.get(&p.src_ip).copied().unwrap_or_default();
+        if hold.sessions >= self.cfg.max_sessions_per_peer {
             return Err(SmStatus::PeerLimit);
         }
-        let need = self.cfg.ring_reservation(req.credits);
+        let lossless = matches!(self.cfg.mode, FlowMode::Lossless { .. }).then_some(RingView {
+            entries: self.cfg.rx_ring_entries,
+            peer_held: hold.ring,
+        });
+        let adm = self.cfg.admission;
+        let credits = adm
+            .grant(req.credits, self.cfg.session_credits, lossless)
+            .ok_or(SmStatus::NoRingSpace)?;
+        let need = self.cfg.ring_reservation(credits);
         let id = self.reserve_session(need).map_err(|e| match e {
             RpcError::TooManySessions => SmStatus::TooManySessions,
             _ => SmStatus::NoRingSpace,
@@ -168,34 +231,56 @@ impl Endpoint {
             link: self.attach_link(peer),
             ..SessionCommon::new(id, SessionState::Connected, peer, template, now)
         };
-        *self.peer_sessions.entry(p.src_ip).or_default() += 1;
+        let held = self.peers.entry(p.src_ip).or_default();
+        held.sessions += 1;
+        held.ring += need;
         let window = self.cfg.req_window;
-        self.table
-            .insert(Session::Server(ServerSession::new(common, window)));
+        let session = ServerSession::new(common, window, credits);
+        self.table.insert(Session::Server(session));
         self.rearm(now, id);
-        Ok(id)
+        Ok((id, credits))
     }
 
-    /// A client's keepalive: its session stays (nothing is answered).
-    fn server_rx_keepalive(&mut self, now: Instant, p: &Parsed<'_>) {
+    /// A KeepAlive. To a server session: the client's keepalive (or its
+    /// answer to a liveness probe); the session stays, nothing is
+    /// answered. To a connected client session: the server's liveness
+    /// probe, answered with a keepalive so the server keeps the session.
+    fn rx_keepalive(&mut self, now: Instant, p: &Parsed<'_>) {
         let d = &mut self.stats.drops;
         match self.table.by_num_mut(p.rpc.dest_session) {
             Some(Session::Server(s)) if s.common.token == p.rpc.token => {
                 s.common.heard_at(now);
                 self.stats.rx_accepted += 1;
             }
-            Some(Session::Server(_)) => d.bad_token += 1,
-            _ => d.unknown_session += 1,
+            Some(Session::Client(c))
+                if c.common.token == p.rpc.token && c.common.state == SessionState::Connected =>
+            {
+                self.stats.rx_accepted += 1;
+                self.stats.probes_answered += 1;
+                let id = c.common.id();
+                self.txq.ctrl.push_back(TxDesc::KeepAlive(id));
+            }
+            Some(_) => d.bad_token += 1,
+            None => d.unknown_session += 1,
         }
     }
 
-    fn reply_connect(&mut self, p: &Parsed<'_>, req: &SmRepr, status: SmStatus, num: u16) {
+    /// Answers a ConnectReq with `status` and the server session number,
+    /// and the credits this server granted (0 with a refusal).
+    fn reply_connect(
+        &mut self,
+        p: &Parsed<'_>,
+        req: &SmRepr,
+        answer: (SmStatus, u16),
+        credits: u16,
+    ) {
+        let (status, num) = answer;
         let body = SmRepr {
             sm_type: SmType::ConnectResp,
             status,
             client_session: req.client_session,
             server_session: num,
-            credits: req.credits,
+            credits,
             mtu: self.cfg.mtu as u16,
             req_window: self.cfg.req_window as u16,
         };
@@ -294,8 +379,26 @@ impl Endpoint {
             d.malformed += 1;
             return;
         }
+        if resp.credits == 0 {
+            d.malformed += 1;
+            return;
+        }
         self.stats.rx_accepted += 1;
         c.common.remote = resp.server_session;
+        // The server's grant: fewer credits than asked lowers the session's
+        // (and, lossless, gives back the ring entries they reserved).
+        let surplus = c.credits_total.saturating_sub(resp.credits);
+        if surplus > 0 {
+            c.credits_total -= surplus;
+            c.credits = c.credits.saturating_sub(surplus);
+            let back = c
+                .common
+                .ring_reserved
+                .saturating_sub(self.cfg.ring_reservation(resp.credits));
+            c.common.ring_reserved -= back;
+            self.ring_reserved -= back;
+            self.stats.credits_lowered += 1;
+        }
         if c.common.peer.mac.is_none() && p.src_mac.is_unicast() {
             c.common.peer.mac = Some(p.src_mac);
         }

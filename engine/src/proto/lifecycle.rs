@@ -99,7 +99,13 @@ impl Endpoint {
             }
             Effect::ReleaseRing => {
                 if let Some(s) = self.table.get_mut(id) {
-                    self.ring_reserved -= std::mem::take(&mut s.common_mut().ring_reserved);
+                    let server = matches!(s, Session::Server(_));
+                    let c = s.common_mut();
+                    let back = std::mem::take(&mut c.ring_reserved);
+                    self.ring_reserved -= back;
+                    if let Some(h) = self.peers.get_mut(&c.peer.ip).filter(|_| server) {
+                        h.ring -= back;
+                    }
                 }
             }
             Effect::Schedule => self.schedule_client(id),
@@ -161,10 +167,11 @@ impl Endpoint {
         match &sess {
             Session::Server(srv) => {
                 let c = &srv.common;
-                if let Some(n) = self.peer_sessions.get_mut(&c.peer.ip) {
-                    *n -= 1;
-                    if *n == 0 {
-                        self.peer_sessions.remove(&c.peer.ip);
+                if let Some(h) = self.peers.get_mut(&c.peer.ip) {
+                    h.sessions -= 1;
+                    h.ring -= c.ring_reserved;
+                    if h.sessions == 0 {
+                        self.peers.remove(&c.peer.ip);
                     }
                 }
                 let key = (c.peer.ip, c.peer.port, c.remote);

@@ -14,6 +14,7 @@ use super::frame::pkts_of;
 use super::msgbuf::MsgBuf;
 use super::sack::Window;
 use super::session::SessionCommon;
+use crate::time::Instant;
 use crate::wire::ErrorCode;
 
 /// Server half of a session.
@@ -21,6 +22,12 @@ use crate::wire::ErrorCode;
 pub(crate) struct ServerSession {
     pub common: SessionCommon,
     pub slots: Vec<ServerSlot>,
+    /// The credits this server granted the session (its ConnectResp said
+    /// so): the most response packets one request's grant may ask for.
+    pub credits: u16,
+    /// When a ConnectReq with a new token for this session's key last made
+    /// the server probe it (`admission::restart`).
+    pub probe_at: Option<Instant>,
 }
 
 /// Where a slot's current request is.
@@ -77,9 +84,11 @@ pub(crate) struct ServerSlot {
 }
 
 impl ServerSession {
-    pub fn new(common: SessionCommon, window: usize) -> Self {
+    pub fn new(common: SessionCommon, window: usize, credits: u16) -> Self {
         ServerSession {
             common,
+            credits,
+            probe_at: None,
             slots: (0..window)
                 .map(|_| ServerSlot {
                     req_num: None,

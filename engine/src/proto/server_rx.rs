@@ -121,7 +121,7 @@ impl ServerSession {
                                 count: 1,
                             };
                         }
-                        return store_out_of_order(slot, p, dpp, pool);
+                        return store_out_of_order(slot, p, (dpp, self.credits), pool);
                     }
                     d.future += 1;
                     d.future_request += 1;
@@ -144,7 +144,7 @@ impl ServerSession {
                         };
                     }
                     // The resent last packet carries the client's new grant.
-                    slot.grant = rpc.grant as u32;
+                    slot.grant = u32::from(rpc.grant.min(self.credits));
                     let Some(answer) = slot.answer.as_ref() else {
                         d.dup_request_no_response += 1;
                         slot.dup_in_handler = true;
@@ -187,7 +187,7 @@ impl ServerSession {
                     *w = Window::default();
                 }
                 if k != 0 {
-                    return store_out_of_order(slot, p, dpp, pool);
+                    return store_out_of_order(slot, p, (dpp, self.credits), pool);
                 }
             }
         }
@@ -201,7 +201,10 @@ impl ServerSession {
             w.shift(run);
         }
         if k + 1 == n {
-            slot.grant = rpc.grant as u32;
+            // The server's grant bounds the client's: a response never
+            // goes out beyond the credits the session was given, whatever
+            // a request (or each duplicate of it) asks for.
+            slot.grant = u32::from(rpc.grant.min(self.credits));
         }
         // A hole filled below stored packets up to the last: the CR answers
         // the non-last ones (Response(0) answers only the last).
@@ -293,7 +296,7 @@ fn nak_once<'f>(slot: &mut ServerSlot, nak: bool, r: u64, expected: u32) -> Requ
 fn store_out_of_order<'f>(
     slot: &mut ServerSlot,
     p: &Parsed<'f>,
-    dpp: usize,
+    (dpp, credits): (usize, u16),
     pool: &MsgPool,
 ) -> RequestRx<'f> {
     let (k, len) = (p.rpc.pkt_num as u32, p.rpc.msg_size as usize);
@@ -302,7 +305,7 @@ fn store_out_of_order<'f>(
     let w = slot.ooo.get_or_insert_with(Box::default);
     w.set(k - slot.num_rx);
     if k + 1 == slot.n_req {
-        slot.grant = p.rpc.grant as u32;
+        slot.grant = u32::from(p.rpc.grant.min(credits));
     }
     RequestRx::Stored(k)
 }

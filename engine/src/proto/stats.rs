@@ -61,6 +61,16 @@ pub struct Stats {
     pub backlog_full: u64,
     /// ConnectReqs refused (any non-Ok status sent).
     pub connects_refused: u64,
+    /// Server: live sessions replaced by a ConnectReq with a new token once
+    /// proven dead (a restarted client).
+    pub sessions_replaced: u64,
+    /// Server: liveness probes sent to a session whose key a ConnectReq
+    /// with a new token named.
+    pub restart_probes: u64,
+    /// Client: liveness probes answered (with a keepalive).
+    pub probes_answered: u64,
+    /// Client: sessions whose server granted fewer credits than asked.
+    pub credits_lowered: u64,
     /// State changes the engine attempted that the transition table
     /// refused: always 0 unless the engine has a bug.
     pub invalid_transitions: u64,
@@ -160,6 +170,12 @@ pub struct Drops {
     /// responded yet (nothing to re-send; the client will retry). A subset
     /// of `dup_request`.
     pub dup_request_no_response: u64,
+    /// ConnectReqs with a new token for a live session's key, dropped while
+    /// the old session's liveness probe is out (`admission::restart`).
+    pub restart_pending: u64,
+    /// ConnectReqs with a new token for a live session whose client
+    /// answered its probe: forged or stale, dropped.
+    pub restart_refused: u64,
 }
 }
 
@@ -183,6 +199,8 @@ impl Drops {
             + self.stale
             + self.duplicate
             + self.future
+            + self.restart_pending
+            + self.restart_refused
     }
 }
 

@@ -1,0 +1,270 @@
+//! Hostile peers that speak the protocol, against the server's admission
+//! rules (`engine/src/proto/admission.rs`): a forged restart cannot kill a
+//! live session, a genuinely restarted client reconnects within one probe
+//! wait, credits are the server's to grant and fit the ring shares, and a
+//! request's grant cannot pull more response packets than the session's
+//! credits. Frames are crafted and carried by hand, so every step is seen.
+
+mod proto_common;
+
+use engine::proto::{Delivery, Endpoint, EndpointConfig, Event, PeerAddr, SessionId, SessionState};
+use engine::time::{Duration, Instant};
+use engine::wire::{self, HeaderTemplate, MacAddr, PktType, RpcRepr, SmBody, SmRepr, SmStatus};
+use engine::wire::{SmType, HEADERS_LEN, SESSION_NONE};
+use proto_common::{addr, cfg};
+
+const MS: u64 = 1_000_000;
+
+fn ms(n: u64) -> Instant {
+    Instant(n * MS)
+}
+
+/// Everything `ep` has to send at `now`.
+fn drain(ep: &mut Endpoint, now: Instant) -> Vec<Vec<u8>> {
+    let mut buf = vec![0u8; ep.min_tx_buf_len()];
+    std::iter::from_fn(|| ep.poll_transmit(now, &mut buf).map(|n| buf[..n].to_vec())).collect()
+}
+
+/// Hands every frame to `to` at `now`, ignoring deliveries.
+fn carry(frames: &[Vec<u8>], to: &mut Endpoint, now: Instant) {
+    for f in frames {
+        let _ = to.handle_frame(now, f);
+    }
+}
+
+fn sm_of(f: &[u8]) -> (RpcRepr, SmRepr) {
+    let p = wire::parse_frame(f).unwrap();
+    (
+        p.rpc,
+        SmRepr::parse(&SmBody::new_checked(p.payload).unwrap()).unwrap(),
+    )
+}
+
+/// A ConnectReq from `src` (any MAC) for client session `num` with `token`,
+/// asking for `credits`.
+fn connect_req(src: (MacAddr, u8), num: u16, token: u32, credits: u16) -> Vec<u8> {
+    let a = addr(src.1);
+    let body = SmRepr {
+        sm_type: SmType::ConnectReq,
+        status: SmStatus::Ok,
+        client_session: num,
+        server_session: SESSION_NONE,
+        credits,
+        mtu: 1500,
+        req_window: 8,
+    };
+    let rpc = RpcRepr {
+        pkt_type: PktType::SessionMgmt,
+        req_type: 0,
+        msg_size: wire::SM_BODY_LEN as u32,
+        dest_session: SESSION_NONE,
+        pkt_num: 0,
+        grant: 0,
+        req_num: 0,
+        token,
+    };
+    let s = addr(1);
+    let t = HeaderTemplate::new((src.0, a.ip, a.port), (s.mac, s.ip, s.port));
+    let mut buf = vec![0u8; HEADERS_LEN + wire::SM_BODY_LEN];
+    let n = t.write(&mut buf, &rpc, wire::SM_BODY_LEN);
+    body.emit(&mut SmBody::new_unchecked(&mut buf[n..]));
+    buf
+}
+
+/// Server (addr 1) and a client (addr 2) with one connected session.
+fn pair(server: EndpointConfig, client: EndpointConfig) -> (Endpoint, Endpoint, SessionId) {
+    let (mut s, mut c) = (
+        Endpoint::new(server).unwrap(),
+        Endpoint::new(client).unwrap(),
+    );
+    let cs = c.connect(ms(0), PeerAddr::from(addr(1))).unwrap();
+    let req = drain(&mut c, ms(0));
+    carry(&req, &mut s, ms(0));
+    let resp = drain(&mut s, ms(0));
+    carry(&resp, &mut c, ms(0));
+    assert_eq!(c.poll_event(), Some(Event::Connected(cs)));
+    (s, c, cs)
+}
+
+fn accepted_sessions(s: &mut Endpoint) -> usize {
+    std::iter::from_fn(|| s.poll_event())
+        .filter(|e| matches!(e, Event::PeerSessionAccepted(_)))
+        .count()
+}
+
+#[test]
+fn a_forged_restart_cannot_kill_a_live_session() {
+    let (mut s, mut c, cs) = pair(cfg(1), cfg(2));
+    assert_eq!(accepted_sessions(&mut s), 1);
+    let attacker = MacAddr([0x02, 0xee, 0, 0, 0, 9]);
+    // The victim's address and session number, a guessed token, from
+    // another MAC; repeated past the probe wait, as a blind attacker would.
+    for (round, t) in [10u64, 40, 150, 300].into_iter().enumerate() {
+        let forged = connect_req((attacker, 2), cs.number(), 0xbad0_0000 + round as u32, 32);
+        carry(&[forged], &mut s, ms(t));
+        let out = drain(&mut s, ms(t));
+        // Nothing goes to the attacker; a probe (if any) goes to the
+        // victim's MAC with the victim's token.
+        for f in &out {
+            let (rpc, sm) = sm_of(f);
+            assert_eq!(sm.sm_type, SmType::KeepAlive, "only probes: {sm:?}");
+            assert_eq!(&f[0..6], &addr(2).mac.0, "to the victim's MAC");
+            assert_ne!(rpc.token & 0xffff_0000, 0xbad0_0000);
+        }
+        // The victim answers its probe: it is alive.
+        carry(&out, &mut c, ms(t));
+        let answer = drain(&mut c, ms(t));
+        assert_eq!(answer.len(), out.len(), "a keepalive per probe");
+        carry(&answer, &mut s, ms(t));
+    }
+    let st = s.stats();
+    assert_eq!(st.sessions_replaced, 0);
+    // Probes at 10, 150 and 300 ms; at 40 ms the live session had
+    // answered and the wait was not over: refused without a probe.
+    assert_eq!(
+        st.restart_probes, 3,
+        "one probe per wait (100 ms), not per request"
+    );
+    assert_eq!(st.drops.restart_refused, 1);
+    assert_eq!(st.drops.restart_pending + st.drops.restart_refused, 4);
+    assert!(st.rx_accounted());
+    assert_eq!(c.stats().probes_answered, 3);
+    assert!(
+        std::iter::from_fn(|| s.poll_event()).all(|e| !matches!(e, Event::PeerSessionClosed(_)))
+    );
+    assert_eq!(c.session_state(cs), Some(SessionState::Connected));
+    assert_eq!(s.sessions_by_state().connected, 1);
+    // And the victim's session still carries requests.
+    let msg = c.alloc_msg(32);
+    c.enqueue_request(ms(301), cs, 1, msg, 7).unwrap();
+    let req = drain(&mut c, ms(301));
+    assert!(matches!(
+        s.handle_frame(ms(301), &req[0]),
+        Some(Delivery::Request { .. })
+    ));
+}
+
+#[test]
+fn a_restarted_client_reconnects_after_one_unanswered_probe() {
+    let (mut s, _old, cs) = pair(cfg(1), cfg(2));
+    assert_eq!(accepted_sessions(&mut s), 1);
+    // The client process restarts: same address, same first session
+    // number, a new token; the old process is gone.
+    let mut c = Endpoint::new(EndpointConfig { seed: 77, ..cfg(2) }).unwrap();
+    let t0 = ms(500);
+    let cs2 = c.connect(t0, PeerAddr::from(addr(1))).unwrap();
+    assert_eq!(cs2.number(), cs.number());
+    let mut now = t0;
+    let connected_at = loop {
+        carry(&drain(&mut c, now), &mut s, now);
+        // The server's probe reaches the new process, which cannot answer
+        // it (wrong token); a ConnectResp connects it.
+        carry(&drain(&mut s, now), &mut c, now);
+        if let Some(Event::Connected(id)) = c.poll_event() {
+            assert_eq!(id, cs2);
+            break now;
+        }
+        assert!(
+            now < t0 + Duration::from_secs(1),
+            "not reconnected within 1 s"
+        );
+        now = c
+            .poll_timeout()
+            .unwrap()
+            .max(now + Duration::from_micros(1));
+        c.handle_timeout(now);
+    };
+    // One probe wait (100 ms) plus at most one connect retry (20 ms).
+    let took = connected_at.saturating_since(t0);
+    assert!(took >= Duration::from_millis(100), "{took:?}");
+    assert!(took <= Duration::from_millis(120), "{took:?}");
+    let st = s.stats();
+    assert_eq!((st.restart_probes, st.sessions_replaced), (1, 1));
+    assert_eq!(s.sessions_by_state().connected, 1);
+}
+
+#[test]
+fn credits_are_the_servers_to_grant_and_fit_the_ring_shares() {
+    // The server's own limit: 16 credits whatever the client asks.
+    let server = EndpointConfig {
+        session_credits: 16,
+        ..cfg(1)
+    };
+    let client = EndpointConfig {
+        session_credits: 1000,
+        ..cfg(2)
+    };
+    let (s, c, cs) = pair(server, client);
+    assert_eq!(c.session_credits_available(cs), Some(16));
+    assert_eq!(c.stats().credits_lowered, 1);
+    assert_eq!(s.ring_usage().0, 16 + 1);
+    assert_eq!(
+        c.ring_usage().0,
+        16 + 1,
+        "the client gave back what it reserved beyond the grant"
+    );
+
+    // A hog: 1023 credits asked from a spoofed address, renewed with fresh
+    // session numbers. Lossless, ring of 1024: a quarter per peer.
+    let mut s = Endpoint::new(EndpointConfig {
+        session_credits: 1023,
+        rx_ring_entries: 1024,
+        ..cfg(1)
+    })
+    .unwrap();
+    let spoofed = MacAddr([0x02, 0xee, 0, 0, 0, 9]);
+    let mut granted = Vec::new();
+    for num in 0..4u16 {
+        carry(
+            &[connect_req((spoofed, 9), num, 100 + num as u32, 1023)],
+            &mut s,
+            ms(1),
+        );
+        let (_, resp) = sm_of(&drain(&mut s, ms(1))[0]);
+        granted.push((resp.status, resp.credits));
+    }
+    assert_eq!(
+        granted[0],
+        (SmStatus::Ok, 255),
+        "a quarter of the ring: 256 entries"
+    );
+    assert!(
+        granted[1..].iter().all(|g| g.0 == SmStatus::NoRingSpace),
+        "{granted:?}"
+    );
+    assert_eq!(s.ring_usage().0, 256);
+    // Another client still connects, with all it asks.
+    carry(&[connect_req((addr(3).mac, 3), 0, 5, 64)], &mut s, ms(2));
+    let (_, resp) = sm_of(&drain(&mut s, ms(2))[0]);
+    assert_eq!((resp.status, resp.credits), (SmStatus::Ok, 64));
+}
+
+#[test]
+fn a_grant_never_pulls_more_than_the_sessions_credits() {
+    let server = EndpointConfig {
+        session_credits: 8,
+        ..cfg(1)
+    };
+    let (mut s, mut c, cs) = pair(server, cfg(2));
+    let _ = accepted_sessions(&mut s);
+    let msg = c.alloc_msg(32);
+    c.enqueue_request(ms(1), cs, 1, msg, 1).unwrap();
+    let mut req = drain(&mut c, ms(1)).remove(0);
+    // Rewrite the grant to the most a u16 says (bytes 12..14 of the RPC
+    // header, after Ethernet, IPv4 and UDP).
+    let grant_at = HEADERS_LEN - wire::RPC_HEADER_LEN + 12;
+    req[grant_at..grant_at + 2].copy_from_slice(&u16::MAX.to_be_bytes());
+    assert_eq!(wire::parse_frame(&req).unwrap().rpc.grant, u16::MAX);
+    let Some(Delivery::Request { handle, .. }) = s.handle_frame(ms(1), &req) else {
+        panic!("not delivered")
+    };
+    // A 1 MiB response: 700-odd packets, of which the client may pull 1 + 8.
+    let resp = s.alloc_msg(1 << 20);
+    s.respond(ms(1), handle, resp).unwrap();
+    assert_eq!(drain(&mut s, ms(1)).len(), 1 + 8);
+    // Each duplicate of the request brings back no more.
+    for t in 2..5 {
+        let _ = s.handle_frame(ms(t), &req);
+        assert!(drain(&mut s, ms(t)).len() <= 1 + 8);
+    }
+}
