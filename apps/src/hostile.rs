@@ -159,6 +159,7 @@ impl HostileGen {
             credits: 8,
             mtu: 1500,
             req_window: 8,
+            server_token: 0,
         };
         let token = self.rng.next_u32();
         self.template().write_sm(buf, SESSION_NONE, token, &body)

@@ -52,6 +52,7 @@ fn connect_req(src: (MacAddr, u8), num: u16, token: u32, credits: u16) -> Vec<u8
         credits,
         mtu: 1500,
         req_window: 8,
+        server_token: 0,
     };
     let rpc = RpcRepr {
         pkt_type: PktType::SessionMgmt,
@@ -183,6 +184,13 @@ fn a_restarted_client_reconnects_after_one_unanswered_probe() {
     assert_eq!(s.sessions_by_state().connected, 1);
 }
 
+/// Sends one 32 B request on `cs` from `c` to `s` at `now`.
+fn one_request(c: &mut Endpoint, s: &mut Endpoint, cs: SessionId, now: Instant) {
+    let msg = c.alloc_msg(32);
+    c.enqueue_request(now, cs, 1, msg, 1).unwrap();
+    carry(&drain(c, now), s, now);
+}
+
 #[test]
 fn credits_are_the_servers_to_grant_and_fit_the_ring_shares() {
     // The server's own limit: 16 credits whatever the client asks.
@@ -194,48 +202,59 @@ fn credits_are_the_servers_to_grant_and_fit_the_ring_shares() {
         session_credits: 1000,
         ..cfg(2)
     };
-    let (s, c, cs) = pair(server, client);
+    let (mut s, mut c, cs) = pair(server, client);
     assert_eq!(c.session_credits_available(cs), Some(16));
     assert_eq!(c.stats().credits_lowered, 1);
-    assert_eq!(s.ring_usage().0, 16 + 1);
     assert_eq!(
         c.ring_usage().0,
         16 + 1,
         "the client gave back what it reserved beyond the grant"
     );
+    // The server reserves at the client's first packet, not before.
+    assert_eq!(s.ring_usage().0, 0);
+    one_request(&mut c, &mut s, cs, ms(1));
+    assert_eq!(s.ring_usage().0, 16 + 1);
 
     // A hog: 1023 credits asked from a spoofed address, renewed with fresh
-    // session numbers. Lossless, ring of 1024: a quarter per peer.
-    let mut s = Endpoint::new(EndpointConfig {
+    // session numbers. Lossless, ring of 1024. It never receives the
+    // ConnectResps, so it never completes a handshake: nothing reserved.
+    let big = |i| EndpointConfig {
         session_credits: 1023,
         rx_ring_entries: 1024,
-        ..cfg(1)
+        ..cfg(i)
+    };
+    let mut s = Endpoint::new(big(1)).unwrap();
+    let spoofed = MacAddr([0x02, 0xee, 0, 0, 0, 9]);
+    for num in 0..4u16 {
+        let hog = connect_req((spoofed, 9), num, 100 + num as u32, 1023);
+        carry(&[hog], &mut s, ms(1));
+        let (_, resp) = sm_of(&drain(&mut s, ms(1))[0]);
+        // Granted at most a quarter of the ring (256 entries: 255 credits).
+        assert_eq!((resp.status, resp.credits), (SmStatus::Ok, 255));
+    }
+    assert_eq!(s.ring_usage().0, 0, "half-open sessions reserve nothing");
+
+    // One real address: its first session takes its quarter at its first
+    // packet; a second session from it finds the share used up.
+    let mut c = Endpoint::new(EndpointConfig {
+        session_credits: 1023,
+        ..cfg(3)
     })
     .unwrap();
-    let spoofed = MacAddr([0x02, 0xee, 0, 0, 0, 9]);
-    let mut granted = Vec::new();
-    for num in 0..4u16 {
-        carry(
-            &[connect_req((spoofed, 9), num, 100 + num as u32, 1023)],
-            &mut s,
-            ms(1),
-        );
-        let (_, resp) = sm_of(&drain(&mut s, ms(1))[0]);
-        granted.push((resp.status, resp.credits));
-    }
-    assert_eq!(
-        granted[0],
-        (SmStatus::Ok, 255),
-        "a quarter of the ring: 256 entries"
-    );
-    assert!(
-        granted[1..].iter().all(|g| g.0 == SmStatus::NoRingSpace),
-        "{granted:?}"
-    );
+    let first = c.connect(ms(2), PeerAddr::from(addr(1))).unwrap();
+    carry(&drain(&mut c, ms(2)), &mut s, ms(2));
+    carry(&drain(&mut s, ms(2)), &mut c, ms(2));
+    assert_eq!(c.session_credits_available(first), Some(255));
+    one_request(&mut c, &mut s, first, ms(3));
     assert_eq!(s.ring_usage().0, 256);
-    // Another client still connects, with all it asks.
-    carry(&[connect_req((addr(3).mac, 3), 0, 5, 64)], &mut s, ms(2));
-    let (_, resp) = sm_of(&drain(&mut s, ms(2))[0]);
+    let second = c.connect(ms(4), PeerAddr::from(addr(1))).unwrap();
+    carry(&drain(&mut c, ms(4)), &mut s, ms(4));
+    let (_, resp) = sm_of(&drain(&mut s, ms(4))[0]);
+    assert_eq!(resp.status, SmStatus::NoRingSpace);
+    assert_ne!(c.session_state(second), None);
+    // Another address still connects, with all it asks.
+    carry(&[connect_req((addr(4).mac, 4), 0, 5, 64)], &mut s, ms(5));
+    let (_, resp) = sm_of(&drain(&mut s, ms(5))[0]);
     assert_eq!((resp.status, resp.credits), (SmStatus::Ok, 64));
 }
 

@@ -70,12 +70,15 @@ impl Rig {
         let cs = c.connect(T0, PeerAddr::from(addr(1))).unwrap();
         let req = frames(&mut c);
         assert_eq!(req.len(), 1);
-        let token = rpc_of(&req[0]).token;
         assert!(s.handle_frame(T0, &req[0]).is_none());
         let Some(Event::PeerSessionAccepted(ss)) = s.poll_event() else {
             panic!("not accepted")
         };
-        for f in frames(&mut s) {
+        let resp = frames(&mut s);
+        // The session's packets carry the token the server chose.
+        let token = sm_of(&resp[0]).server_token;
+        assert_ne!(token, rpc_of(&req[0]).token);
+        for f in resp {
             assert!(c.handle_frame(T0, &f).is_none());
         }
         assert_eq!(c.poll_event(), Some(Event::Connected(cs)));
@@ -442,6 +445,7 @@ fn session_mgmt_past_inorder_duplicate_future() {
         credits: 8,
         mtu: 1500,
         req_window: 8,
+        server_token: 0,
     };
     let connect = sm_frame(third, addr(1), SESSION_NONE, 0xABCD, req);
     // In order: accepted, ConnectResp Ok with a session number.
@@ -472,6 +476,7 @@ fn session_mgmt_past_inorder_duplicate_future() {
             credits,
             mtu,
             req_window: 8,
+            server_token: 0,
             ..req
         };
         assert!(r
@@ -518,7 +523,14 @@ fn session_mgmt_past_inorder_duplicate_future() {
         server_session: new.number(),
         ..req
     };
-    let df = sm_frame(third, addr(1), new.number(), 0xABCD, disc);
+    // It carries the server's token; the client's own is no longer the
+    // session's.
+    let stale = sm_frame(third, addr(1), new.number(), 0xABCD, disc);
+    assert!(r.s.handle_frame(T0, &stale).is_none());
+    let a = sm_of(&frames(&mut r.s)[0]);
+    assert_eq!(a.status, SmStatus::UnknownSession);
+    assert_eq!(r.s.session_state(new), Some(SessionState::Connected));
+    let df = sm_frame(third, addr(1), new.number(), resp.server_token, disc);
     assert!(r.s.handle_frame(T0, &df).is_none());
     let a = sm_of(&frames(&mut r.s)[0]);
     assert_eq!(
@@ -545,6 +557,7 @@ fn reconnect_with_new_token_replaces_session() {
         credits: 32,
         mtu: 1500,
         req_window: 8,
+        server_token: 0,
     };
     let connect = sm_frame(addr(2), addr(1), SESSION_NONE, 0x1234, req);
     // The live session is probed first; unanswered for the probe wait, the
@@ -563,7 +576,9 @@ fn reconnect_with_new_token_replaces_session() {
         Some(Event::PeerSessionAccepted(_))
     ));
     assert_eq!(r.s.sessions_by_state().connected, 1);
-    assert_eq!(r.s.ring_usage().0, 32 + 1, "credits + the probe's entry");
+    // The new session is half-open until its client's first packet: it
+    // reserves nothing yet (the old one's entries went back).
+    assert_eq!(r.s.ring_usage().0, 0, "half-open: nothing reserved");
 }
 
 #[test]

@@ -16,7 +16,7 @@
 -- erpc.msg_size, erpc.dest_session, erpc.pkt_num, erpc.grant, erpc.req_num, erpc.token,
 -- erpc.payload; erpc.sm.type, erpc.sm.status, erpc.sm.client_session,
 -- erpc.sm.server_session, erpc.sm.credits, erpc.sm.mtu, erpc.sm.req_window,
--- erpc.sm.reserved.
+-- erpc.sm.server_token.
 
 local RPC_MAGIC = 0xE7
 local RPC_VERSION = 1
@@ -78,7 +78,7 @@ f.sm_server_session = ProtoField.uint16("erpc.sm.server_session", "Server sessio
 f.sm_credits = ProtoField.uint16("erpc.sm.credits", "Credits", base.DEC)
 f.sm_mtu = ProtoField.uint16("erpc.sm.mtu", "MTU", base.DEC)
 f.sm_req_window = ProtoField.uint16("erpc.sm.req_window", "Request window", base.DEC)
-f.sm_reserved = ProtoField.bytes("erpc.sm.reserved", "Reserved")
+f.sm_server_token = ProtoField.uint32("erpc.sm.server_token", "Server token", base.HEX)
 
 local ef_short_sm = ProtoExpert.new("erpc.sm.truncated", "SessionMgmt body shorter than 16 bytes",
     expert.group.MALFORMED, expert.severity.ERROR)
@@ -116,7 +116,7 @@ local function dissect_sm(body, pinfo, tree)
     t:add(f.sm_credits, body(6, 2))
     t:add(f.sm_mtu, body(8, 2))
     t:add(f.sm_req_window, body(10, 2))
-    t:add(f.sm_reserved, body(12, 4))
+    t:add(f.sm_server_token, body(12, 4))
     local name = sm_types[sm_type] or ("SM(" .. sm_type .. ")")
     t:append_text(": " .. name)
     pinfo.cols.info:set(string.format("%s client_session=%d server_session=%s credits=%d mtu=%d status=%s",

@@ -33,6 +33,9 @@ const PACING_SLOTS: usize = 4096;
 /// modest backlog fits without growing the queue.
 const EVENT_QUEUE_PRESIZE: usize = 256;
 
+/// Mixed into the seed of the server-token stream.
+const SERVER_TOKEN_STREAM: u64 = 0x5e72_7e70_c0de_0001;
+
 /// One RPC endpoint: a client and a server at once, owned by one thread.
 ///
 /// # Call order
@@ -80,6 +83,9 @@ pub struct Endpoint {
     pub(crate) events: VecDeque<Event>,
     pub(crate) stats: Stats,
     pub(crate) rng: Rng,
+    /// Server tokens: a stream of its own, so accepting sessions does not
+    /// move the client tokens `rng` draws.
+    pub(crate) server_tokens: Rng,
     /// Every session's next deadline (see `timers.rs`).
     pub(crate) timers: TimerHeap,
     /// Client requests in slots (any session): busy while > 0.
@@ -118,6 +124,7 @@ impl Endpoint {
             events: VecDeque::with_capacity(EVENT_QUEUE_PRESIZE),
             stats: Stats::default(),
             rng: Rng::new(cfg.seed),
+            server_tokens: Rng::new(cfg.seed ^ SERVER_TOKEN_STREAM),
             timers: TimerHeap::new(cfg.scan_interval, cfg.max_sessions),
             active_client_reqs: 0,
             sm_pending: 0,
@@ -331,6 +338,12 @@ impl Endpoint {
     fn rx_request<'f>(&mut self, now: Instant, p: &Parsed<'f>) -> Option<Delivery<'f>> {
         let d = &mut self.stats.drops;
         let srv = self.table.server_for_packet(&p.rpc, d)?;
+        if !srv.common.heard {
+            let id = srv.common.id();
+            return self
+                .first_contact(now, id)
+                .then(|| self.rx_request(now, p))?;
+        }
         srv.common.heard_at(now);
         let sid = srv.common.id();
         let gaps = GapRule {
@@ -383,6 +396,13 @@ impl Endpoint {
         let Some(srv) = self.table.server_for_packet(&p.rpc, d) else {
             return;
         };
+        if !srv.common.heard {
+            let id = srv.common.id();
+            if self.first_contact(now, id) {
+                self.rx_rfr(now, p);
+            }
+            return;
+        }
         srv.common.heard_at(now);
         let sid = srv.common.id();
         if let Some((k, new)) = srv.rx_rfr(p, self.dpp, d) {

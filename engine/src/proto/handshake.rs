@@ -110,8 +110,11 @@ impl Endpoint {
             if old_token == token {
                 self.stats.drops.duplicate += 1;
                 self.stats.drops.dup_sm += 1;
-                let credits = self.table.server_mut(old).map_or(0, |s| s.credits);
-                self.reply_connect(p, req, (SmStatus::Ok, old.num), credits);
+                let grant = self
+                    .table
+                    .server_mut(old)
+                    .map_or((0, 0), |s| (s.credits, s.common.token));
+                self.reply_connect(p, req, (SmStatus::Ok, old.num), grant);
                 return;
             }
             // Same client session number, new token: a restarted client,
@@ -134,11 +137,12 @@ impl Endpoint {
                 self.accepted.insert(key, (id, token));
                 self.stats.sessions_accepted += 1;
                 self.events.push_back(Event::PeerSessionAccepted(id));
-                self.reply_connect(p, req, (SmStatus::Ok, id.num), credits);
+                let token = self.table.server_mut(id).map_or(0, |s| s.common.token);
+                self.reply_connect(p, req, (SmStatus::Ok, id.num), (credits, token));
             }
             Err(status) => {
                 self.stats.connects_refused += 1;
-                self.reply_connect(p, req, (status, SESSION_NONE), 0);
+                self.reply_connect(p, req, (status, SESSION_NONE), (0, 0));
             }
         }
     }
@@ -167,6 +171,7 @@ impl Endpoint {
                     credits: s.credits,
                     mtu: self.cfg.mtu as u16,
                     req_window: self.cfg.req_window as u16,
+                    server_token: 0,
                 };
                 let mac = c.peer.mac.unwrap_or(MacAddr::BROADCAST);
                 self.txq.ctrl.push_back(TxDesc::SmReply(SmReply {
@@ -213,11 +218,17 @@ impl Endpoint {
         let credits = adm
             .grant(req.credits, self.cfg.session_credits, lossless)
             .ok_or(SmStatus::NoRingSpace)?;
+        // Half-open sessions reserve nothing: the ring entries are taken at
+        // the client's first packet (`first_contact`), which only a client
+        // that received the ConnectResp (and its server token) can send.
+        // Refused now if they could not be taken then.
         let need = self.cfg.ring_reservation(credits);
-        let id = self.reserve_session(need).map_err(|e| match e {
-            RpcError::TooManySessions => SmStatus::TooManySessions,
-            _ => SmStatus::NoRingSpace,
-        })?;
+        if need > self.cfg.rx_ring_entries - self.ring_reserved {
+            return Err(SmStatus::NoRingSpace);
+        }
+        let id = self
+            .reserve_session(0)
+            .map_err(|_| SmStatus::TooManySessions)?;
         let peer = PeerAddr {
             mac: Some(p.src_mac),
             ip: p.src_ip,
@@ -226,19 +237,59 @@ impl Endpoint {
         let template = self.template_to(p.src_mac, peer);
         let common = SessionCommon {
             remote: req.client_session,
-            token: p.rpc.token,
-            ring_reserved: need,
+            token: self.server_token(p.rpc.token),
             link: self.attach_link(peer),
             ..SessionCommon::new(id, SessionState::Connected, peer, template, now)
         };
-        let held = self.peers.entry(p.src_ip).or_default();
-        held.sessions += 1;
-        held.ring += need;
+        self.peers.entry(p.src_ip).or_default().sessions += 1;
         let window = self.cfg.req_window;
         let session = ServerSession::new(common, window, credits);
         self.table.insert(Session::Server(session));
         self.rearm(now, id);
         Ok((id, credits))
+    }
+
+    /// A fresh server token: random, never 0 (a ConnectResp's "none") nor
+    /// the client's own.
+    fn server_token(&mut self, client_token: u32) -> u32 {
+        loop {
+            let t = self.server_tokens.next_u32();
+            if t != 0 && t != client_token {
+                return t;
+            }
+        }
+    }
+
+    /// The first packet of a half-open server session with its server
+    /// token: the handshake is complete (the client received the
+    /// ConnectResp), so its receive-ring entries are reserved now, within
+    /// the peer's share. `false` when they cannot be: the packet is
+    /// dropped (`drops.no_ring_space`) and the session closed; its client
+    /// fails over to a new connect.
+    #[cold]
+    pub(crate) fn first_contact(&mut self, now: Instant, id: SessionId) -> bool {
+        let Some(s) = self.table.server_mut(id) else {
+            return false;
+        };
+        let need = self.cfg.ring_reservation(s.credits);
+        let ip = s.common.peer.ip;
+        let hold = self.peers.get(&ip).copied().unwrap_or_default();
+        let peer_share =
+            self.cfg.rx_ring_entries * self.cfg.admission.peer_ring_share_pct as usize / 100;
+        if hold.ring + need > peer_share || self.reserve_ring(need).is_err() {
+            self.stats.drops.no_ring_space += 1;
+            let reason = RpcError::SessionClosed;
+            self.step(now, id, SessionInput::PeerDisconnect, reason);
+            return false;
+        }
+        if let Some(h) = self.peers.get_mut(&ip) {
+            h.ring += need;
+        }
+        if let Some(s) = self.table.server_mut(id) {
+            s.common.ring_reserved = need;
+            s.common.heard_at(now);
+        }
+        true
     }
 
     /// A KeepAlive. To a server session: the client's keepalive (or its
@@ -249,7 +300,14 @@ impl Endpoint {
         let d = &mut self.stats.drops;
         match self.table.by_num_mut(p.rpc.dest_session) {
             Some(Session::Server(s)) if s.common.token == p.rpc.token => {
-                s.common.heard_at(now);
+                if s.common.heard {
+                    s.common.heard_at(now);
+                } else {
+                    let id = s.common.id();
+                    if !self.first_contact(now, id) {
+                        return;
+                    }
+                }
                 self.stats.rx_accepted += 1;
             }
             Some(Session::Client(c))
@@ -266,15 +324,16 @@ impl Endpoint {
     }
 
     /// Answers a ConnectReq with `status` and the server session number,
-    /// and the credits this server granted (0 with a refusal).
+    /// and the credits granted and the server token (0s with a refusal).
     fn reply_connect(
         &mut self,
         p: &Parsed<'_>,
         req: &SmRepr,
         answer: (SmStatus, u16),
-        credits: u16,
+        grant: (u16, u32),
     ) {
         let (status, num) = answer;
+        let (credits, server_token) = grant;
         let body = SmRepr {
             sm_type: SmType::ConnectResp,
             status,
@@ -283,6 +342,7 @@ impl Endpoint {
             credits,
             mtu: self.cfg.mtu as u16,
             req_window: self.cfg.req_window as u16,
+            server_token,
         };
         self.reply_sm(p, req.client_session, body);
     }
@@ -328,6 +388,7 @@ impl Endpoint {
             credits: 0,
             mtu: self.cfg.mtu as u16,
             req_window: self.cfg.req_window as u16,
+            server_token: 0,
         };
         self.reply_sm(p, req.client_session, body);
     }
@@ -379,12 +440,14 @@ impl Endpoint {
             d.malformed += 1;
             return;
         }
-        if resp.credits == 0 {
+        if resp.credits == 0 || resp.server_token == 0 {
             d.malformed += 1;
             return;
         }
         self.stats.rx_accepted += 1;
         c.common.remote = resp.server_session;
+        // From here on the session's packets carry the server's token.
+        c.common.token = resp.server_token;
         // The server's grant: fewer credits than asked lowers the session's
         // (and, lossless, gives back the ring entries they reserved).
         let surplus = c.credits_total.saturating_sub(resp.credits);

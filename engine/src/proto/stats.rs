@@ -176,6 +176,9 @@ pub struct Drops {
     /// ConnectReqs with a new token for a live session whose client
     /// answered its probe: forged or stale, dropped.
     pub restart_refused: u64,
+    /// A half-open session's first packet found no receive-ring room for
+    /// its credits (taken only then); the session is closed.
+    pub no_ring_space: u64,
 }
 }
 
@@ -201,6 +204,7 @@ impl Drops {
             + self.future
             + self.restart_pending
             + self.restart_refused
+            + self.no_ring_space
     }
 }
 

@@ -162,6 +162,7 @@ impl Endpoint {
             credits: c.credits_total,
             mtu: self.cfg.mtu as u16,
             req_window: self.cfg.req_window as u16,
+            server_token: 0,
         };
         let cm = &c.common;
         Some(cm.template.write_sm(buf, cm.remote, cm.token, &body))

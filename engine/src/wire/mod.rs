@@ -507,6 +507,7 @@ mod tests {
             credits: 8,
             mtu: 1500,
             req_window: 8,
+            server_token: 0,
         };
         let mut buf = [0u8; HEADERS_LEN + SM_BODY_LEN];
         let n = template.write(&mut buf, &rpc, SM_BODY_LEN);

@@ -130,7 +130,7 @@ mod sm_field {
     pub const CREDITS: Range<usize> = 6..8;
     pub const MTU: Range<usize> = 8..10;
     pub const REQ_WINDOW: Range<usize> = 10..12;
-    pub const RESERVED: Range<usize> = 12..16;
+    pub const SERVER_TOKEN: Range<usize> = 12..16;
 }
 
 /// A view of an RPC header followed by its payload.
@@ -459,6 +459,14 @@ impl<T: AsRef<[u8]>> SmBody<T> {
     pub fn req_window(&self) -> u16 {
         get_u16(self.buffer.as_ref(), sm_field::REQ_WINDOW)
     }
+
+    /// ConnectResp (Ok): the token the server chose, bytes 12..16; every
+    /// later packet of the session carries it. 0 elsewhere.
+    #[inline]
+    pub fn server_token(&self) -> u32 {
+        let b = &self.buffer.as_ref()[sm_field::SERVER_TOKEN];
+        u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> SmBody<T> {
@@ -504,14 +512,14 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> SmBody<T> {
         set_u16(self.buffer.as_mut(), sm_field::REQ_WINDOW, value);
     }
 
-    /// Zeroes the reserved bytes 12..16.
+    /// Sets the server's token, bytes 12..16.
     #[inline]
-    pub fn clear_reserved(&mut self) {
-        self.buffer.as_mut()[sm_field::RESERVED].fill(0);
+    pub fn set_server_token(&mut self, value: u32) {
+        self.buffer.as_mut()[sm_field::SERVER_TOKEN].copy_from_slice(&value.to_be_bytes());
     }
 }
 
-/// The decoded session-management body (reserved bytes dropped).
+/// The decoded session-management body.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct SmRepr {
     /// The SM message type.
@@ -528,6 +536,10 @@ pub struct SmRepr {
     pub mtu: u16,
     /// The sender's request window; both ends of a session must agree.
     pub req_window: u16,
+    /// ConnectResp (Ok): the token the server chose for the session, which
+    /// replaces the client's in every later packet, so only a peer that
+    /// received the ConnectResp can use the session. 0 elsewhere.
+    pub server_token: u32,
 }
 
 impl SmRepr {
@@ -543,6 +555,7 @@ impl SmRepr {
             credits: body.credits(),
             mtu: body.mtu(),
             req_window: body.req_window(),
+            server_token: body.server_token(),
         })
     }
 
@@ -552,7 +565,7 @@ impl SmRepr {
         SM_BODY_LEN
     }
 
-    /// Writes all 16 body bytes, reserved bytes zeroed.
+    /// Writes all 16 body bytes.
     ///
     /// # Panics
     /// If the buffer is shorter than 16 bytes.
@@ -565,7 +578,7 @@ impl SmRepr {
         body.set_credits(self.credits);
         body.set_mtu(self.mtu);
         body.set_req_window(self.req_window);
-        body.clear_reserved();
+        body.set_server_token(self.server_token);
     }
 }
 
@@ -755,7 +768,7 @@ pub(super) mod tests {
         0x00, 0x20, // credits
         0x05, 0xdc, // mtu
         0x00, 0x08, // req_window
-        0x00, 0x00, 0x00, 0x00, // reserved
+        0x00, 0x00, 0x00, 0x00, // server_token (0: not a ConnectResp)
     ];
 
     fn sm_repr() -> SmRepr {
@@ -767,6 +780,7 @@ pub(super) mod tests {
             credits: 32,
             mtu: 1500,
             req_window: 8,
+            server_token: 0,
         }
     }
 
@@ -868,11 +882,18 @@ pub(super) mod tests {
         assert_eq!(body.mtu(), 1500);
         assert_eq!(body.req_window(), 8);
         assert_eq!(SmRepr::parse(&body).unwrap(), sm_repr());
-        // Reserved bytes are ignored on parse.
+        // Bytes 12..16: the server token, big-endian.
         let mut bytes = SM_BYTES;
-        bytes[12..].fill(0x5a);
+        bytes[12..].copy_from_slice(&[0x01, 0x02, 0x03, 0x04]);
         let body = SmBody::new_checked(&bytes[..]).unwrap();
-        assert_eq!(SmRepr::parse(&body).unwrap(), sm_repr());
+        let repr = SmRepr {
+            server_token: 0x0102_0304,
+            ..sm_repr()
+        };
+        assert_eq!(SmRepr::parse(&body).unwrap(), repr);
+        let mut out = [0u8; 16];
+        repr.emit(&mut SmBody::new_unchecked(&mut out[..]));
+        assert_eq!(out, bytes);
     }
 
     #[test]
@@ -1012,7 +1033,7 @@ pub(super) mod tests {
         #[test]
         fn prop_sm_roundtrip(
             sm_type: u8, status: u8, client_session: u16, server_session: u16,
-            credits: u16, mtu: u16, req_window: u16,
+            credits: u16, mtu: u16, req_window: u16, server_token: u32,
         ) {
             let repr = SmRepr {
                 sm_type: SmType::from(sm_type),
@@ -1022,10 +1043,11 @@ pub(super) mod tests {
                 credits,
                 mtu,
                 req_window,
+                server_token,
             };
             let mut bytes = [0xffu8; SM_BODY_LEN];
             repr.emit(&mut SmBody::new_unchecked(&mut bytes[..]));
-            prop_assert_eq!(&bytes[12..], &[0u8; 4]);
+            prop_assert_eq!(&bytes[12..], &server_token.to_be_bytes());
             let body = SmBody::new_checked(&bytes[..]).unwrap();
             prop_assert_eq!(SmRepr::parse(&body), Ok(repr));
         }
