@@ -336,14 +336,18 @@ impl Endpoint {
 
     /// A request packet: to its server session.
     fn rx_request<'f>(&mut self, now: Instant, p: &Parsed<'f>) -> Option<Delivery<'f>> {
-        let d = &mut self.stats.drops;
-        let srv = self.table.server_for_packet(&p.rpc, d)?;
+        let mut srv = self
+            .table
+            .server_for_packet(&p.rpc, &mut self.stats.drops)?;
         if !srv.common.heard {
+            // The handshake's last step (rare: once per session).
             let id = srv.common.id();
-            return self
-                .first_contact(now, id)
-                .then(|| self.rx_request(now, p))?;
+            if !self.first_contact(now, id) {
+                return None;
+            }
+            srv = self.table.server_mut(id)?;
         }
+        let d = &mut self.stats.drops;
         srv.common.heard_at(now);
         let sid = srv.common.id();
         let gaps = GapRule {
@@ -392,17 +396,20 @@ impl Endpoint {
 
     /// A request-for-response: to its server session.
     fn rx_rfr(&mut self, now: Instant, p: &Parsed<'_>) {
-        let d = &mut self.stats.drops;
-        let Some(srv) = self.table.server_for_packet(&p.rpc, d) else {
+        let Some(mut srv) = self.table.server_for_packet(&p.rpc, &mut self.stats.drops) else {
             return;
         };
         if !srv.common.heard {
             let id = srv.common.id();
-            if self.first_contact(now, id) {
-                self.rx_rfr(now, p);
+            if !self.first_contact(now, id) {
+                return;
             }
-            return;
+            let Some(s) = self.table.server_mut(id) else {
+                return;
+            };
+            srv = s;
         }
+        let d = &mut self.stats.drops;
         srv.common.heard_at(now);
         let sid = srv.common.id();
         if let Some((k, new)) = srv.rx_rfr(p, self.dpp, d) {
