@@ -1,20 +1,15 @@
 //! Hostile frames for robustness tests: random bytes, truncated and
 //! checksum-broken copies of valid frames, a wrong magic, requests with
 //! spoofed session numbers and guessed tokens, and a flood of ConnectReqs
-//! from made-up addresses. A seeded generator (same seed, same frames) and
-//! the `rpc-hostile` injector that sends them at a bounded rate over a DPDK
-//! port, reporting how many of each kind it sent.
+//! from made-up addresses. A seeded generator (same seed, same frames);
+//! `inject.rs` sends them over a DPDK port.
 
-use crate::link::{LinkArgs, Role};
-use engine::dpdk::{MbufBatch, Mempool, Port, PortConfig, BURST};
 use engine::rng::Rng;
 use engine::wire::{
     HeaderTemplate, MacAddr, PktType, RpcRepr, SmRepr, SmStatus, SmType, SESSION_NONE,
 };
 use serde::{Deserialize, Serialize};
 use std::net::Ipv4Addr;
-use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// Byte offset of the IPv4 header checksum in a frame (14 + 10).
 const IPV4_CHECKSUM_AT: usize = 24;
@@ -41,6 +36,12 @@ pub enum HostileKind {
     SpoofedSession,
     /// A ConnectReq from a made-up address, never followed up.
     ConnectFlood,
+    /// `--attack forged-restart` (`attacks.rs`).
+    ForgedRestart,
+    /// `--attack ring-hog`.
+    RingHog,
+    /// `--attack grant-amplify`.
+    GrantAmplify,
 }
 
 impl HostileKind {
@@ -112,6 +113,9 @@ impl HostileGen {
             }
             HostileKind::SpoofedSession => self.request(buf, 64),
             HostileKind::ConnectFlood => self.connect_req(buf),
+            HostileKind::ForgedRestart | HostileKind::RingHog | HostileKind::GrantAmplify => {
+                unreachable!("not in the mix: attacks.rs writes them")
+            }
         };
         (kind, len)
     }
@@ -175,55 +179,6 @@ pub struct HostileReport {
     pub by_kind: std::collections::BTreeMap<HostileKind, u64>,
     /// Frames the driver's TX ring did not take before the run ended.
     pub not_sent: u64,
-}
-
-/// How `rpc-hostile` runs.
-#[derive(Clone, Debug)]
-pub struct InjectParams {
-    pub target: Target,
-    pub seed: u64,
-    /// Frames per second, at most.
-    pub rate: u64,
-    pub seconds: f64,
-    pub core: u32,
-}
-
-/// Opens the link as the client side and sends hostile frames at `rate`
-/// for `seconds`, sleeping between bursts (it does not poll a core).
-pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport> {
-    let (eal, dev) = link.init_eal(Role::Client, &[p.core])?;
-    let pool = Arc::new(Mempool::new(&eal, "hostile_pool", 4095, 256, 2048)?);
-    let cfg = PortConfig {
-        queues: 1,
-        promiscuous: true,
-        start_retry: std::time::Duration::from_millis(link.link_timeout_ms),
-        ..PortConfig::default()
-    };
-    let port = Port::open(&eal, &dev, &cfg, pool.clone())?;
-    port.wait_link_up(std::time::Duration::from_millis(link.link_timeout_ms))?;
-    let (_rx, mut tx) = port.queue_pair(0)?;
-    let mut gen = HostileGen::new(p.seed, p.target);
-    let mut report = HostileReport::default();
-    let mut batch = MbufBatch::new();
-    let start = Instant::now();
-    let per_burst = Duration::from_secs_f64(BURST as f64 / p.rate.max(1) as f64);
-    while start.elapsed().as_secs_f64() < p.seconds {
-        let due = start + per_burst * (report.sent / BURST as u64) as u32;
-        if let Some(wait) = due.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
-        }
-        batch.alloc(&pool, BURST)?;
-        for i in 0..batch.len() {
-            let (kind, len) = gen.next_frame(batch.room_mut(i));
-            batch.set_len(i, len.max(1));
-            *report.by_kind.entry(kind).or_default() += 1;
-            report.sent += 1;
-        }
-        tx.tx_burst(&mut batch);
-        report.not_sent += batch.len() as u64;
-        batch.clear();
-    }
-    Ok(report)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! histograms, the raw floor benchmark, and the front end of the simulated
 //! fabric lab (`fabric`, `fabric_plot`, `fabric_stats`, `fabric_table`).
 
+pub mod attacks;
 pub mod bdp;
 pub mod bench;
 pub mod child;
@@ -16,6 +17,7 @@ pub mod fabric_table;
 pub mod floor;
 pub mod hist;
 pub mod hostile;
+pub mod inject;
 pub mod kudp;
 pub mod link;
 pub mod node;

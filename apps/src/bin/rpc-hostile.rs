@@ -4,8 +4,10 @@
 //! client side of the link, at a bounded rate, for robustness and soak
 //! tests. Prints one JSON line: what it sent, by kind.
 
+use apps::attacks::Attack;
 use apps::cli::ConfigArgs;
-use apps::hostile::{inject, InjectParams, Target};
+use apps::hostile::Target;
+use apps::inject::{inject, InjectParams};
 use apps::link::Role;
 use clap::Parser;
 use engine::wire::MacAddr;
@@ -32,6 +34,16 @@ struct Cli {
     /// The EAL core (the process sleeps between bursts; it does not poll).
     #[arg(long, default_value_t = 0)]
     core: u32,
+    /// What to send: the malformed mix, or one attack by a peer that speaks
+    /// the protocol (docs/reliability.md, "Hostile peers").
+    #[arg(long, value_enum, default_value_t = Attack::Mix)]
+    attack: Attack,
+    /// Whose address a forged restart or an amplification uses (default:
+    /// the config's client address and worker 0's port).
+    #[arg(long)]
+    victim_ip: Option<std::net::Ipv4Addr>,
+    #[arg(long)]
+    victim_port: Option<u16>,
 }
 
 fn main() {
@@ -45,6 +57,11 @@ fn main() {
         };
         let p = InjectParams {
             target,
+            attack: cli.attack,
+            victim: (
+                cli.victim_ip.unwrap_or(cfg.link.client_ip),
+                cli.victim_port.unwrap_or(cfg.worker_port(0)),
+            ),
             seed: cli.seed,
             rate: cli.fps,
             seconds: cli.duration,

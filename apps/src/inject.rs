@@ -1,0 +1,69 @@
+//! The `rpc-hostile` injector: opens the client side of the link and sends
+//! the frames of the malformed mix (`hostile.rs`) or of one protocol attack
+//! (`attacks.rs`) at a bounded rate, reporting how many of each kind it sent.
+
+use crate::attacks::{Attack, AttackGen};
+use crate::hostile::{HostileGen, HostileReport, Target};
+use crate::link::{LinkArgs, Role};
+use engine::dpdk::{MbufBatch, Mempool, Port, PortConfig, BURST};
+use std::net::Ipv4Addr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// How `rpc-hostile` runs.
+#[derive(Clone, Debug)]
+pub struct InjectParams {
+    pub target: Target,
+    /// The frames: the malformed mix, or one protocol attack.
+    pub attack: Attack,
+    /// Whose name an attack uses (`attacks::AttackGen`).
+    pub victim: (Ipv4Addr, u16),
+    pub seed: u64,
+    /// Frames per second, at most.
+    pub rate: u64,
+    pub seconds: f64,
+    pub core: u32,
+}
+
+/// Opens the link as the client side and sends hostile frames at `rate`
+/// for `seconds`, sleeping between bursts (it does not poll a core).
+pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport> {
+    let (eal, dev) = link.init_eal(Role::Client, &[p.core])?;
+    let pool = Arc::new(Mempool::new(&eal, "hostile_pool", 4095, 256, 2048)?);
+    let cfg = PortConfig {
+        queues: 1,
+        promiscuous: true,
+        start_retry: std::time::Duration::from_millis(link.link_timeout_ms),
+        ..PortConfig::default()
+    };
+    let port = Port::open(&eal, &dev, &cfg, pool.clone())?;
+    port.wait_link_up(std::time::Duration::from_millis(link.link_timeout_ms))?;
+    let (_rx, mut tx) = port.queue_pair(0)?;
+    let mut mix = HostileGen::new(p.seed, p.target);
+    let mut attack = AttackGen::new(p.attack, p.seed, p.target, p.victim);
+    let mut report = HostileReport::default();
+    let mut batch = MbufBatch::new();
+    let start = Instant::now();
+    let per_burst = Duration::from_secs_f64(BURST as f64 / p.rate.max(1) as f64);
+    while start.elapsed().as_secs_f64() < p.seconds {
+        let due = start + per_burst * (report.sent / BURST as u64) as u32;
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        batch.alloc(&pool, BURST)?;
+        for i in 0..batch.len() {
+            let room = batch.room_mut(i);
+            let (kind, len) = match p.attack {
+                Attack::Mix => mix.next_frame(room),
+                _ => attack.next_frame(room),
+            };
+            batch.set_len(i, len.max(1));
+            *report.by_kind.entry(kind).or_default() += 1;
+            report.sent += 1;
+        }
+        tx.tx_burst(&mut batch);
+        report.not_sent += batch.len() as u64;
+        batch.clear();
+    }
+    Ok(report)
+}
