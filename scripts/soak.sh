@@ -4,7 +4,11 @@
 # each from a new address), with 1 % injected loss on the server's receive
 # side and hostile frames (random, truncated, bad checksums, wrong magic,
 # spoofed sessions and tokens, a ConnectReq flood) sent throughout by
-# rpc-hostile. The last line is one JSON object:
+# rpc-hostile, and three attacks by peers that speak the protocol, also
+# throughout: a forged restart aimed at a victim client that runs the whole
+# soak from a fixed address, a ring hog (1023 credits asked from a spoofed
+# address), and grant amplification from a spoofed source (rpc-hostile
+# --attack; docs/reliability.md). The last line is one JSON object:
 #   failed              RPCs that failed, other than by their own client being killed
 #   wrong_bytes         responses or requests with a wrong byte
 #   mbufs_leaked        server mempool in-use at the end minus at the start
@@ -12,8 +16,16 @@
 #   sessions_reclaimed  server sessions of dead clients (and the flood) reclaimed
 #   rss_growth_kib      server RSS at the end minus after warm-up
 #   hostile_frames_sent, hostile_frames_dropped (dropped under a named reason,
-#   or processed as a handshake, or dropped by the kernel ring), goal_met
-# Goal: 0, 0, 0, true, >= 1, < 8192, and every hostile frame counted.
+#   or processed as a handshake, or dropped by the kernel ring)
+#   victim_completed    the forged-restart victim's RPCs, all of them completed
+#   victim_failed       its failed RPCs (the forged restart must not kill it)
+#   restart_refused     forged restarts the victim's probe answers refused
+#   attack_frames_sent  frames the three attacks sent, by attack
+#   server_tx_over_rx   bytes the server sent over bytes it received (<= 3:
+#                       no amplification; legit echo traffic is about 1)
+#   goal_met
+# Goal: 0, 0, 0, true, >= 1, < 8192, every hostile frame counted, the victim
+# completed with 0 failed, and server_tx_over_rx <= 3.
 # Every process it starts is stopped by PID; the veth pair is removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -58,6 +70,26 @@ rss() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 HOSTILE=$!
 PIDS+=("$HOSTILE")
 
+# The victim: one client from a fixed address for the whole soak, its
+# session numbers forged throughout.
+VICTIM_IP=127.77.2.1
+"$B/rpc-client" "${CLIENT_LINK[@]}" "${TIMERS[@]}" --set "link.file_prefix=\"${TAG}v\"" \
+  --set "link.client_ip=\"$VICTIM_IP\"" --set transport.session_timeout_ms=3000 \
+  --workload throughput --window 4 --seconds "$SECONDS_TOTAL" --json \
+  >"$WORK/victim.json" 2>"$WORK/victim.err" &
+VICTIM=$!
+PIDS+=("$VICTIM")
+sleep 1
+ATTACKS=(forged-restart ring-hog grant-amplify)
+ATTACK_PIDS=()
+for a in "${ATTACKS[@]}"; do
+  "$B/rpc-hostile" "${CLIENT_LINK[@]}" --set "link.file_prefix=\"${TAG}$a\"" \
+    --attack "$a" --victim-ip "$VICTIM_IP" --duration "$((SECONDS_TOTAL - 2))" --fps 100 \
+    --seed "$$" >"$WORK/attack.$a.json" 2>"$WORK/attack.$a.err" &
+  PIDS+=("$!")
+  ATTACK_PIDS+=("$!")
+done
+
 start=$(date +%s)
 rss_start=""
 n=0
@@ -84,6 +116,9 @@ while [ $(( $(date +%s) - start )) -lt "$SECONDS_TOTAL" ]; do
 done
 [ -z "$rss_start" ] && rss_start=$(rss "$SERVER")
 wait "$HOSTILE" || true
+victim_rc=0
+wait "$VICTIM" || victim_rc=$?
+for p in "${ATTACK_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 # Let the last dead client's sessions be reclaimed before the summary.
 sleep 5
 rss_end=$(rss "$SERVER")
@@ -121,6 +156,9 @@ for i in range(1, n + 1):
     failed += v.get("failed", 0)
     wrong += v.get("bad_responses", 0)
 
+victim = last_json(f"{work}/victim.json") or {}
+attacks = {a: (last_json(f"{work}/attack.{a}.json") or {}).get("sent", 0)
+           for a in ("forged-restart", "ring-hog", "grant-amplify")}
 srv = last_json(f"{work}/server.json") or {}
 stats = srv.get("stats", {})
 drops = stats.get("drops", {})
@@ -152,14 +190,21 @@ out = {
     "hostile_frames_sent": sent,
     "hostile_frames_dropped": dropped + handshakes,
     "dropped_before_the_core": injected + ring,
-    "server_rx_accounted": stats.get("rx_pkts") == stats.get("rx_accepted", -1) + sum(
-        drops.get(k, 0) for k in ("malformed", "not_ours", "unknown_session", "bad_token", "bad_state", "too_large", "stale", "duplicate", "future")),
+    "server_rx_accounted": stats.get("rx_pkts") == stats.get("rx_accepted", -1) + stats.get("drops_total", -1),
+    "victim_completed": victim.get("completed", 0),
+    "victim_failed": victim.get("failed") if victim else None,
+    "restart_refused": drops.get("restart_refused", 0),
+    "attack_frames_sent": attacks,
+    "server_tx_over_rx": round(stats.get("tx_bytes", 0) / max(1, stats.get("rx_bytes", 0)), 3),
 }
 out["goal_met"] = (
     out["failed"] == 0 and out["wrong_bytes"] == 0 and out["mbufs_leaked"] == 0
     and out["server_alive"] and (out["sessions_reclaimed"] or 0) >= 1
     and out["rss_growth_kib"] < 8192 and out["server_rx_accounted"]
     and out["hostile_frames_dropped"] + out["dropped_before_the_core"] >= sent > 0
+    and out["victim_completed"] > 0 and out["victim_failed"] == 0
+    and all(n > 0 for n in attacks.values())
+    and out["server_tx_over_rx"] <= 3.0
 )
 print(json.dumps(out))
 sys.exit(0 if out["goal_met"] else 3)
