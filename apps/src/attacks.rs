@@ -11,9 +11,7 @@
 use crate::hostile::{HostileKind, Target};
 use clap::ValueEnum;
 use engine::rng::Rng;
-use engine::wire::{
-    HeaderTemplate, MacAddr, PktType, RpcRepr, SmRepr, SmStatus, SmType, SESSION_NONE,
-};
+use engine::wire::{HeaderTemplate, MacAddr, PktType, RpcRepr, SmRepr, SESSION_NONE};
 use std::net::Ipv4Addr;
 
 /// Which attack `rpc-hostile` runs.
@@ -104,16 +102,7 @@ impl AttackGen {
         token: u32,
         credits: u16,
     ) -> usize {
-        let body = SmRepr {
-            sm_type: SmType::ConnectReq,
-            status: SmStatus::Ok,
-            client_session: num,
-            server_session: SESSION_NONE,
-            credits,
-            mtu: 1500,
-            req_window: 8,
-            server_token: 0,
-        };
+        let body = SmRepr::connect_req(num, credits, 1500, 8);
         self.template(from)
             .write_sm(buf, SESSION_NONE, token, &body)
     }
@@ -147,7 +136,7 @@ impl AttackGen {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use engine::wire::{parse_frame, SmBody};
+    use engine::wire::{parse_frame, SmBody, SmType};
 
     fn target() -> Target {
         Target {

@@ -5,9 +5,7 @@
 //! `inject.rs` sends them over a DPDK port.
 
 use engine::rng::Rng;
-use engine::wire::{
-    HeaderTemplate, MacAddr, PktType, RpcRepr, SmRepr, SmStatus, SmType, SESSION_NONE,
-};
+use engine::wire::{HeaderTemplate, MacAddr, PktType, RpcRepr, SmRepr, SESSION_NONE};
 use serde::{Deserialize, Serialize};
 use std::net::Ipv4Addr;
 
@@ -155,16 +153,7 @@ impl HostileGen {
     }
 
     fn connect_req(&mut self, buf: &mut [u8]) -> usize {
-        let body = SmRepr {
-            sm_type: SmType::ConnectReq,
-            status: SmStatus::Ok,
-            client_session: self.rng.below(1024) as u16,
-            server_session: SESSION_NONE,
-            credits: 8,
-            mtu: 1500,
-            req_window: 8,
-            server_token: 0,
-        };
+        let body = SmRepr::connect_req(self.rng.below(1024) as u16, 8, 1500, 8);
         let token = self.rng.next_u32();
         self.template().write_sm(buf, SESSION_NONE, token, &body)
     }

@@ -44,16 +44,7 @@ fn sm_of(f: &[u8]) -> (RpcRepr, SmRepr) {
 /// asking for `credits`.
 fn connect_req(src: (MacAddr, u8), num: u16, token: u32, credits: u16) -> Vec<u8> {
     let a = addr(src.1);
-    let body = SmRepr {
-        sm_type: SmType::ConnectReq,
-        status: SmStatus::Ok,
-        client_session: num,
-        server_session: SESSION_NONE,
-        credits,
-        mtu: 1500,
-        req_window: 8,
-        server_token: 0,
-    };
+    let body = SmRepr::connect_req(num, credits, 1500, 8);
     let rpc = RpcRepr {
         pkt_type: PktType::SessionMgmt,
         req_type: 0,
