@@ -3,6 +3,7 @@
 //! mode. [`EndpointConfig::validate`] checks every value once against the
 //! limits below, so the rest of the core can trust it; `Endpoint::new` calls it.
 
+pub use super::budget::MemBudget;
 pub use super::cc::{CcKind, DcqcnParams};
 use super::error::ConfigError;
 use crate::time::Duration;
@@ -197,6 +198,9 @@ pub struct EndpointConfig {
     /// Server: sessions one client IP address may hold at once; more
     /// ConnectReqs from it are refused with `PeerLimit`.
     pub max_sessions_per_peer: usize,
+    /// Server: memory held for peers (reassembly and stored responses, per
+    /// worker and per address), its expiry, and the pool's retention.
+    pub mem: MemBudget,
     /// Lossless (credits backed by ring reservations), lossy, or pause.
     pub mode: FlowMode,
     /// Go-back-N or selective retransmission.
@@ -264,6 +268,7 @@ impl Default for EndpointConfig {
             half_open_timeout: Duration::from_secs(3),
             keepalive_interval: Duration::from_secs(1),
             max_sessions_per_peer: 256,
+            mem: MemBudget::default(),
             max_backlog: 4096,
             mode: FlowMode::Lossless {
                 on_loss: LossPolicy::Retransmit,
@@ -352,6 +357,7 @@ impl EndpointConfig {
             );
             return Err(ConfigError::new("max_msg_size", self.max_msg_size, limit));
         }
+        self.mem.validate(self.max_msg_size)?;
         if self.ring_reservation(self.session_credits) > self.rx_ring_entries {
             let limit = "lossless mode: must hold at least one session's credits";
             return Err(ConfigError::new(

@@ -146,8 +146,7 @@ impl Endpoint {
         if req.credits == 0 {
             return Err(SmStatus::BadCredits);
         }
-        let held = self.peer_sessions.get(&p.src_ip).copied().unwrap_or(0);
-        if held >= self.cfg.max_sessions_per_peer {
+        if self.ledger.sessions_of(p.src_ip) >= self.cfg.max_sessions_per_peer {
             return Err(SmStatus::PeerLimit);
         }
         let need = self.cfg.ring_reservation(req.credits);
@@ -168,10 +167,10 @@ impl Endpoint {
             link: self.attach_link(peer),
             ..SessionCommon::new(id, SessionState::Connected, peer, template, now)
         };
-        *self.peer_sessions.entry(p.src_ip).or_default() += 1;
+        let acct = self.ledger.attach(p.src_ip);
         let window = self.cfg.req_window;
         self.table
-            .insert(Session::Server(ServerSession::new(common, window)));
+            .insert(Session::Server(ServerSession::new(common, window, acct)));
         self.rearm(now, id);
         Ok(id)
     }

@@ -8,7 +8,8 @@
 //!
 //! One concern per file, and imports only run downwards (no cycles):
 //!
-//! - leaves: `config` (configuration and limits), `error`, `stats`
+//! - leaves: `config` (configuration and limits), `budget` (memory bounds
+//!   and their accounting), `error`, `stats`
 //!   (counters), `msgbuf` (message buffers and their pool), `state` (the
 //!   transition table and its effects), `ids` (session and request handles),
 //!   `event` (deliveries and events), `frame` (message geometry and frame
@@ -26,6 +27,7 @@
 //!
 //! [`Instant`]: crate::time::Instant
 
+mod budget;
 mod cc;
 mod client;
 mod client_rx;
@@ -59,6 +61,7 @@ mod transmit;
 mod txq;
 
 pub use crate::wire::ErrorCode;
+pub use budget::{MemBudget, DEFAULT_POOL_KEEP};
 pub use config::{
     bdp_credits, lossless_ring_entries, os_seed, CcKind, DcqcnParams, EndpointAddr, EndpointConfig,
     FlowMode, LossPolicy, PauseConfig, PeerAddr, Retransmit, SackRule, DEFAULT_IP,

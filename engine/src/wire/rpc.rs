@@ -61,6 +61,15 @@ wire_enum! {
     pub enum ErrorCode(u8) {
         /// No handler is registered for the request's type.
         NoHandler = 1,
+        /// The server gave the request up: it stayed incomplete, with no
+        /// new bytes, for the server's `reassembly_timeout`.
+        ReassemblyTimeout = 2,
+        /// The response did not fit the server's memory budget for this
+        /// client (or for all clients) and was not kept.
+        OverBudget = 3,
+        /// The stored response was freed: nobody asked for it for the
+        /// server's `reassembly_timeout`.
+        ResponseExpired = 4,
     }
 }
 
