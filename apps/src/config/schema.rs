@@ -323,6 +323,15 @@ pub struct TransportConfig {
     pub keepalive_ms: u64,
     /// Server: sessions one client address may hold.
     pub max_sessions_per_peer: u32,
+    /// Server: reassembly + stored-response bytes per worker / per client
+    /// address, MiB (`engine::proto::MemBudget`).
+    pub mem_per_worker_mib: u64,
+    pub mem_per_peer_mib: u64,
+    /// Server: an incomplete request (or unpulled response) is dropped
+    /// after this long without progress.
+    pub reassembly_timeout_ms: u64,
+    /// Free message buffers a worker's pool keeps, MiB over all sizes.
+    pub pool_keep_mib: u64,
     pub mode: Mode,
     pub lossy_credit_multiple: CreditMultiple,
     pub on_loss: OnLoss,
@@ -370,6 +379,10 @@ impl Default for TransportConfig {
             half_open_timeout_ms: 3_000,
             keepalive_ms: 1_000,
             max_sessions_per_peer: 256,
+            mem_per_worker_mib: 512,
+            mem_per_peer_mib: 128,
+            reassembly_timeout_ms: 1_000,
+            pool_keep_mib: 64,
             mode: Mode::Lossless,
             lossy_credit_multiple: CreditMultiple::Factor(4.0),
             on_loss: OnLoss::Retransmit,

@@ -331,7 +331,49 @@ impl Config {
                     t.max_msg_size, self.link.mtu
                 ),
             )
-        })
+        })?;
+        self.validate_mem()
+    }
+
+    /// The memory bounds: a peer's budget holds one `max_msg_size` message
+    /// (its power-of-two buffer), the worker's at least a peer's.
+    fn validate_mem(&self) -> Result<(), ConfigError> {
+        let t = &self.transport;
+        // MiB values that still fit a usize in bytes.
+        const MAX_MIB: u64 = 1 << 40;
+        let one = t.max_msg_size.max(1).next_power_of_two();
+        let one_mib = one.div_ceil(1 << 20);
+        range("transport.mem_per_peer_mib", t.mem_per_peer_mib, 1, MAX_MIB)?;
+        if t.mem_per_peer_mib << 20 < one {
+            return Err(ConfigError::invalid(
+                "transport.mem_per_peer_mib",
+                format!(
+                    "transport.mem_per_peer_mib = {} must be >= {one_mib}: one transport.max_msg_size = {} message takes a {one}-byte buffer",
+                    t.mem_per_peer_mib, t.max_msg_size
+                ),
+            ));
+        }
+        range(
+            "transport.mem_per_worker_mib",
+            t.mem_per_worker_mib,
+            t.mem_per_peer_mib,
+            MAX_MIB,
+        )
+        .map_err(|_| {
+            limit_err(
+                "transport.mem_per_worker_mib",
+                t.mem_per_worker_mib,
+                "transport.mem_per_peer_mib",
+                t.mem_per_peer_mib,
+            )
+        })?;
+        range(
+            "transport.reassembly_timeout_ms",
+            t.reassembly_timeout_ms,
+            1,
+            u64::MAX / 1_000_000,
+        )?;
+        range("transport.pool_keep_mib", t.pool_keep_mib, 0, MAX_MIB)
     }
 
     fn validate_workload(&self) -> Result<(), ConfigError> {
@@ -558,6 +600,48 @@ mod tests {
         );
         // Lossy reserves nothing.
         with(&["transport.credits=4096", "transport.mode=lossy"])
+            .unwrap()
+            .validate(&ENV)
+            .unwrap();
+    }
+
+    #[test]
+    fn memory_bounds_checked_by_key() {
+        // A peer's budget must hold one 8 MiB message's buffer.
+        let e = with(&["transport.mem_per_peer_mib=4"])
+            .unwrap()
+            .validate(&ENV)
+            .unwrap_err();
+        assert_eq!(e.key(), Some("transport.mem_per_peer_mib"));
+        assert!(e.to_string().contains("must be >= 8"), "{e}");
+        // 5 MB messages take 8 MiB buffers too.
+        assert_eq!(
+            rejected_key(&[
+                "transport.max_msg_size=5000000",
+                "transport.mem_per_peer_mib=5"
+            ]),
+            "transport.mem_per_peer_mib"
+        );
+        with(&[
+            "transport.max_msg_size=1048576",
+            "transport.mem_per_peer_mib=1",
+        ])
+        .unwrap()
+        .validate(&ENV)
+        .unwrap();
+        assert_eq!(
+            rejected_key(&["transport.mem_per_worker_mib=64"]),
+            "transport.mem_per_worker_mib"
+        );
+        assert_eq!(
+            rejected_key(&["transport.reassembly_timeout_ms=0"]),
+            "transport.reassembly_timeout_ms"
+        );
+        assert_eq!(
+            rejected_key(&["transport.pool_keep_mib=2000000000000"]),
+            "transport.pool_keep_mib"
+        );
+        with(&["transport.pool_keep_mib=0"])
             .unwrap()
             .validate(&ENV)
             .unwrap();
