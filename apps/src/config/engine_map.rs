@@ -9,7 +9,7 @@ use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
 use engine::proto::{
     bdp_credits, Admission, CcKind, DcqcnParams, EndpointAddr, EndpointConfig, FlowMode,
-    LossPolicy, PeerAddr, Retransmit, MAX_SESSIONS,
+    LossPolicy, MemBudget, PeerAddr, Retransmit, MAX_SESSIONS,
 };
 use engine::time::Duration;
 use engine::wire::MacAddr;
@@ -181,6 +181,12 @@ impl Config {
             keepalive_interval: Duration::from_millis(t.keepalive_ms),
             max_sessions_per_peer: t.max_sessions_per_peer as usize,
             admission: self.admission(),
+            mem: MemBudget {
+                per_worker: (t.mem_per_worker_mib << 20) as usize,
+                per_peer: (t.mem_per_peer_mib << 20) as usize,
+                reassembly_timeout: Duration::from_millis(t.reassembly_timeout_ms),
+                pool_keep: (t.pool_keep_mib << 20) as usize,
+            },
             mode,
             retransmit: match t.retransmit {
                 RetransmitKind::GoBackN => Retransmit::GoBackN,
@@ -280,6 +286,34 @@ mod tests {
     use super::*;
     use crate::config::testutil::*;
     use std::net::Ipv4Addr;
+
+    #[test]
+    fn memory_bounds_map_to_the_engine() {
+        let c = with(&[
+            "transport.mem_per_worker_mib=300",
+            "transport.mem_per_peer_mib=100",
+            "transport.reassembly_timeout_ms=250",
+            "transport.pool_keep_mib=16",
+        ])
+        .unwrap();
+        let mac = engine::wire::MacAddr([2, 0, 0, 0, 0, 1]);
+        let mem = c.endpoint_config(Role::Server, 0, mac).mem;
+        assert_eq!(
+            mem,
+            MemBudget {
+                per_worker: 300 << 20,
+                per_peer: 100 << 20,
+                reassembly_timeout: Duration::from_millis(250),
+                pool_keep: 16 << 20,
+            }
+        );
+        // The defaults are the engine's.
+        let d = with(&[]).unwrap();
+        assert_eq!(
+            d.endpoint_config(Role::Server, 0, mac).mem,
+            MemBudget::default()
+        );
+    }
 
     #[test]
     fn credits_by_mode() {

@@ -16,7 +16,9 @@
 //! (engine types).
 
 mod engine_map;
+mod limits;
 mod load;
+mod mac;
 mod regime;
 mod schema;
 mod validate;

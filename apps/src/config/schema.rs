@@ -3,14 +3,13 @@
 //! other modules check against, and the value types with their own text
 //! forms (MACs, the lossy credit multiple).
 
+pub use super::mac::Mac;
 use crate::link::LinkKind;
 use engine::proto::DEFAULT_MAX_MSG_SIZE;
-use engine::wire::MacAddr;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
-use std::str::FromStr;
 
 /// Ethernet header bytes added to the IP MTU to get the frame an mbuf holds
 /// (no VLAN tag, no FCS: DPDK strips it).
@@ -333,6 +332,15 @@ pub struct TransportConfig {
     /// Server: how long a live session's liveness probe may go unanswered
     /// before a ConnectReq with a new token replaces it.
     pub restart_probe_wait_ms: u64,
+    /// Server: reassembly + stored-response bytes per worker / per client
+    /// address, MiB (`engine::proto::MemBudget`).
+    pub mem_per_worker_mib: u64,
+    pub mem_per_peer_mib: u64,
+    /// Server: an incomplete request (or unpulled response) is dropped
+    /// after this long without progress.
+    pub reassembly_timeout_ms: u64,
+    /// Free message buffers a worker's pool keeps, MiB over all sizes.
+    pub pool_keep_mib: u64,
     pub mode: Mode,
     pub lossy_credit_multiple: CreditMultiple,
     pub on_loss: OnLoss,
@@ -383,6 +391,10 @@ impl Default for TransportConfig {
             session_ring_share_pct: None,
             peer_ring_share_pct: None,
             restart_probe_wait_ms: 100,
+            mem_per_worker_mib: 512,
+            mem_per_peer_mib: 128,
+            reassembly_timeout_ms: 1_000,
+            pool_keep_mib: 64,
             mode: Mode::Lossless,
             lossy_credit_multiple: CreditMultiple::Factor(4.0),
             on_loss: OnLoss::Retransmit,
@@ -522,25 +534,6 @@ impl Default for FaultsConfig {
             seed: 1,
             ecn_p: None,
         }
-    }
-}
-
-/// A MAC address written `aa:bb:cc:dd:ee:ff` in the file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Mac(pub MacAddr);
-
-impl Serialize for Mac {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&self.0)
-    }
-}
-
-impl<'de> Deserialize<'de> for Mac {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        MacAddr::from_str(&s)
-            .map(Mac)
-            .map_err(|e| serde::de::Error::custom(format!("{s:?}: {e}")))
     }
 }
 

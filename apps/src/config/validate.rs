@@ -302,20 +302,7 @@ impl Config {
                 t.half_open_timeout_ms,
             )
         })?;
-        for (key, pct) in [
-            ("transport.session_ring_share_pct", t.session_ring_share_pct),
-            ("transport.peer_ring_share_pct", t.peer_ring_share_pct),
-        ] {
-            if let Some(p) = pct {
-                range(key, p as u64, 1, 100)?;
-            }
-        }
-        range(
-            "transport.restart_probe_wait_ms",
-            t.restart_probe_wait_ms,
-            1,
-            60_000,
-        )?;
+        self.validate_admission()?;
         range(
             "transport.max_sessions_per_peer",
             t.max_sessions_per_peer as u64,
@@ -345,7 +332,8 @@ impl Config {
                     t.max_msg_size, self.link.mtu
                 ),
             )
-        })
+        })?;
+        self.validate_mem()
     }
 
     fn validate_workload(&self) -> Result<(), ConfigError> {
@@ -544,7 +532,7 @@ pub(super) fn range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigErr
     Err(ConfigError::invalid(key, msg))
 }
 
-fn limit_err(key: &str, v: u64, other: &str, limit: u64) -> ConfigError {
+pub(super) fn limit_err(key: &str, v: u64, other: &str, limit: u64) -> ConfigError {
     ConfigError::invalid(key, format!("{key} = {v} must be >= {other} = {limit}"))
 }
 
@@ -593,6 +581,48 @@ mod tests {
         );
         // Lossy reserves nothing.
         with(&["transport.credits=4096", "transport.mode=lossy"])
+            .unwrap()
+            .validate(&ENV)
+            .unwrap();
+    }
+
+    #[test]
+    fn memory_bounds_checked_by_key() {
+        // A peer's budget must hold one 8 MiB message's buffer.
+        let e = with(&["transport.mem_per_peer_mib=4"])
+            .unwrap()
+            .validate(&ENV)
+            .unwrap_err();
+        assert_eq!(e.key(), Some("transport.mem_per_peer_mib"));
+        assert!(e.to_string().contains("must be >= 8"), "{e}");
+        // 5 MB messages take 8 MiB buffers too.
+        assert_eq!(
+            rejected_key(&[
+                "transport.max_msg_size=5000000",
+                "transport.mem_per_peer_mib=5"
+            ]),
+            "transport.mem_per_peer_mib"
+        );
+        with(&[
+            "transport.max_msg_size=1048576",
+            "transport.mem_per_peer_mib=1",
+        ])
+        .unwrap()
+        .validate(&ENV)
+        .unwrap();
+        assert_eq!(
+            rejected_key(&["transport.mem_per_worker_mib=64"]),
+            "transport.mem_per_worker_mib"
+        );
+        assert_eq!(
+            rejected_key(&["transport.reassembly_timeout_ms=0"]),
+            "transport.reassembly_timeout_ms"
+        );
+        assert_eq!(
+            rejected_key(&["transport.pool_keep_mib=2000000000000"]),
+            "transport.pool_keep_mib"
+        );
+        with(&["transport.pool_keep_mib=0"])
             .unwrap()
             .validate(&ENV)
             .unwrap();

@@ -6,6 +6,12 @@
 //! A CreditReturn is cumulative: CR(k) says request packets 0..=k arrived,
 //! so it is accepted whenever k >= `num_rx` (and k was sent) and answers
 //! every packet up to k at once; a lost CR is repaired by the next one.
+//!
+//! An ErrorResponse ends its request wherever the request is: in order it
+//! stands for Response(0); out of order it is the server giving the
+//! request or its response up (`ErrorCode::ReassemblyTimeout`,
+//! `ResponseExpired`), so the request fails at once instead of retrying
+//! until `session_timeout`.
 
 use super::client::{sample_rtt, ClientSession, TX_TS_RING};
 use super::error::RpcError;
@@ -178,6 +184,17 @@ impl ClientSession {
             };
         }
         if idx != req.num_rx && !cumulative {
+            if kind == PktType::ErrorResponse {
+                // An error ends the request whatever was answered before
+                // it: a server that gave the request up midway (reassembly
+                // timeout) or its stored response (expired) sends it for
+                // any packet. (In order it is handled below.)
+                let error = RpcError::Remote(ErrorCode::from(p.payload[0]));
+                return AnswerRx::Failed {
+                    slot: slot_idx,
+                    error,
+                };
+            }
             if idx < req.num_rx {
                 let d = &mut stats.drops;
                 d.duplicate += 1;

@@ -4,6 +4,7 @@
 //! limits below, so the rest of the core can trust it; `Endpoint::new` calls it.
 
 use super::admission::Admission;
+pub use super::budget::MemBudget;
 pub use super::cc::{CcKind, DcqcnParams};
 use super::error::ConfigError;
 use crate::time::Duration;
@@ -201,6 +202,9 @@ pub struct EndpointConfig {
     /// Server: the ring shares one session and one peer may reserve and
     /// the rule for replacing a live session (`admission.rs`).
     pub admission: Admission,
+    /// Server: memory held for peers (reassembly and stored responses, per
+    /// worker and per address), its expiry, and the pool's retention.
+    pub mem: MemBudget,
     /// Lossless (credits backed by ring reservations), lossy, or pause.
     pub mode: FlowMode,
     /// Go-back-N or selective retransmission.
@@ -269,6 +273,7 @@ impl Default for EndpointConfig {
             keepalive_interval: Duration::from_secs(1),
             max_sessions_per_peer: 256,
             admission: Admission::default(),
+            mem: MemBudget::default(),
             max_backlog: 4096,
             mode: FlowMode::Lossless {
                 on_loss: LossPolicy::Retransmit,
@@ -357,6 +362,7 @@ impl EndpointConfig {
             );
             return Err(ConfigError::new("max_msg_size", self.max_msg_size, limit));
         }
+        self.mem.validate(self.max_msg_size)?;
         if self.ring_reservation(self.session_credits) > self.rx_ring_entries {
             let limit = "lossless mode: must hold at least one session's credits";
             return Err(ConfigError::new(

@@ -4,6 +4,7 @@
 //! `requests.rs`, `transmit.rs`, `loss.rs`, `lifecycle.rs`.
 
 use super::admission::PeerHold;
+use super::budget::Ledger;
 use super::cc::TimingWheel;
 use super::client_rx::AnswerRx;
 use super::config::{EndpointAddr, EndpointConfig, Retransmit};
@@ -78,6 +79,9 @@ pub struct Endpoint {
     /// What each client IP holds: sessions (for `max_sessions_per_peer`)
     /// and ring entries (for `admission.peer_ring_share_pct`).
     pub(crate) peers: HashMap<Ipv4Addr, PeerHold>,
+    /// Server sessions and bytes held per client IP, and bytes held in
+    /// all (`max_sessions_per_peer`, `MemBudget`).
+    pub(crate) ledger: Ledger,
     pub(crate) pool: MsgPool,
     pub(crate) txq: TxQueues,
     pub(crate) events: VecDeque<Event>,
@@ -103,7 +107,7 @@ pub struct Endpoint {
 impl Endpoint {
     /// An endpoint with no sessions; fails if `cfg` does not validate.
     pub fn new(cfg: EndpointConfig) -> Result<Self, ConfigError> {
-        let pool = MsgPool::new(cfg.max_msg_size);
+        let pool = MsgPool::keeping(cfg.max_msg_size, cfg.mem.pool_keep);
         Self::with_pool(cfg, pool)
     }
 
@@ -119,6 +123,7 @@ impl Endpoint {
             ring_reserved: 0,
             accepted: HashMap::new(),
             peers: HashMap::new(),
+            ledger: Ledger::new(&cfg.mem, pool.clone()),
             pool,
             txq: TxQueues::new(),
             events: VecDeque::with_capacity(EVENT_QUEUE_PRESIZE),
@@ -161,6 +166,24 @@ impl Endpoint {
     /// returned (held by the application or by sessions).
     pub fn msgs_outstanding(&self) -> u64 {
         self.pool.outstanding()
+    }
+
+    /// Bytes of free buffers the pool keeps (at most `mem.pool_keep` for
+    /// a pool of its own).
+    pub fn pool_free_bytes(&self) -> usize {
+        self.pool.free_bytes()
+    }
+
+    /// Bytes the server side holds for all peers (reassembly buffers and
+    /// stored multi-packet responses, by capacity): at most
+    /// `mem.per_worker`.
+    pub fn held_bytes(&self) -> usize {
+        self.ledger.worker_bytes()
+    }
+
+    /// The same for one client address: at most `mem.per_peer`.
+    pub fn held_bytes_of(&self, ip: Ipv4Addr) -> usize {
+        self.ledger.peer_bytes(ip)
     }
 
     /// Payload bytes one packet carries (`mtu - 52`).
@@ -355,14 +378,20 @@ impl Endpoint {
             nak: self.cfg.nak,
         };
         let max_msg = self.cfg.max_msg_size;
-        match srv.rx_request(p, self.dpp, max_msg, gaps, &self.pool, d) {
+        let armed = srv.expiry_armed;
+        let ledger = &mut self.ledger;
+        let rx = srv.rx_request(p, self.dpp, max_msg, gaps, ledger, now, d);
+        match rx {
             RequestRx::Dropped => None,
             RequestRx::Nak(k) => {
                 self.stats.naks_sent += 1;
                 self.txq.answer(sid, p.rpc.req_num, AnswerKind::Nak, k);
                 None
             }
-            RequestRx::Stored(k) => {
+            RequestRx::Stored { k, arm } => {
+                if arm && !armed {
+                    self.arm_expiry(sid, now);
+                }
                 self.stats.rx_accepted += 1;
                 self.stats.sacks_sent += 1;
                 self.txq.answer(sid, p.rpc.req_num, AnswerKind::Sack, k);
@@ -374,9 +403,13 @@ impl Endpoint {
                 }
                 None
             }
-            RequestRx::Accepted(queue_cr) => {
+            RequestRx::Accepted(cr) => {
+                if p.rpc.pkt_num == 0 && !armed {
+                    // The request's first buffer (in order: at packet 0).
+                    self.arm_expiry(sid, now);
+                }
                 self.stats.rx_accepted += 1;
-                if queue_cr {
+                if cr {
                     let cr = AnswerKind::CreditReturn;
                     self.txq.answer(sid, p.rpc.req_num, cr, 0);
                 }
@@ -391,6 +424,18 @@ impl Endpoint {
                 self.stats.handler_invocations += 1;
                 Some(delivery)
             }
+        }
+    }
+
+    /// Server session `sid` took memory at `now`: its expiry timer, at
+    /// `reassembly_timeout` (progress moves the expiry later; the firing
+    /// re-arms at the real deadline). Out of line: once per request, and
+    /// inlined it slowed every packet of `rx_request` (register pressure).
+    #[inline(never)]
+    pub(crate) fn arm_expiry(&mut self, sid: SessionId, now: Instant) {
+        self.timers.arm(sid, now + self.cfg.mem.reassembly_timeout);
+        if let Some(s) = self.table.server_mut(sid) {
+            s.expiry_armed = true;
         }
     }
 
@@ -412,9 +457,9 @@ impl Endpoint {
         let d = &mut self.stats.drops;
         srv.common.heard_at(now);
         let sid = srv.common.id();
-        if let Some((k, new)) = srv.rx_rfr(p, self.dpp, d) {
+        if let Some((kind, k, new)) = srv.rx_rfr(p, self.dpp, now, d) {
             self.stats.rx_accepted += new as u64;
-            self.txq.answer(sid, p.rpc.req_num, AnswerKind::Response, k);
+            self.txq.answer(sid, p.rpc.req_num, kind, k);
         }
     }
 

@@ -207,7 +207,7 @@ impl Endpoint {
             return Err(SmStatus::BadCredits);
         }
         let hold = self.peers.get(&p.src_ip).copied().unwrap_or_default();
-        if hold.sessions >= self.cfg.max_sessions_per_peer {
+        if self.ledger.sessions_of(p.src_ip) >= self.cfg.max_sessions_per_peer {
             return Err(SmStatus::PeerLimit);
         }
         let lossless = matches!(self.cfg.mode, FlowMode::Lossless { .. }).then_some(RingView {
@@ -242,8 +242,9 @@ impl Endpoint {
             ..SessionCommon::new(id, SessionState::Connected, peer, template, now)
         };
         self.peers.entry(p.src_ip).or_default().sessions += 1;
+        let acct = self.ledger.attach(p.src_ip);
         let window = self.cfg.req_window;
-        let session = ServerSession::new(common, window, credits);
+        let session = ServerSession::new(common, window, credits, acct);
         self.table.insert(Session::Server(session));
         self.rearm(now, id);
         Ok((id, credits))

@@ -152,7 +152,7 @@ impl Endpoint {
     /// ring reservation to the ring, its number to the free list. Requests
     /// must already be failed or completed.
     fn free_session(&mut self, id: SessionId) {
-        let Some(sess) = self.table.remove(id) else {
+        let Some(mut sess) = self.table.remove(id) else {
             return;
         };
         if self.table.live() == 0 {
@@ -164,8 +164,11 @@ impl Endpoint {
         if sess.common().link != NO_LINK {
             self.pause.detach(sess.common().link);
         }
-        match &sess {
+        match &mut sess {
             Session::Server(srv) => {
+                // Its buffers go home when `sess` drops; their charges now.
+                srv.release_all(&mut self.ledger);
+                self.ledger.detach(srv.acct);
                 let c = &srv.common;
                 if let Some(h) = self.peers.get_mut(&c.peer.ip) {
                     h.sessions -= 1;

@@ -285,6 +285,7 @@ impl Endpoint {
         let c = &self.cfg;
         let (keepalive, idle, half_open) =
             (c.keepalive_interval, c.idle_timeout, c.half_open_timeout);
+        let reassembly = c.mem.reassembly_timeout;
         let period = self.housekeeping_period();
         let Some(sess) = self.table.get_mut(id) else {
             return;
@@ -307,7 +308,12 @@ impl Endpoint {
                 let limit = if s.common.heard { idle } else { half_open };
                 let due = s.common.active_at + limit;
                 // Past due but held by a handler: look again a period later.
-                Some(if due <= now { now + period } else { due })
+                let due = if due <= now { now + period } else { due };
+                // Held memory expires on its own clock (keepalives do not
+                // move it); armed for it, memory taken later needs no arming.
+                let expiry = s.expiry(reassembly);
+                s.expiry_armed = expiry.is_some();
+                Some(expiry.map_or(due, |e| e.min(due)))
             }
             Session::Client(_) => None,
         };
@@ -332,13 +338,15 @@ impl Endpoint {
         )
     }
 
-    /// Keepalive for an idle client session; reclamation of a server
-    /// session whose client went silent (not while a handler holds one of
-    /// its requests: the client is waiting for that answer).
+    /// Keepalive for an idle client session; for a server session, expiry
+    /// of memory held without progress, and reclamation once its client
+    /// went silent (not while a handler holds one of its requests: the
+    /// client is waiting for that answer).
     fn housekeeping(&mut self, now: Instant, id: SessionId) {
         let c = &self.cfg;
         let (keepalive, idle, half_open) =
             (c.keepalive_interval, c.idle_timeout, c.half_open_timeout);
+        let reassembly = c.mem.reassembly_timeout;
         let Some(sess) = self.table.get_mut(id) else {
             return;
         };
@@ -351,6 +359,9 @@ impl Endpoint {
                 }
             }
             Session::Server(s) => {
+                let gone = s.expire(now, reassembly, &mut self.ledger);
+                self.stats.reassembly_timeouts += gone.requests;
+                self.stats.responses_expired += gone.responses;
                 let limit = if s.common.heard { idle } else { half_open };
                 if now.saturating_since(s.common.active_at) >= limit && !s.in_handler() {
                     self.step(now, id, SessionInput::IdleTimeout, RpcError::PeerTimeout);

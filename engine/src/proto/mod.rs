@@ -9,7 +9,8 @@
 //! One concern per file, and imports only run downwards (no cycles):
 //!
 //! - leaves: `config` (configuration and limits), `admission` (what a
-//!   server lets one peer hold and replace), `error`, `stats`
+//!   server lets one peer hold and replace), `budget` (memory bounds and
+//!   their accounting), `error`, `stats`
 //!   (counters), `msgbuf` (message buffers and their pool), `state` (the
 //!   transition table and its effects), `ids` (session and request handles),
 //!   `event` (deliveries and events), `frame` (message geometry and frame
@@ -28,6 +29,7 @@
 //! [`Instant`]: crate::time::Instant
 
 mod admission;
+mod budget;
 mod cc;
 mod client;
 mod client_rx;
@@ -62,6 +64,7 @@ mod txq;
 
 pub use crate::wire::ErrorCode;
 pub use admission::Admission;
+pub use budget::{MemBudget, DEFAULT_POOL_KEEP};
 pub use config::{
     bdp_credits, lossless_ring_entries, os_seed, CcKind, DcqcnParams, EndpointAddr, EndpointConfig,
     FlowMode, LossPolicy, PauseConfig, PeerAddr, Retransmit, SackRule, DEFAULT_IP,

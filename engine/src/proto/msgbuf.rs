@@ -13,6 +13,10 @@
 //! every pool handle keeps the free lists alive until it goes home, and they
 //! are released to the allocator with the last one.
 //!
+//! What the free lists keep is bounded in bytes over all classes together
+//! (`MemBudget::pool_keep` for an endpoint's own pool); a buffer returned
+//! beyond it goes back to the allocator.
+//!
 //! Contents of a buffer fresh from the pool are unspecified (old bytes are not
 //! cleared: that would cost a second pass over every large message).
 //!
@@ -28,16 +32,14 @@ use core::mem::ManuallyDrop;
 use core::ops::{Deref, DerefMut};
 use std::rc::Rc;
 
+/// Bytes of free buffers a pool keeps by default, over all classes
+/// (`MemBudget::pool_keep`'s default): eight 8 MiB buffers, so a window of
+/// the largest messages reuses its buffers.
+pub const DEFAULT_POOL_KEEP: usize = 64 << 20;
+
 /// Smallest size class, log2: 64 bytes, one cache line; smaller messages
 /// share this class so tiny buffers do not fragment the pool.
 const MIN_CLASS_SHIFT: u32 = 6;
-/// Free buffers a class keeps at most, counted in bytes: bounds what the pool
-/// holds on to after a burst of large messages (a class always keeps at least
-/// `MIN_KEEP_PER_CLASS` buffers).
-const MAX_KEEP_BYTES_PER_CLASS: usize = 64 << 20;
-/// Buffers a class keeps regardless of size, so a client and server that
-/// exchange the largest messages still reuse them.
-const MIN_KEEP_PER_CLASS: usize = 4;
 
 /// A contiguous message buffer. Dereferences to the message bytes
 /// (`&buf[..len]`). Obtain from [`Endpoint::alloc_msg`](super::Endpoint::alloc_msg);
@@ -100,8 +102,23 @@ impl MsgBuf {
         self.phantom
     }
 
+    /// Copies the first `n` bytes of `from`'s storage into this buffer's
+    /// (a reassembly buffer growing into a larger one), unless phantom.
+    /// Copied in 2 KiB pieces, as packets are: glibc copies larger blocks
+    /// with `rep movsb`, which `scripts/cost.sh`'s callgrind counts once per
+    /// byte (8 times its vector loop's count for the same work).
+    pub(crate) fn copy_prefix(&mut self, from: &MsgBuf, n: usize) {
+        if !self.phantom {
+            let (dst, src) = (&mut self.data[..n], &from.data[..n]);
+            for (d, s) in dst.chunks_mut(2048).zip(src.chunks(2048)) {
+                d.copy_from_slice(s);
+            }
+        }
+    }
+
     /// Copies `src` into the message at `range` (the endpoint assembling a
     /// received packet), unless the buffer is phantom.
+    #[inline(always)]
     pub(crate) fn fill(&mut self, range: core::ops::Range<usize>, src: &[u8]) {
         if !self.phantom {
             self.data[range].copy_from_slice(src);
@@ -150,7 +167,8 @@ pub struct PoolStats {
     pub fresh: u64,
     /// Buffers given back.
     pub frees: u64,
-    /// Buffers given back but released to the allocator (class full).
+    /// Buffers given back but released to the allocator (the pool's
+    /// retention reached, or beyond its largest class).
     pub released: u64,
 }
 }
@@ -181,16 +199,13 @@ struct Pool {
 
 struct State {
     /// `classes[i]` holds free buffers of exactly `64 << i` bytes.
-    classes: Vec<Class>,
+    classes: Vec<Vec<Box<[u8]>>>,
     stats: PoolStats,
-}
-
-/// One size class's free buffers and how many it keeps.
-struct Class {
-    free: Vec<Box<[u8]>>,
-    /// How many free buffers it keeps (precomputed: `put` is on the
-    /// per-message path and a division there showed up in profiles).
-    keep: usize,
+    /// Bytes the free lists may still take: the retention limit less what
+    /// they hold (one field, so a return reads one value).
+    room: usize,
+    /// The retention limit.
+    keep_total: usize,
 }
 
 impl Pool {
@@ -213,9 +228,14 @@ impl Pool {
         // SAFETY: the only reference to the state while it lives.
         let st = unsafe { self.state() };
         st.stats.frees += 1;
+        let size = data.len();
         match st.classes.get_mut(c) {
-            Some(class) if class.free.len() < class.keep => class.free.push(data),
-            // Beyond the largest class, or the class is full: to the allocator.
+            Some(free) if size <= st.room => {
+                free.push(data);
+                st.room -= size;
+            }
+            // Beyond the largest class, or the pool holds its total: to
+            // the allocator.
             _ => st.stats.released += 1,
         }
     }
@@ -225,8 +245,11 @@ impl Pool {
         // SAFETY: the only reference to the state while it lives.
         let st = unsafe { self.state() };
         st.stats.allocs += 1;
-        match st.classes.get_mut(c).and_then(|class| class.free.pop()) {
-            Some(d) => d,
+        match st.classes.get_mut(c).and_then(Vec::pop) {
+            Some(d) => {
+                st.room += d.len();
+                d
+            }
             None => {
                 st.stats.fresh += 1;
                 vec![0u8; class_size(c)].into_boxed_slice()
@@ -243,37 +266,42 @@ impl Pool {
     fn free_count(&self) -> usize {
         // SAFETY: the only reference to the state while it lives.
         let st = unsafe { self.state() };
-        st.classes.iter().map(|c| c.free.len()).sum()
+        st.classes.iter().map(Vec::len).sum()
+    }
+
+    /// Bytes of the free buffers held.
+    fn free_bytes(&self) -> usize {
+        // SAFETY: the only reference to the state while it lives.
+        let st = unsafe { self.state() };
+        st.keep_total - st.room
     }
 }
 
 impl MsgPool {
     /// A pool for messages up to `max_len` bytes (larger requests still work,
-    /// they just get their own class).
+    /// they just get their own class) that keeps the default total of free
+    /// buffers ([`DEFAULT_POOL_KEEP`]).
     pub fn new(max_len: usize) -> Self {
-        Self::keeping(max_len, MAX_KEEP_BYTES_PER_CLASS)
+        Self::keeping(max_len, DEFAULT_POOL_KEEP)
     }
 
-    /// A pool that keeps up to `keep_bytes` of free buffers per size class
-    /// (`usize::MAX`: every buffer it ever handed out, so after the peak
-    /// nothing is allocated again; its memory is the peak's).
+    /// A pool that keeps at most `keep_bytes` of free buffers over all size
+    /// classes (`usize::MAX`: every buffer it ever handed out, so after the
+    /// peak nothing is allocated again; its memory is the peak's).
     pub fn keeping(max_len: usize, keep_bytes: usize) -> Self {
         Self::with(max_len, keep_bytes, false)
     }
 
-    fn with(max_len: usize, keep_bytes: usize, phantom: bool) -> Self {
+    fn with(max_len: usize, keep_total: usize, phantom: bool) -> Self {
         let n = class_of(max_len) + 1;
-        let classes = (0..n)
-            .map(|c| Class {
-                free: Vec::new(),
-                keep: (keep_bytes / class_size(c)).max(MIN_KEEP_PER_CLASS),
-            })
-            .collect();
+        let classes = (0..n).map(|_| Vec::new()).collect();
         MsgPool {
             inner: Rc::new(Pool {
                 state: UnsafeCell::new(State {
                     classes,
                     stats: PoolStats::default(),
+                    room: keep_total,
+                    keep_total,
                 }),
                 phantom,
             }),
@@ -323,6 +351,19 @@ impl MsgPool {
     pub fn free_count(&self) -> usize {
         self.inner.free_count()
     }
+
+    /// Bytes of the free buffers currently held, over all classes (at most
+    /// the pool's total retention).
+    pub fn free_bytes(&self) -> usize {
+        self.inner.free_bytes()
+    }
+}
+
+/// Capacity of the buffer [`MsgPool::alloc`] gives for `len` bytes: what
+/// holding it costs.
+#[inline]
+pub(crate) fn capacity_for(len: usize) -> usize {
+    class_size(class_of(len))
 }
 
 /// Index of the smallest class holding `len` bytes.
@@ -360,9 +401,10 @@ mod tests {
     #[test]
     fn a_pool_keeping_everything_reuses_past_the_default_limit() {
         let big = 8 << 20;
-        let n = MAX_KEEP_BYTES_PER_CLASS / big + 4;
+        let default = DEFAULT_POOL_KEEP;
+        let n = default / big + 4;
         for (pool, kept) in [
-            (MsgPool::new(big), MAX_KEEP_BYTES_PER_CLASS / big),
+            (MsgPool::new(big), default / big),
             (MsgPool::keeping(big, usize::MAX), n),
         ] {
             let bufs: Vec<MsgBuf> = (0..n).map(|_| pool.alloc(big)).collect();
@@ -370,6 +412,26 @@ mod tests {
             assert_eq!(pool.free_count(), kept);
             assert_eq!(pool.stats().released as usize, n - kept);
         }
+    }
+
+    #[test]
+    fn the_total_retention_bounds_every_class_together() {
+        let total = 3 << 20;
+        let pool = MsgPool::keeping(8 << 20, total);
+        // 1 MiB, 2 MiB and small buffers: what fits the total is kept.
+        let bufs: Vec<MsgBuf> = [1 << 20, 2 << 20, 1 << 20, 4096, 2 << 20]
+            .iter()
+            .map(|&n| pool.alloc(n))
+            .collect();
+        drop(bufs);
+        assert_eq!(pool.free_bytes(), 3 << 20, "1 MiB + 2 MiB kept");
+        assert_eq!(pool.free_count(), 2);
+        assert_eq!(pool.stats().released, 3);
+        // Taking one out makes room again.
+        let m = pool.alloc(2 << 20);
+        assert_eq!(pool.free_bytes(), 1 << 20);
+        drop(m);
+        assert_eq!(pool.free_bytes(), 3 << 20);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::event::Event;
 use super::ids::{ReqHandle, SessionId};
 use super::loss::retime_quiet;
 use super::msgbuf::MsgBuf;
-use super::server::Answer;
+use super::server::{Answer, StoreCtx};
 use super::state::SessionState;
 use super::table::Session;
 use super::transmit::schedule;
@@ -72,13 +72,20 @@ impl Endpoint {
     /// the pool when the slot's next request arrives or the session closes).
     /// Response packet 0 goes out unasked, and so do the packets after it
     /// that the client granted credits for; the client pulls the rest.
-    pub fn respond(&mut self, _now: Instant, h: ReqHandle, msg: MsgBuf) -> Result<(), RpcError> {
+    ///
+    /// A multi-packet response is charged to the memory budget
+    /// (`EndpointConfig::mem`) while stored; one that does not fit is
+    /// dropped and the client's request fails with
+    /// `RpcError::Remote(ErrorCode::OverBudget)` (counted in
+    /// `responses_over_budget`; this still returns `Ok`: the request was
+    /// answered). Unasked for during `reassembly_timeout`, it is freed.
+    pub fn respond(&mut self, now: Instant, h: ReqHandle, msg: MsgBuf) -> Result<(), RpcError> {
         let max = self.cfg.max_msg_size;
         if msg.len() > max {
             let len = msg.len();
             return Err(RpcError::MsgTooLarge { len, max });
         }
-        self.answer(h, Answer::Response(msg), AnswerKind::Response)
+        self.answer(h, Answer::Response(msg), now)
     }
 
     /// Answers the request behind `h` with an error instead of a response
@@ -86,23 +93,41 @@ impl Endpoint {
     /// `ErrorResponse` packet, and the client's request fails at once with
     /// `RpcError::Remote(code)`.
     pub fn respond_error(&mut self, h: ReqHandle, code: ErrorCode) -> Result<(), RpcError> {
-        self.answer(h, Answer::Error(code), AnswerKind::Error)
+        // Nothing is charged for an error, so no time is needed.
+        self.answer(h, Answer::Error(code), Instant::ZERO)
     }
 
-    fn answer(&mut self, h: ReqHandle, answer: Answer, kind: AnswerKind) -> Result<(), RpcError> {
+    fn answer(&mut self, h: ReqHandle, answer: Answer, now: Instant) -> Result<(), RpcError> {
         let srv = self
             .table
             .server_mut(h.session)
             .filter(|x| x.common.state == SessionState::Connected)
             .ok_or(RpcError::StaleHandle)?;
-        let (copies, granted) = srv
-            .store_answer(h.req_num, answer, self.dpp)
+        let armed = srv.expiry_armed;
+        let cx = StoreCtx {
+            dpp: self.dpp,
+            now,
+            ledger: &mut self.ledger,
+        };
+        let st = srv
+            .store_answer(h.req_num, answer, cx)
             .map_err(|_| RpcError::StaleHandle)?;
-        for _ in 0..copies {
+        if st.over_budget {
+            self.stats.responses_over_budget += 1;
+        }
+        if st.charged && !armed {
+            self.arm_expiry(h.session, now);
+        }
+        let kind = if st.error {
+            AnswerKind::Error
+        } else {
+            AnswerKind::Response
+        };
+        for _ in 0..st.copies {
             self.txq.answer(h.session, h.req_num, kind, 0);
         }
         // The packets the client granted credits for go out unasked.
-        for k in 1..=granted {
+        for k in 1..=st.extra {
             self.txq.answer(h.session, h.req_num, kind, k);
         }
         Ok(())

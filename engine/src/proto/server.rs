@@ -9,13 +9,36 @@
 //! at most one is queued per slot at a time and it carries, when written,
 //! the highest request packet received in order, so a receive burst of
 //! request packets costs one CR.
+//!
+//! Memory a slot holds for its client (a reassembly buffer, a stored
+//! multi-packet response) is charged to the endpoint's `budget::Ledger`
+//! under the session's peer account (`acct`) and given back whenever the
+//! slot lets go of it. A reassembly buffer grows in steps as bytes arrive
+//! (`step_for`), so the charge follows what the client actually sent.
+//! Both kinds expire after `reassembly_timeout` without progress (`expire`).
 
+use super::budget::Ledger;
 use super::frame::pkts_of;
-use super::msgbuf::MsgBuf;
+use super::msgbuf::{capacity_for, MsgBuf, MsgPool};
 use super::sack::Window;
 use super::session::SessionCommon;
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::wire::ErrorCode;
+
+/// Requests whose buffer is at most this big get it whole at their first
+/// packet (holding 64 KiB per slot is cheap, and small multi-packet
+/// requests then never copy); larger ones grow in steps.
+const WHOLE_UP_TO: usize = 64 << 10;
+/// Growth factor of a reassembly buffer, as a shift: the steps of a
+/// message are its buffer's capacity divided by 64, 4096, ... (down to
+/// `MIN_STEP`): an 8 MiB request takes 2 KiB at its first packet, 128 KiB
+/// at its second, 8 MiB once 128 KiB arrived. A buffer holds at most 64
+/// times the bytes that arrived (after the first packet: 2 KiB), and the
+/// growth copies about a 64th of the message (an 8 MiB request: 130 KiB).
+/// A factor of 16 would pin less per byte sent but copy 4 times as much.
+const GROW_SHIFT: u32 = 6;
+/// Smallest intermediate step: one packet's buffer at a 1500-byte MTU.
+const MIN_STEP: usize = 2 << 10;
 
 /// Server half of a session.
 #[derive(Debug)]
@@ -28,6 +51,13 @@ pub(crate) struct ServerSession {
     /// When a ConnectReq with a new token for this session's key last made
     /// the server probe it (`admission::restart`).
     pub probe_at: Option<Instant>,
+    /// Its peer's account in the endpoint's ledger.
+    pub acct: u32,
+    /// Its timer is due no later than `reassembly_timeout` from any time
+    /// from now on (armed for held memory, and not fired since), so memory
+    /// taken now needs no arming: the firing finds it. Saves a timer call
+    /// per request while requests keep coming.
+    pub expiry_armed: bool,
 }
 
 /// Where a slot's current request is.
@@ -81,14 +111,101 @@ pub(crate) struct ServerSlot {
     /// packet expected); a gap is NAKed once (the packet's arrival moves
     /// `num_rx` past it, so a later gap differs).
     pub nak_sent: Option<(u64, u32)>,
+    /// Bytes charged to the ledger for `req_buf` or a stored response.
+    pub charged: usize,
+    /// Last progress of what `charged` pays for: a new request byte, the
+    /// response stored, or asked for again. Expiry counts from it.
+    pub touched_at: Instant,
+}
+
+/// What `ServerSlot::grow` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Hold {
+    /// A buffer was taken (the first: arm the expiry) or grown.
+    Took { first: bool },
+    /// Over the budget: nothing allocated, nothing changed.
+    Over,
+}
+
+/// What `ServerSession::expire` let go of.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Expired {
+    pub requests: u64,
+    pub responses: u64,
+}
+
+impl ServerSlot {
+    /// Gives back the slot's charge (its buffer and stored answer are
+    /// dropped by the caller, or kept uncharged: an error answer).
+    pub fn release(&mut self, ledger: &mut Ledger, acct: u32) {
+        if self.charged > 0 {
+            ledger.release(acct, std::mem::take(&mut self.charged));
+        }
+    }
+
+    /// Makes the reassembly buffer of the current request hold bytes up to
+    /// `end` (past its capacity, which is what `charged` holds while
+    /// receiving): it is taken at the first packet, or grown to the next
+    /// step (its bytes copied), after charging the larger capacity; over
+    /// the budget nothing changes.
+    #[inline]
+    pub fn grow(&mut self, end: usize, ledger: &mut Ledger, acct: u32) -> Hold {
+        let (size, cap) = step_for(self.req_len, end);
+        let add = cap - self.charged;
+        if !ledger.charge(acct, add) {
+            return Hold::Over;
+        }
+        self.charged = cap;
+        match self.req_buf.as_mut() {
+            None => {
+                self.req_buf = Some(ledger.pool.alloc(size));
+                Hold::Took { first: true }
+            }
+            Some(old) => {
+                regrow(old, size, &ledger.pool);
+                Hold::Took { first: false }
+            }
+        }
+    }
+}
+
+/// Replaces `buf` by a buffer of `size` bytes holding its bytes. Out of
+/// line: the first buffer of a request (every small request) is the
+/// common case, and this one needs a frame of its own.
+#[inline(never)]
+fn regrow(buf: &mut MsgBuf, size: usize, pool: &MsgPool) {
+    let mut new = pool.alloc(size);
+    new.copy_prefix(buf, buf.capacity());
+    *buf = new;
+}
+
+/// The buffer a request of `len` bytes needs to hold bytes up to `end`, as
+/// (size to allocate, its capacity): `len` itself (the final buffer) once
+/// `end` is past the step below it, else the smallest step at or above
+/// `end`.
+fn step_for(len: usize, end: usize) -> (usize, usize) {
+    let full = capacity_for(len);
+    let mut cap = full;
+    if full > WHOLE_UP_TO {
+        while (cap >> GROW_SHIFT) >= end.max(MIN_STEP) {
+            cap >>= GROW_SHIFT;
+        }
+    }
+    if cap == full {
+        (len, full)
+    } else {
+        (cap, cap)
+    }
 }
 
 impl ServerSession {
-    pub fn new(common: SessionCommon, window: usize, credits: u16) -> Self {
+    pub fn new(common: SessionCommon, window: usize, credits: u16, acct: u32) -> Self {
         ServerSession {
             common,
             credits,
             probe_at: None,
+            acct,
+            expiry_armed: false,
             slots: (0..window)
                 .map(|_| ServerSlot {
                     req_num: None,
@@ -105,6 +222,8 @@ impl ServerSession {
                     cr_pending: false,
                     ooo: None,
                     nak_sent: None,
+                    charged: 0,
+                    touched_at: Instant::ZERO,
                 })
                 .collect(),
         }
@@ -120,26 +239,114 @@ impl ServerSession {
     }
 
     /// Stores the application's answer to `req_num` if its slot is still
-    /// waiting for it, saying what to send: copies of packet 0 (2 if a
-    /// duplicate came in meanwhile) and how many response packets after it
-    /// the client granted credits for; gives the answer back otherwise.
+    /// waiting for it; gives the answer back otherwise. A multi-packet
+    /// response is charged to the ledger first; over the budget it is
+    /// dropped and an `ErrorCode::OverBudget` answer stored instead.
     pub fn store_answer(
         &mut self,
         req_num: u64,
         answer: Answer,
-        dpp: usize,
-    ) -> Result<(u32, u32), Answer> {
+        st: StoreCtx<'_>,
+    ) -> Result<Stored, Answer> {
         let i = self.slot_of(req_num);
         let slot = &mut self.slots[i];
         if slot.req_num != Some(req_num) || slot.phase != Phase::InHandler {
             return Err(answer);
         }
-        let extra = granted_after_first(&answer, slot.grant, dpp);
+        let mut answer = answer;
+        let mut over_budget = false;
+        if let Answer::Response(m) = &answer {
+            if m.len() > st.dpp {
+                let cap = m.capacity();
+                if st.ledger.charge(self.acct, cap) {
+                    slot.charged = cap;
+                    slot.touched_at = st.now;
+                } else {
+                    answer = Answer::Error(ErrorCode::OverBudget);
+                    over_budget = true;
+                }
+            }
+        }
+        let extra = granted_after_first(&answer, slot.grant, st.dpp);
+        let error = matches!(answer, Answer::Error(_));
         slot.answer = Some(answer);
         slot.phase = Phase::Responded;
         slot.rfr_next = 1 + extra;
-        Ok((1 + std::mem::take(&mut slot.dup_in_handler) as u32, extra))
+        Ok(Stored {
+            copies: 1 + std::mem::take(&mut slot.dup_in_handler) as u32,
+            extra,
+            error,
+            over_budget,
+            charged: slot.charged > 0,
+        })
     }
+
+    /// Lets go of what slots hold past `timeout` without progress: an
+    /// incomplete request is given up (its slot answers
+    /// `ErrorCode::ReassemblyTimeout` from then on), a stored response is
+    /// freed (`ErrorCode::ResponseExpired`). O(window), per timer firing.
+    pub fn expire(&mut self, now: Instant, timeout: Duration, ledger: &mut Ledger) -> Expired {
+        let mut out = Expired::default();
+        for slot in &mut self.slots {
+            if slot.charged == 0 || now.saturating_since(slot.touched_at) < timeout {
+                continue;
+            }
+            slot.release(ledger, self.acct);
+            let code = if slot.phase == Phase::Receiving {
+                out.requests += 1;
+                slot.req_buf = None;
+                // Every packet of it is a duplicate now, answered with the error.
+                slot.num_rx = slot.n_req;
+                slot.cr_pending = false;
+                slot.phase = Phase::Responded;
+                ErrorCode::ReassemblyTimeout
+            } else {
+                out.responses += 1;
+                ErrorCode::ResponseExpired
+            };
+            slot.answer = Some(Answer::Error(code));
+        }
+        out
+    }
+
+    /// When `expire` next has something to do, if anything is charged.
+    pub fn expiry(&self, timeout: Duration) -> Option<Instant> {
+        self.slots
+            .iter()
+            .filter(|s| s.charged > 0)
+            .map(|s| s.touched_at + timeout)
+            .min()
+    }
+
+    /// Gives back every slot's charge (the session is being freed).
+    pub fn release_all(&mut self, ledger: &mut Ledger) {
+        for slot in &mut self.slots {
+            slot.release(ledger, self.acct);
+        }
+    }
+}
+
+/// What `store_answer` needs besides the answer.
+#[derive(Debug)]
+pub(crate) struct StoreCtx<'a> {
+    pub dpp: usize,
+    pub now: Instant,
+    pub ledger: &'a mut Ledger,
+}
+
+/// What `store_answer` stored and what to send: `copies` of packet 0 (2
+/// if a duplicate came in meanwhile) and `extra` response packets after
+/// it that the client granted credits for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stored {
+    pub copies: u32,
+    pub extra: u32,
+    /// An error answer (the application's, or `OverBudget`).
+    pub error: bool,
+    /// The response did not fit the budget.
+    pub over_budget: bool,
+    /// The stored response is charged: arm its expiry.
+    pub charged: bool,
 }
 
 /// Response packets after Response(0) that go out unasked: as many as the

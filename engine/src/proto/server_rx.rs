@@ -25,16 +25,25 @@
 //! past `num_rx`) is stored and answered with a Sack naming it, and a newer
 //! req_num may start with any packet, not only packet 0. When the hole
 //! below stored packets fills, `num_rx` jumps past them.
+//!
+//! Memory: a multi-packet request's buffer is taken or grown
+//! (`ServerSlot::grow`) only after the ledger accepted its charge; a packet
+//! that would take the peer or the worker over its budget is dropped
+//! (`drops.reassembly_budget`) with nothing allocated, and the client's
+//! retransmission tries again later. An error answer in the slot (the
+//! application's, or the engine's after giving the request or its
+//! response up) answers every later packet and RFR of that request.
 
+use super::budget::Ledger;
 use super::event::{Delivery, Payload};
 use super::frame::{chunk, pkts_of};
 use super::ids::ReqHandle;
-use super::msgbuf::MsgPool;
 use super::sack::{Window, SACK_WINDOW};
-use super::server::ServerSlot;
 use super::server::{granted_after_first, Answer, Phase, ServerSession};
+use super::server::{Hold, ServerSlot};
 use super::stats::Drops;
 use super::txq::AnswerKind;
+use crate::time::Instant;
 use crate::wire::Parsed;
 
 /// What a request packet did to a server session.
@@ -52,8 +61,10 @@ pub(crate) enum RequestRx<'f> {
         first: u32,
         count: u32,
     },
-    /// Selective mode: stored out of order; answer with a Sack for it.
-    Stored(u32),
+    /// Selective mode: packet `k` stored out of order; answer with a Sack
+    /// for it. `arm`: the request took its first buffer with it (in-order
+    /// requests take theirs at packet 0): the session's expiry timer.
+    Stored { k: u32, arm: bool },
     /// Go-back-N with NAKs: the first packet of a gap arrived; answer with
     /// a Nak naming the packet expected (counted as a `future` drop).
     Nak(u32),
@@ -72,14 +83,18 @@ pub(crate) struct GapRule {
 }
 
 impl ServerSession {
-    /// A request packet addressed to this (connected, token-checked) session.
+    /// A request packet addressed to this (connected, token-checked)
+    /// session, arriving at `now`; reassembly buffers come from and are
+    /// charged to `ledger`.
+    #[allow(clippy::too_many_arguments)]
     pub fn rx_request<'f>(
         &mut self,
         p: &Parsed<'f>,
         dpp: usize,
         max_msg: usize,
         gaps: GapRule,
-        pool: &MsgPool,
+        ledger: &mut Ledger,
+        now: Instant,
         d: &mut Drops,
     ) -> RequestRx<'f> {
         let GapRule { selective, nak } = gaps;
@@ -95,6 +110,7 @@ impl ServerSession {
             return RequestRx::Dropped;
         }
         let sid = self.common.id();
+        let acct = self.acct;
         let i = self.slot_of(r);
         let slot = &mut self.slots[i];
         match slot.req_num {
@@ -121,7 +137,8 @@ impl ServerSession {
                                 count: 1,
                             };
                         }
-                        return store_out_of_order(slot, p, (dpp, self.credits), pool);
+                        let dc = (dpp, self.credits);
+                        return store_out_of_order(slot, p, dc, ledger, now, acct, d);
                     }
                     d.future += 1;
                     d.future_request += 1;
@@ -130,6 +147,16 @@ impl ServerSession {
                 if k < slot.num_rx {
                     d.duplicate += 1;
                     d.dup_request += 1;
+                    if let Some(Answer::Error(_)) = slot.answer {
+                        // Answered with an error (or given up): every
+                        // packet of it gets the error, which ends it.
+                        let kind = AnswerKind::Error;
+                        return RequestRx::Reanswer {
+                            kind,
+                            first: 0,
+                            count: 1,
+                        };
+                    }
                     if k + 1 < n {
                         // The client went back (or probed): a cumulative CR
                         // tells it everything that did arrive. Never merged
@@ -150,6 +177,8 @@ impl ServerSession {
                         slot.dup_in_handler = true;
                         return RequestRx::Dropped;
                     };
+                    // The client still wants the stored response.
+                    slot.touched_at = now;
                     let kind = match answer {
                         Answer::Response(_) => AnswerKind::Response,
                         Answer::Error(_) => AnswerKind::Error,
@@ -171,7 +200,9 @@ impl ServerSession {
                     d.future_request += 1;
                     return nak_once(slot, nak, r, 0);
                 }
-                // Dropping the previous request's buffers returns them to the pool.
+                // Dropping the previous request's buffers returns them to
+                // the pool, and their charge to the ledger.
+                slot.release(ledger, acct);
                 slot.req_buf = None;
                 slot.answer = None;
                 slot.req_num = Some(r);
@@ -187,11 +218,43 @@ impl ServerSession {
                     *w = Window::default();
                 }
                 if k != 0 {
-                    return store_out_of_order(slot, p, (dpp, self.credits), pool);
+                    let dc = (dpp, self.credits);
+                    return store_out_of_order(slot, p, dc, ledger, now, acct, d);
                 }
             }
         }
-        // In order: k == num_rx; packets stored past it follow.
+        // In order: k == num_rx. A one-packet request is delivered from
+        // the frame (no buffer, nothing charged).
+        if n == 1 {
+            slot.num_rx = 1;
+            // Capped at the session's credits, as for a longer request.
+            slot.grant = u32::from(rpc.grant.min(self.credits));
+            slot.phase = Phase::InHandler;
+            let req = Delivery::Request {
+                handle: ReqHandle {
+                    session: sid,
+                    req_num: r,
+                },
+                req_type: rpc.req_type,
+                payload: Payload::Borrowed(p.payload),
+            };
+            return RequestRx::Deliver(req, false);
+        }
+        // A multi-packet one needs room for the packet first: a step of
+        // its buffer within the budget, or a drop. (The buffer's capacity
+        // is what is charged for it.)
+        let range = chunk(len, k, dpp);
+        if range.end > slot.charged {
+            match slot.grow(range.end, ledger, acct) {
+                Hold::Took { .. } => {}
+                Hold::Over => {
+                    d.reassembly_budget += 1;
+                    return RequestRx::Dropped;
+                }
+            }
+        }
+        slot.touched_at = now;
+        // Packets stored past it follow.
         slot.num_rx += 1;
         let mut run = 0;
         if let Some(w) = slot.ooo.as_deref_mut().filter(|w| !w.is_empty()) {
@@ -209,41 +272,45 @@ impl ServerSession {
         // A hole filled below stored packets up to the last: the CR answers
         // the non-last ones (Response(0) answers only the last).
         let cr_too = run > 0 && k + 1 < n;
-        let deliver = |payload| {
-            RequestRx::Deliver(
-                Delivery::Request {
-                    handle: ReqHandle {
-                        session: sid,
-                        req_num: r,
-                    },
-                    req_type: rpc.req_type,
-                    payload,
-                },
-                cr_too,
-            )
-        };
-        if n == 1 {
-            slot.phase = Phase::InHandler;
-            return deliver(Payload::Borrowed(p.payload));
+        if let Some(buf) = slot.req_buf.as_mut() {
+            buf.fill(range, p.payload);
         }
-        let buf = slot.req_buf.get_or_insert_with(|| pool.alloc(len));
-        buf.fill(chunk(len, k, dpp), p.payload);
         if slot.num_rx < n {
-            return RequestRx::Accepted(!std::mem::replace(&mut slot.cr_pending, true));
+            let cr = !std::mem::replace(&mut slot.cr_pending, true);
+            return RequestRx::Accepted(cr);
         }
         if cr_too {
             slot.cr_pending = true;
         }
         slot.phase = Phase::InHandler;
+        // The buffer goes to the application: no longer ours to hold.
+        slot.release(ledger, acct);
         match slot.req_buf.take() {
-            Some(msg) => deliver(Payload::Owned(msg)),
+            Some(msg) => {
+                let req = Delivery::Request {
+                    handle: ReqHandle {
+                        session: self.common.id(),
+                        req_num: r,
+                    },
+                    req_type: rpc.req_type,
+                    payload: Payload::Owned(msg),
+                };
+                RequestRx::Deliver(req, cr_too)
+            }
             None => RequestRx::Dropped,
         }
     }
 
-    /// A request-for-response: the response packet to send, if it exists,
-    /// and whether the RFR was new (a duplicate is counted as a drop).
-    pub fn rx_rfr(&mut self, p: &Parsed<'_>, dpp: usize, d: &mut Drops) -> Option<(u32, bool)> {
+    /// A request-for-response: the answer packet to send (a response
+    /// packet, or the error that replaced the response), if any, and
+    /// whether the RFR was new (a duplicate is counted as a drop).
+    pub fn rx_rfr(
+        &mut self,
+        p: &Parsed<'_>,
+        dpp: usize,
+        now: Instant,
+        d: &mut Drops,
+    ) -> Option<(AnswerKind, u32, bool)> {
         let (r, k) = (p.rpc.req_num, p.rpc.pkt_num as u32);
         let i = self.slot_of(r);
         let slot = &mut self.slots[i];
@@ -260,16 +327,22 @@ impl ServerSession {
                 return None;
             }
         }
-        let Some(Answer::Response(resp)) = slot.answer.as_ref() else {
-            // RFRs follow Response(0), so a response must be stored.
-            d.future += 1;
-            d.future_rfr += 1;
-            return None;
+        let resp = match slot.answer.as_ref() {
+            Some(Answer::Response(resp)) => resp,
+            // The response was given up (expired): the error ends the request.
+            Some(Answer::Error(_)) => return Some((AnswerKind::Error, 0, true)),
+            None => {
+                // RFRs follow Response(0), so a response must be stored.
+                d.future += 1;
+                d.future_rfr += 1;
+                return None;
+            }
         };
         if k == 0 || k >= pkts_of(resp.len(), dpp) {
             d.malformed += 1;
             return None;
         }
+        slot.touched_at = now;
         let new = k >= slot.rfr_next;
         if new {
             slot.rfr_next = k + 1;
@@ -277,7 +350,7 @@ impl ServerSession {
             d.duplicate += 1;
             d.dup_rfr += 1;
         }
-        Some((k, new))
+        Some((AnswerKind::Response, k, new))
     }
 }
 
@@ -292,20 +365,37 @@ fn nak_once<'f>(slot: &mut ServerSlot, nak: bool, r: u64, expected: u32) -> Requ
 }
 
 /// Selective mode: keeps request packet `k` (past `num_rx`, within the
-/// window, not stored yet) of the slot's current request.
+/// window, not stored yet) of the slot's current request, if the budget
+/// has room for it.
 fn store_out_of_order<'f>(
     slot: &mut ServerSlot,
     p: &Parsed<'f>,
     (dpp, credits): (usize, u16),
-    pool: &MsgPool,
+    ledger: &mut Ledger,
+    now: Instant,
+    acct: u32,
+    d: &mut Drops,
 ) -> RequestRx<'f> {
     let (k, len) = (p.rpc.pkt_num as u32, p.rpc.msg_size as usize);
-    let buf = slot.req_buf.get_or_insert_with(|| pool.alloc(len));
-    buf.fill(chunk(len, k, dpp), p.payload);
+    let range = chunk(len, k, dpp);
+    let mut arm = false;
+    if range.end > slot.charged {
+        match slot.grow(range.end, ledger, acct) {
+            Hold::Took { first } => arm = first,
+            Hold::Over => {
+                d.reassembly_budget += 1;
+                return RequestRx::Dropped;
+            }
+        }
+    }
+    slot.touched_at = now;
+    if let Some(buf) = slot.req_buf.as_mut() {
+        buf.fill(range, p.payload);
+    }
     let w = slot.ooo.get_or_insert_with(Box::default);
     w.set(k - slot.num_rx);
     if k + 1 == slot.n_req {
         slot.grant = u32::from(p.rpc.grant.min(credits));
     }
-    RequestRx::Stored(k)
+    RequestRx::Stored { k, arm }
 }

@@ -110,6 +110,16 @@ pub struct Stats {
     /// Congestion control: times a session waited on the timing wheel for
     /// its rate to allow the next packet.
     pub pacing_waits: u64,
+    /// Server: incomplete requests given up after `reassembly_timeout`
+    /// without new bytes (their buffers freed; the client's request fails
+    /// with `ErrorCode::ReassemblyTimeout`).
+    pub reassembly_timeouts: u64,
+    /// Server: stored multi-packet responses freed after
+    /// `reassembly_timeout` without being asked for (`ResponseExpired`).
+    pub responses_expired: u64,
+    /// Server: responses not kept because they did not fit the memory
+    /// budget; the client's request fails with `ErrorCode::OverBudget`.
+    pub responses_over_budget: u64,
     /// Received frames dropped, by reason.
     pub drops: Drops,
 }
@@ -133,6 +143,10 @@ pub struct Drops {
     pub bad_state: u64,
     /// A message longer than `max_msg_size`.
     pub too_large: u64,
+    /// A request packet whose reassembly buffer would take its peer or
+    /// the endpoint over the memory budget (`MemBudget`): nothing was
+    /// allocated; the client retransmits it later.
+    pub reassembly_budget: u64,
     /// Packet of an older request than the slot's current one (all kinds).
     pub stale: u64,
     /// Already-received packet (all kinds).
@@ -199,6 +213,7 @@ impl Drops {
             + self.bad_token
             + self.bad_state
             + self.too_large
+            + self.reassembly_budget
             + self.stale
             + self.duplicate
             + self.future
@@ -246,5 +261,7 @@ impl Stats {
             + self.session_resets
             + self.sessions_reclaimed
             + self.lossless_violations
+            + self.reassembly_timeouts
+            + self.responses_expired
     }
 }

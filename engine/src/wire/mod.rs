@@ -57,6 +57,7 @@ macro_rules! wire_enum {
 }
 
 mod ethernet;
+mod handshake;
 mod ipv4;
 mod plain;
 mod rpc;

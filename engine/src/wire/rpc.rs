@@ -61,6 +61,15 @@ wire_enum! {
     pub enum ErrorCode(u8) {
         /// No handler is registered for the request's type.
         NoHandler = 1,
+        /// The server gave the request up: it stayed incomplete, with no
+        /// new bytes, for the server's `reassembly_timeout`.
+        ReassemblyTimeout = 2,
+        /// The response did not fit the server's memory budget for this
+        /// client (or for all clients) and was not kept.
+        OverBudget = 3,
+        /// The stored response was freed: nobody asked for it for the
+        /// server's `reassembly_timeout`.
+        ResponseExpired = 4,
     }
 }
 
@@ -543,21 +552,6 @@ pub struct SmRepr {
 }
 
 impl SmRepr {
-    /// A ConnectReq body: client session `client_session` asking for
-    /// `credits`, with its `mtu` and request window.
-    pub const fn connect_req(client_session: u16, credits: u16, mtu: u16, req_window: u16) -> Self {
-        SmRepr {
-            sm_type: SmType::ConnectReq,
-            status: SmStatus::Ok,
-            client_session,
-            server_session: SESSION_NONE,
-            credits,
-            mtu,
-            req_window,
-            server_token: 0,
-        }
-    }
-
     /// Decodes; only the length is checked (unknown types are kept as `Unknown`).
     #[inline]
     pub fn parse<T: AsRef<[u8]> + ?Sized>(body: &SmBody<&T>) -> Result<Self, Error> {

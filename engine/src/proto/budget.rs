@@ -1,0 +1,297 @@
+//! Memory bounds of an endpoint's server side: their configuration
+//! ([`MemBudget`]: limits, defaults, validation) and the accounting of the
+//! bytes held against them ([`Ledger`]).
+//!
+//! What is charged: the capacity of every buffer a server slot holds for a
+//! peer, i.e. the buffer of a multi-packet request being reassembled and
+//! the stored response of a multi-packet answer (kept for duplicates and
+//! RFRs). One-packet requests are never buffered and one-packet responses
+//! are not charged (at most `req_window` of `max_data_per_pkt` bytes per
+//! session, bounded by the session limits). A charge that would take the
+//! worker (endpoint) or the peer (source IPv4 address) past its limit is
+//! refused *before* anything is allocated; the caller drops the packet
+//! (counted) or answers with an error instead of storing the response.
+//!
+//! The per-peer accounts live in a slab indexed by a number each server
+//! session keeps (`ServerSession::acct`), so a charge on the data path is
+//! two array-and-field updates, no hash lookup and no allocation; the
+//! address index is touched only when sessions come and go. The same
+//! account counts the peer's sessions for `max_sessions_per_peer`.
+
+use super::error::ConfigError;
+pub use super::msgbuf::DEFAULT_POOL_KEEP;
+use super::msgbuf::{capacity_for, MsgPool};
+use crate::time::Duration;
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+
+/// Limits on the memory one endpoint holds for its peers (see the module
+/// docs). [`Default`] gives values no well-behaved client meets with the
+/// default `max_msg_size` (8 MiB) and `req_window` (8):
+///
+/// - `per_peer` 128 MiB: two sessions each with a full window of 8 MiB
+///   messages (`2 x 8 x 8 MiB`), all being reassembled or stored at once.
+///   One address held 3 GiB before (48 sessions x 8 slots x 8 MiB).
+/// - `per_worker` 512 MiB: four such peers at their limit; what the
+///   worst-case hostile crowd can pin per worker (it was 64 GiB).
+/// - `reassembly_timeout` 1 s: the default `session_timeout`. A client
+///   whose request made no progress that long has reset its session
+///   (`loss.rs`), and a live one retries every `rto` (5 ms), so 200 of its
+///   retries fit before the server gives a request up.
+/// - `pool_keep` 64 MiB: eight free 8 MiB buffers, enough for a window of
+///   the largest messages to reuse them, instead of up to 64 MiB per size
+///   class (about 1 GiB over 17 classes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MemBudget {
+    /// Bytes of reassembly buffers and stored responses the endpoint holds
+    /// for all peers together.
+    pub per_worker: usize,
+    /// The same, for one source IPv4 address. At least the buffer of one
+    /// `max_msg_size` message (its power-of-two capacity), else that
+    /// message could never be reassembled.
+    pub per_peer: usize,
+    /// An incomplete request that receives no new bytes for this long is
+    /// dropped (its client's request fails with
+    /// `ErrorCode::ReassemblyTimeout`); a stored multi-packet response
+    /// nobody asked for again this long is freed (later requests for it
+    /// get `ErrorCode::ResponseExpired`). Keepalives do not postpone it.
+    pub reassembly_timeout: Duration,
+    /// Bytes of free buffers the message pool keeps over all size classes;
+    /// buffers returned beyond it go back to the allocator.
+    pub pool_keep: usize,
+}
+
+impl Default for MemBudget {
+    fn default() -> Self {
+        MemBudget {
+            per_worker: 512 << 20,
+            per_peer: 128 << 20,
+            reassembly_timeout: Duration::from_secs(1),
+            pool_keep: DEFAULT_POOL_KEEP,
+        }
+    }
+}
+
+impl MemBudget {
+    /// No limit on bytes (simulations that measure the transport with
+    /// phantom buffers); the timeout stays.
+    pub const UNLIMITED: MemBudget = MemBudget {
+        per_worker: usize::MAX,
+        per_peer: usize::MAX,
+        reassembly_timeout: Duration::from_secs(1),
+        pool_keep: usize::MAX,
+    };
+
+    /// Checks the limits against the largest message, `max_msg_size`.
+    pub fn validate(&self, max_msg_size: usize) -> Result<(), ConfigError> {
+        let one = capacity_for(max_msg_size);
+        if self.per_peer < one {
+            let limit = format!(
+                "must be >= {one} bytes (the buffer of one max_msg_size message of {max_msg_size})"
+            );
+            return Err(ConfigError::new("mem.per_peer", self.per_peer, limit));
+        }
+        if self.per_worker < self.per_peer {
+            let limit = format!("must be >= mem.per_peer ({})", self.per_peer);
+            return Err(ConfigError::new("mem.per_worker", self.per_worker, limit));
+        }
+        if self.reassembly_timeout.as_nanos() == 0 {
+            return Err(ConfigError::new("mem.reassembly_timeout", 0, "must be > 0"));
+        }
+        Ok(())
+    }
+}
+
+/// One source address's account.
+#[derive(Debug)]
+struct PeerUse {
+    ip: Ipv4Addr,
+    /// Server sessions from this address (for `max_sessions_per_peer`).
+    sessions: usize,
+    /// Bytes charged to it.
+    bytes: usize,
+}
+
+/// Bytes charged per worker and per peer, and the peers' session counts;
+/// with the pool the charged buffers come from (one argument for both on
+/// the receive path).
+#[derive(Debug)]
+pub(crate) struct Ledger {
+    pub pool: MsgPool,
+    per_worker: usize,
+    per_peer: usize,
+    /// Bytes charged over all peers.
+    worker: usize,
+    /// By account number; a free number's entry has no sessions.
+    peers: Vec<PeerUse>,
+    free: Vec<u32>,
+    index: HashMap<Ipv4Addr, u32>,
+}
+
+impl Ledger {
+    pub fn new(b: &MemBudget, pool: MsgPool) -> Self {
+        Ledger {
+            pool,
+            per_worker: b.per_worker,
+            per_peer: b.per_peer,
+            worker: 0,
+            peers: Vec::new(),
+            free: Vec::new(),
+            index: HashMap::new(),
+        }
+    }
+
+    /// Server sessions `ip` holds.
+    pub fn sessions_of(&self, ip: Ipv4Addr) -> usize {
+        self.index
+            .get(&ip)
+            .map_or(0, |&i| self.peers[i as usize].sessions)
+    }
+
+    /// One more session from `ip`: its account number (created at the first).
+    pub fn attach(&mut self, ip: Ipv4Addr) -> u32 {
+        if let Some(&i) = self.index.get(&ip) {
+            self.peers[i as usize].sessions += 1;
+            return i;
+        }
+        let acct = PeerUse {
+            ip,
+            sessions: 1,
+            bytes: 0,
+        };
+        let i = match self.free.pop() {
+            Some(i) => {
+                self.peers[i as usize] = acct;
+                i
+            }
+            None => {
+                self.peers.push(acct);
+                (self.peers.len() - 1) as u32
+            }
+        };
+        self.index.insert(ip, i);
+        i
+    }
+
+    /// One session fewer on account `i` (its charges released already);
+    /// the account goes at the last.
+    pub fn detach(&mut self, i: u32) {
+        let Some(p) = self.peers.get_mut(i as usize).filter(|p| p.sessions > 0) else {
+            return;
+        };
+        p.sessions -= 1;
+        if p.sessions == 0 {
+            debug_assert_eq!(p.bytes, 0, "an account freed with bytes charged");
+            self.worker -= std::mem::take(&mut p.bytes);
+            self.index.remove(&p.ip);
+            self.free.push(i);
+        }
+    }
+
+    /// Charges `bytes` to account `i` and the worker if both stay within
+    /// their limits; whether it did (nothing changes otherwise).
+    /// (Charged bytes are buffers that exist, far below `usize::MAX`: the
+    /// sums cannot overflow.)
+    #[inline]
+    pub fn charge(&mut self, i: u32, bytes: usize) -> bool {
+        let Some(p) = self.peers.get_mut(i as usize) else {
+            return false;
+        };
+        let (worker, peer) = (self.worker + bytes, p.bytes + bytes);
+        if worker > self.per_worker || peer > self.per_peer {
+            return false;
+        }
+        self.worker = worker;
+        p.bytes = peer;
+        true
+    }
+
+    /// Gives back `bytes` charged to account `i`.
+    #[inline]
+    pub fn release(&mut self, i: u32, bytes: usize) {
+        if let Some(p) = self.peers.get_mut(i as usize) {
+            p.bytes -= bytes;
+            self.worker -= bytes;
+        }
+    }
+
+    /// Bytes charged over all peers.
+    pub fn worker_bytes(&self) -> usize {
+        self.worker
+    }
+
+    /// Bytes charged to `ip`.
+    pub fn peer_bytes(&self, ip: Ipv4Addr) -> usize {
+        self.index
+            .get(&ip)
+            .map_or(0, |&i| self.peers[i as usize].bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_is_valid_and_names_fields() {
+        let b = MemBudget::default();
+        b.validate(8 << 20).unwrap();
+        let small = MemBudget {
+            per_peer: 4 << 20,
+            ..b
+        };
+        assert_eq!(small.validate(8 << 20).unwrap_err().field, "mem.per_peer");
+        // 5 MB messages take 8 MiB buffers.
+        let tight = MemBudget {
+            per_peer: 5_000_000,
+            per_worker: 5_000_000,
+            ..b
+        };
+        assert_eq!(tight.validate(5_000_000).unwrap_err().field, "mem.per_peer");
+        let inverted = MemBudget {
+            per_worker: 64 << 20,
+            ..b
+        };
+        assert_eq!(
+            inverted.validate(1 << 20).unwrap_err().field,
+            "mem.per_worker"
+        );
+        let zero = MemBudget {
+            reassembly_timeout: Duration::ZERO,
+            ..b
+        };
+        assert_eq!(
+            zero.validate(1 << 20).unwrap_err().field,
+            "mem.reassembly_timeout"
+        );
+    }
+
+    #[test]
+    fn charges_stay_within_both_limits() {
+        let budget = MemBudget {
+            per_worker: 300,
+            per_peer: 200,
+            ..MemBudget::default()
+        };
+        let mut l = Ledger::new(&budget, MsgPool::new(1 << 20));
+        let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
+        let ia = l.attach(a);
+        assert_eq!(l.attach(a), ia);
+        let ib = l.attach(b);
+        assert_eq!(l.sessions_of(a), 2);
+        assert!(l.charge(ia, 200));
+        assert!(!l.charge(ia, 1), "peer limit");
+        assert!(l.charge(ib, 100));
+        assert!(!l.charge(ib, 1), "worker limit");
+        assert_eq!((l.worker_bytes(), l.peer_bytes(a)), (300, 200));
+        l.release(ia, 200);
+        assert!(l.charge(ib, 100));
+        l.release(ib, 200);
+        l.detach(ib);
+        assert_eq!(l.sessions_of(b), 0);
+        assert_eq!(l.attach(b), ib, "the number is reused");
+        l.detach(ia);
+        l.detach(ia);
+        assert_eq!((l.sessions_of(a), l.worker_bytes()), (0, 0));
+    }
+}
