@@ -96,14 +96,6 @@ pub(crate) struct RingView {
     pub peer_held: usize,
 }
 
-/// What one peer address holds on a server endpoint.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct PeerHold {
-    pub sessions: usize,
-    /// Receive-ring entries its sessions reserve.
-    pub ring: usize,
-}
-
 /// What to do with a ConnectReq whose client address and session number
 /// belong to a live session but whose token is new.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -110,9 +110,13 @@ struct PeerUse {
     sessions: usize,
     /// Bytes charged to it.
     bytes: usize,
+    /// Receive-ring entries its sessions reserve (lossless mode; for
+    /// `admission.peer_ring_share_pct`).
+    ring: usize,
 }
 
-/// Bytes charged per worker and per peer, and the peers' session counts;
+/// Bytes charged per worker and per peer, and the peers' session counts
+/// and ring reservations (one account per source address);
 /// with the pool the charged buffers come from (one argument for both on
 /// the receive path).
 #[derive(Debug)]
@@ -158,6 +162,7 @@ impl Ledger {
             ip,
             sessions: 1,
             bytes: 0,
+            ring: 0,
         };
         let i = match self.free.pop() {
             Some(i) => {
@@ -182,6 +187,7 @@ impl Ledger {
         p.sessions -= 1;
         if p.sessions == 0 {
             debug_assert_eq!(p.bytes, 0, "an account freed with bytes charged");
+            debug_assert_eq!(p.ring, 0, "an account freed with ring entries held");
             self.worker -= std::mem::take(&mut p.bytes);
             self.index.remove(&p.ip);
             self.free.push(i);
@@ -212,6 +218,21 @@ impl Ledger {
         if let Some(p) = self.peers.get_mut(i as usize) {
             p.bytes -= bytes;
             self.worker -= bytes;
+        }
+    }
+
+    /// Ring entries the sessions of `ip` reserve.
+    pub fn ring_of(&self, ip: Ipv4Addr) -> usize {
+        self.index
+            .get(&ip)
+            .map_or(0, |&i| self.peers[i as usize].ring)
+    }
+
+    /// Account `i`'s sessions reserve `n` more ring entries (`n` fewer
+    /// with `back`).
+    pub fn hold_ring(&mut self, i: u32, n: usize, back: bool) {
+        if let Some(p) = self.peers.get_mut(i as usize) {
+            p.ring = if back { p.ring - n } else { p.ring + n };
         }
     }
 

@@ -3,7 +3,6 @@
 //! other `impl Endpoint` blocks live beside their concern: `handshake.rs`,
 //! `requests.rs`, `transmit.rs`, `loss.rs`, `lifecycle.rs`.
 
-use super::admission::PeerHold;
 use super::budget::Ledger;
 use super::cc::TimingWheel;
 use super::client_rx::AnswerRx;
@@ -76,9 +75,6 @@ pub struct Endpoint {
     /// Server side: (client ip, client port, client session) -> (our
     /// session, token), to answer duplicate ConnectReqs without allocating.
     pub(crate) accepted: HashMap<(Ipv4Addr, u16, u16), (SessionId, u32)>,
-    /// What each client IP holds: sessions (for `max_sessions_per_peer`)
-    /// and ring entries (for `admission.peer_ring_share_pct`).
-    pub(crate) peers: HashMap<Ipv4Addr, PeerHold>,
     /// Server sessions and bytes held per client IP, and bytes held in
     /// all (`max_sessions_per_peer`, `MemBudget`).
     pub(crate) ledger: Ledger,
@@ -122,7 +118,6 @@ impl Endpoint {
             table: SessionTable::new(cfg.max_sessions),
             ring_reserved: 0,
             accepted: HashMap::new(),
-            peers: HashMap::new(),
             ledger: Ledger::new(&cfg.mem, pool.clone()),
             pool,
             txq: TxQueues::new(),

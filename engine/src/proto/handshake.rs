@@ -206,13 +206,12 @@ impl Endpoint {
         if req.credits == 0 {
             return Err(SmStatus::BadCredits);
         }
-        let hold = self.peers.get(&p.src_ip).copied().unwrap_or_default();
         if self.ledger.sessions_of(p.src_ip) >= self.cfg.max_sessions_per_peer {
             return Err(SmStatus::PeerLimit);
         }
         let lossless = matches!(self.cfg.mode, FlowMode::Lossless { .. }).then_some(RingView {
             entries: self.cfg.rx_ring_entries,
-            peer_held: hold.ring,
+            peer_held: self.ledger.ring_of(p.src_ip),
         });
         let adm = self.cfg.admission;
         let credits = adm
@@ -241,7 +240,6 @@ impl Endpoint {
             link: self.attach_link(peer),
             ..SessionCommon::new(id, SessionState::Connected, peer, template, now)
         };
-        self.peers.entry(p.src_ip).or_default().sessions += 1;
         let acct = self.ledger.attach(p.src_ip);
         let window = self.cfg.req_window;
         let session = ServerSession::new(common, window, credits, acct);
@@ -272,20 +270,20 @@ impl Endpoint {
         let Some(s) = self.table.server_mut(id) else {
             return false;
         };
-        let need = self.cfg.ring_reservation(s.credits);
-        let ip = s.common.peer.ip;
-        let hold = self.peers.get(&ip).copied().unwrap_or_default();
+        let (need, acct, ip) = (
+            self.cfg.ring_reservation(s.credits),
+            s.acct,
+            s.common.peer.ip,
+        );
         let peer_share =
             self.cfg.rx_ring_entries * self.cfg.admission.peer_ring_share_pct as usize / 100;
-        if hold.ring + need > peer_share || self.reserve_ring(need).is_err() {
+        if self.ledger.ring_of(ip) + need > peer_share || self.reserve_ring(need).is_err() {
             self.stats.drops.no_ring_space += 1;
             let reason = RpcError::SessionClosed;
             self.step(now, id, SessionInput::PeerDisconnect, reason);
             return false;
         }
-        if let Some(h) = self.peers.get_mut(&ip) {
-            h.ring += need;
-        }
+        self.ledger.hold_ring(acct, need, false);
         if let Some(s) = self.table.server_mut(id) {
             s.common.ring_reserved = need;
             s.common.heard_at(now);

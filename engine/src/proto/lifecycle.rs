@@ -99,12 +99,14 @@ impl Endpoint {
             }
             Effect::ReleaseRing => {
                 if let Some(s) = self.table.get_mut(id) {
-                    let server = matches!(s, Session::Server(_));
-                    let c = s.common_mut();
-                    let back = std::mem::take(&mut c.ring_reserved);
+                    let acct = match s {
+                        Session::Server(srv) => Some(srv.acct),
+                        Session::Client(_) => None,
+                    };
+                    let back = std::mem::take(&mut s.common_mut().ring_reserved);
                     self.ring_reserved -= back;
-                    if let Some(h) = self.peers.get_mut(&c.peer.ip).filter(|_| server) {
-                        h.ring -= back;
+                    if let Some(acct) = acct {
+                        self.ledger.hold_ring(acct, back, true);
                     }
                 }
             }
@@ -168,15 +170,10 @@ impl Endpoint {
             Session::Server(srv) => {
                 // Its buffers go home when `sess` drops; their charges now.
                 srv.release_all(&mut self.ledger);
+                self.ledger
+                    .hold_ring(srv.acct, srv.common.ring_reserved, true);
                 self.ledger.detach(srv.acct);
                 let c = &srv.common;
-                if let Some(h) = self.peers.get_mut(&c.peer.ip) {
-                    h.sessions -= 1;
-                    h.ring -= c.ring_reserved;
-                    if h.sessions == 0 {
-                        self.peers.remove(&c.peer.ip);
-                    }
-                }
                 let key = (c.peer.ip, c.peer.port, c.remote);
                 if self.accepted.get(&key).is_some_and(|&(s, _)| s == id) {
                     self.accepted.remove(&key);

@@ -198,6 +198,15 @@ fn step_for(len: usize, end: usize) -> (usize, usize) {
     }
 }
 
+impl ServerSlot {
+    /// The grant of the request's last packet (or of a copy of it): at
+    /// most the session's `credits`, whatever the packet asks, so a
+    /// request and each duplicate bring back at most 1 + credits packets.
+    pub fn set_grant(&mut self, asked: u16, credits: u16) {
+        self.grant = u32::from(asked.min(credits));
+    }
+}
+
 impl ServerSession {
     pub fn new(common: SessionCommon, window: usize, credits: u16, acct: u32) -> Self {
         ServerSession {

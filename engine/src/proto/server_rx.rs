@@ -171,7 +171,7 @@ impl ServerSession {
                         };
                     }
                     // The resent last packet carries the client's new grant.
-                    slot.grant = u32::from(rpc.grant.min(self.credits));
+                    slot.set_grant(rpc.grant, self.credits);
                     let Some(answer) = slot.answer.as_ref() else {
                         d.dup_request_no_response += 1;
                         slot.dup_in_handler = true;
@@ -227,8 +227,7 @@ impl ServerSession {
         // the frame (no buffer, nothing charged).
         if n == 1 {
             slot.num_rx = 1;
-            // Capped at the session's credits, as for a longer request.
-            slot.grant = u32::from(rpc.grant.min(self.credits));
+            slot.set_grant(rpc.grant, self.credits);
             slot.phase = Phase::InHandler;
             let req = Delivery::Request {
                 handle: ReqHandle {
@@ -264,10 +263,7 @@ impl ServerSession {
             w.shift(run);
         }
         if k + 1 == n {
-            // The server's grant bounds the client's: a response never
-            // goes out beyond the credits the session was given, whatever
-            // a request (or each duplicate of it) asks for.
-            slot.grant = u32::from(rpc.grant.min(self.credits));
+            slot.set_grant(rpc.grant, self.credits);
         }
         // A hole filled below stored packets up to the last: the CR answers
         // the non-last ones (Response(0) answers only the last).
@@ -395,7 +391,7 @@ fn store_out_of_order<'f>(
     let w = slot.ooo.get_or_insert_with(Box::default);
     w.set(k - slot.num_rx);
     if k + 1 == slot.n_req {
-        slot.grant = u32::from(p.rpc.grant.min(credits));
+        slot.set_grant(p.rpc.grant, credits);
     }
     RequestRx::Stored { k, arm }
 }
