@@ -4,11 +4,12 @@
 # each from a new address), with 1 % injected loss on the server's receive
 # side and hostile frames (random, truncated, bad checksums, wrong magic,
 # spoofed sessions and tokens, a ConnectReq flood) sent throughout by
-# rpc-hostile, and three attacks by peers that speak the protocol, also
+# rpc-hostile, and four attacks by peers that speak the protocol, also
 # throughout: a forged restart aimed at a victim client that runs the whole
 # soak from a fixed address, a ring hog (1023 credits asked from a spoofed
-# address), and grant amplification from a spoofed source (rpc-hostile
-# --attack; docs/reliability.md). The last line is one JSON object:
+# address), grant amplification from a spoofed source, and a connect flood
+# from ever new spoofed addresses (rpc-hostile --attack;
+# docs/reliability.md). The last line is one JSON object:
 #   failed              RPCs that failed, other than by their own client being killed
 #   wrong_bytes         responses or requests with a wrong byte
 #   mbufs_leaked        server mempool in-use at the end minus at the start
@@ -20,12 +21,15 @@
 #   victim_completed    the forged-restart victim's RPCs, all of them completed
 #   victim_failed       its failed RPCs (the forged restart must not kill it)
 #   restart_refused     forged restarts the victim's probe answers refused
-#   attack_frames_sent  frames the three attacks sent, by attack
+#   attack_frames_sent  frames the four attacks sent, by attack
+#   cookies_sent        ConnectReqs the server answered with a cookie (the
+#                       connect flood pushed its table past half full; the
+#                       clients that came meanwhile connected through one)
 #   server_tx_over_rx   bytes the server sent over bytes it received (<= 3:
 #                       no amplification; legit echo traffic is about 1)
 #   goal_met
 # Goal: 0, 0, 0, true, >= 1, < 8192, every hostile frame counted, the victim
-# completed with 0 failed, and server_tx_over_rx <= 3.
+# completed with 0 failed, server_tx_over_rx <= 3, and cookies_sent > 0.
 # Every process it starts is stopped by PID; the veth pair is removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -80,11 +84,14 @@ VICTIM_IP=127.77.2.1
 VICTIM=$!
 PIDS+=("$VICTIM")
 sleep 1
-ATTACKS=(forged-restart ring-hog grant-amplify)
+ATTACKS=(forged-restart ring-hog grant-amplify connect-flood)
 ATTACK_PIDS=()
 for a in "${ATTACKS[@]}"; do
+  # The connect flood needs 512 half-open sessions within the 2 s
+  # half-open timeout to reach half the table: 400 a second.
+  fps=100; [ "$a" = connect-flood ] && fps=400
   "$B/rpc-hostile" "${CLIENT_LINK[@]}" --set "link.file_prefix=\"${TAG}$a\"" \
-    --attack "$a" --victim-ip "$VICTIM_IP" --duration "$((SECONDS_TOTAL - 2))" --fps 100 \
+    --attack "$a" --victim-ip "$VICTIM_IP" --duration "$((SECONDS_TOTAL - 2))" --fps "$fps" \
     --seed "$$" >"$WORK/attack.$a.json" 2>"$WORK/attack.$a.err" &
   PIDS+=("$!")
   ATTACK_PIDS+=("$!")
@@ -158,7 +165,7 @@ for i in range(1, n + 1):
 
 victim = last_json(f"{work}/victim.json") or {}
 attacks = {a: (last_json(f"{work}/attack.{a}.json") or {}).get("sent", 0)
-           for a in ("forged-restart", "ring-hog", "grant-amplify")}
+           for a in ("forged-restart", "ring-hog", "grant-amplify", "connect-flood")}
 srv = last_json(f"{work}/server.json") or {}
 stats = srv.get("stats", {})
 drops = stats.get("drops", {})
@@ -166,10 +173,11 @@ hostile = last_json(f"{work}/hostile.json") or {}
 sent = hostile.get("sent", 0)
 flood = hostile.get("by_kind", {}).get("connect_flood", 0)
 dropped = sum(drops.get(k, 0) for k in ("malformed", "not_ours", "bad_token", "unknown_session", "bad_state"))
-# Flood ConnectReqs are processed, not dropped: accepted (then reclaimed) or
-# refused. Legit clients' own connects are among the accepted, so this is
+# Flood ConnectReqs are processed, not dropped: accepted (then reclaimed),
+# refused, or answered with a cookie. Legit clients' own connects are among the accepted, so this is
 # capped at what the flood sent.
-handshakes = min(flood, stats.get("connects_refused", 0) + stats.get("sessions_accepted", 0))
+handshakes = min(flood, stats.get("connects_refused", 0) + stats.get("sessions_accepted", 0)
+                 + stats.get("cookies_sent", 0))
 # Frames that never reached the protocol core: dropped on purpose by the 1 %
 # injector (it cannot tell hostile from legit) or by the kernel's ring.
 ring = srv.get("port", {}).get("af_packet_ring_drops", 0) or 0
@@ -196,6 +204,7 @@ out = {
     "restart_refused": drops.get("restart_refused", 0),
     "attack_frames_sent": attacks,
     "server_tx_over_rx": round(stats.get("tx_bytes", 0) / max(1, stats.get("rx_bytes", 0)), 3),
+    "cookies_sent": stats.get("cookies_sent", 0),
 }
 out["goal_met"] = (
     out["failed"] == 0 and out["wrong_bytes"] == 0 and out["mbufs_leaked"] == 0
@@ -205,6 +214,7 @@ out["goal_met"] = (
     and out["victim_completed"] > 0 and out["victim_failed"] == 0
     and all(n > 0 for n in attacks.values())
     and out["server_tx_over_rx"] <= 3.0
+    and out["cookies_sent"] > 0
 )
 print(json.dumps(out))
 sys.exit(0 if out["goal_met"] else 3)

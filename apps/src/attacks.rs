@@ -6,7 +6,8 @@
 //! spoofed address, renewed with fresh tokens and session numbers), and a
 //! grant amplification (a spoofed ConnectReq, then requests granting 65,535
 //! response packets to guessed sessions and tokens, towards a spoofed
-//! victim). Seeded: same seed, same frames.
+//! victim), and a connect flood (ConnectReqs from ever new spoofed
+//! addresses, each asking for a session). Seeded: same seed, same frames.
 
 use crate::hostile::{HostileKind, Target};
 use clap::ValueEnum;
@@ -25,6 +26,9 @@ pub enum Attack {
     RingHog,
     /// Requests granting 65,535 response packets, from a spoofed source.
     GrantAmplify,
+    /// ConnectReqs from ever new spoofed addresses, to fill the session
+    /// table.
+    ConnectFlood,
 }
 
 /// The attacker's own MAC (the frames' source on the segment).
@@ -60,7 +64,7 @@ impl AttackGen {
     /// kind and length.
     pub fn next_frame(&mut self, buf: &mut [u8]) -> (HostileKind, usize) {
         self.n += 1;
-        let token = self.rng.next_u32();
+        let token = self.rng.next_u64();
         match self.attack {
             Attack::ForgedRestart => {
                 let from = (ATTACKER_MAC, self.victim.0, self.victim.1);
@@ -85,6 +89,17 @@ impl AttackGen {
                 };
                 (HostileKind::GrantAmplify, len)
             }
+            Attack::ConnectFlood => {
+                // A new source per frame: 2^16 addresses, 1000 ports.
+                let b = (self.n as u32).to_be_bytes();
+                let mac = MacAddr([0x02, 0xee, 0xf1, b[1], b[2], b[3]]);
+                let ip = Ipv4Addr::new(127, 88, b[2], b[3]);
+                let from = (mac, ip, 40000 + (self.n % 1000) as u16);
+                (
+                    HostileKind::ConnectFlood,
+                    self.connect(buf, from, (self.n % 64) as u16, token, 8),
+                )
+            }
             Attack::Mix => unreachable!("the mix is HostileGen's"),
         }
     }
@@ -99,7 +114,7 @@ impl AttackGen {
         buf: &mut [u8],
         from: (MacAddr, Ipv4Addr, u16),
         num: u16,
-        token: u32,
+        token: u64,
         credits: u16,
     ) -> usize {
         let body = SmRepr::connect_req(num, credits, 1500, 8);
@@ -114,7 +129,7 @@ impl AttackGen {
         &mut self,
         buf: &mut [u8],
         from: (MacAddr, Ipv4Addr, u16),
-        token: u32,
+        token: u64,
     ) -> usize {
         let payload = 32;
         let rpc = RpcRepr {
@@ -172,6 +187,17 @@ mod tests {
         let (_, n) = g.next_frame(&mut buf);
         let p = parse_frame(&buf[..n]).unwrap();
         assert_eq!((p.rpc.pkt_type, p.rpc.grant), (PktType::Request, u16::MAX));
+
+        // A connect flood: every frame from another source.
+        let mut g = AttackGen::new(Attack::ConnectFlood, 1, target(), victim);
+        let mut sources = std::collections::HashSet::new();
+        for _ in 0..100 {
+            let (kind, n) = g.next_frame(&mut buf);
+            assert_eq!(kind, HostileKind::ConnectFlood);
+            let p = parse_frame(&buf[..n]).unwrap();
+            sources.insert((p.src_ip, p.src_port));
+        }
+        assert_eq!(sources.len(), 100);
         // Same seed, same frames.
         let mut a = AttackGen::new(Attack::GrantAmplify, 9, target(), victim);
         let mut b = AttackGen::new(Attack::GrantAmplify, 9, target(), victim);

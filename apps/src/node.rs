@@ -226,6 +226,7 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSum
                 let mut n = 0u32;
                 loop {
                     rpc.run_once(&mut app);
+                    report_wrong_tokens(&mut rpc, w.index);
                     n = n.wrapping_add(1);
                     let idle = server_idle(rpc.endpoint());
                     if idle {
@@ -539,6 +540,20 @@ const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(1);
 /// when a memif client that has just disconnected closes its socket: DPDK
 /// 22.11's memif can read the departing peer's rings after unmapping them
 /// (the server crashed so, now and then, when a test's client exited).
+/// Sources the engine reported for wrong tokens (at most one line per
+/// source per second): an operator sees who probes the server's sessions.
+/// The server reads no other event.
+fn report_wrong_tokens<A>(rpc: &mut engine::runtime::Rpc<A>, worker: u16) {
+    while let Some(ev) = rpc.poll_event() {
+        if let engine::proto::Event::WrongTokens(r) = ev {
+            eprintln!(
+                "rpc-server: worker {worker}: {} wrong session tokens from {}:{} within one second; replies to it withheld for the rest of that second",
+                r.count, r.ip, r.port
+            );
+        }
+    }
+}
+
 fn server_idle(ep: &engine::proto::Endpoint) -> bool {
     ep.sessions_by_state().connected == 0 && ep.handshakes_pending() == 0
 }

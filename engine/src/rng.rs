@@ -1,7 +1,8 @@
 //! A small seeded pseudo-random generator (SplitMix64). The protocol core and
 //! the fault injectors take their randomness from here so that a seed fully
-//! determines a run; it is not for cryptography (session tokens only guard
-//! against stray and stale packets, not against an on-path attacker).
+//! determines a run; it is not for cryptography: one output gives its state
+//! away. Server tokens and cookies therefore come from a keyed PRF
+//! (`proto/secrets.rs`); this draws only the client's own connect token.
 
 /// SplitMix64: tiny, fast, and passes BigCrush for the uses here.
 #[derive(Clone, Debug)]

@@ -3,15 +3,21 @@
 //! live session, a genuinely restarted client reconnects within one probe
 //! wait, credits are the server's to grant and fit the ring shares, and a
 //! request's grant cannot pull more response packets than the session's
-//! credits. Frames are crafted and carried by hand, so every step is seen.
+//! credits, a connect flood from spoofed addresses takes no table slot
+//! (cookies), and a source's wrong tokens draw a bounded number of replies
+//! and are reported. Frames are crafted and carried by hand, so every step
+//! is seen.
 
 mod proto_common;
 
-use engine::proto::{Delivery, Endpoint, EndpointConfig, Event, PeerAddr, SessionId, SessionState};
+use engine::proto::{
+    Admission, Delivery, Endpoint, EndpointConfig, Event, PeerAddr, SessionId, SessionState,
+};
 use engine::time::{Duration, Instant};
 use engine::wire::{self, HeaderTemplate, MacAddr, PktType, RpcRepr, SmBody, SmRepr, SmStatus};
 use engine::wire::{SmType, HEADERS_LEN, SESSION_NONE};
 use proto_common::{addr, cfg};
+use std::net::Ipv4Addr;
 
 const MS: u64 = 1_000_000;
 
@@ -42,21 +48,26 @@ fn sm_of(f: &[u8]) -> (RpcRepr, SmRepr) {
 
 /// A ConnectReq from `src` (any MAC) for client session `num` with `token`,
 /// asking for `credits`.
-fn connect_req(src: (MacAddr, u8), num: u16, token: u32, credits: u16) -> Vec<u8> {
+fn connect_req(src: (MacAddr, u8), num: u16, token: u64, credits: u16) -> Vec<u8> {
     let a = addr(src.1);
     let body = SmRepr::connect_req(num, credits, 1500, 8);
+    sm_frame((src.0, a.ip, a.port), SESSION_NONE, token, body)
+}
+
+/// A session-management frame from `src` to the server (addr 1).
+fn sm_frame(src: (MacAddr, Ipv4Addr, u16), dest: u16, token: u64, body: SmRepr) -> Vec<u8> {
     let rpc = RpcRepr {
         pkt_type: PktType::SessionMgmt,
         req_type: 0,
         msg_size: wire::SM_BODY_LEN as u32,
-        dest_session: SESSION_NONE,
+        dest_session: dest,
         pkt_num: 0,
         grant: 0,
         req_num: 0,
         token,
     };
     let s = addr(1);
-    let t = HeaderTemplate::new((src.0, a.ip, a.port), (s.mac, s.ip, s.port));
+    let t = HeaderTemplate::new(src, (s.mac, s.ip, s.port));
     let mut buf = vec![0u8; HEADERS_LEN + wire::SM_BODY_LEN];
     let n = t.write(&mut buf, &rpc, wire::SM_BODY_LEN);
     body.emit(&mut SmBody::new_unchecked(&mut buf[n..]));
@@ -92,7 +103,7 @@ fn a_forged_restart_cannot_kill_a_live_session() {
     // The victim's address and session number, a guessed token, from
     // another MAC; repeated past the probe wait, as a blind attacker would.
     for (round, t) in [10u64, 40, 150, 300].into_iter().enumerate() {
-        let forged = connect_req((attacker, 2), cs.number(), 0xbad0_0000 + round as u32, 32);
+        let forged = connect_req((attacker, 2), cs.number(), 0xbad0_0000 + round as u64, 32);
         carry(&[forged], &mut s, ms(t));
         let out = drain(&mut s, ms(t));
         // Nothing goes to the attacker; a probe (if any) goes to the
@@ -217,7 +228,7 @@ fn credits_are_the_servers_to_grant_and_fit_the_ring_shares() {
     let mut s = Endpoint::new(big(1)).unwrap();
     let spoofed = MacAddr([0x02, 0xee, 0, 0, 0, 9]);
     for num in 0..4u16 {
-        let hog = connect_req((spoofed, 9), num, 100 + num as u32, 1023);
+        let hog = connect_req((spoofed, 9), num, 100 + num as u64, 1023);
         carry(&[hog], &mut s, ms(1));
         let (_, resp) = sm_of(&drain(&mut s, ms(1))[0]);
         // Granted at most a quarter of the ring (256 entries: 255 credits).
@@ -277,4 +288,237 @@ fn a_grant_never_pulls_more_than_the_sessions_credits() {
         let _ = s.handle_frame(ms(t), &req);
         assert!(drain(&mut s, ms(t)).len() <= 1 + 8);
     }
+}
+
+/// Spoofed source `i` of a flood: its own MAC, address and port.
+fn spoofed(i: u32) -> (MacAddr, Ipv4Addr, u16) {
+    let b = i.to_be_bytes();
+    let mac = MacAddr([0x02, 0xee, b[0], b[1], b[2], b[3]]);
+    (
+        mac,
+        Ipv4Addr::new(10, 200 + b[1], b[2], b[3]),
+        40000 + (i % 1000) as u16,
+    )
+}
+
+/// `n` ConnectReqs from spoofed sources (no cookie); what the server sent
+/// back, and the bytes it received and sent.
+fn flood(s: &mut Endpoint, n: u32, now: Instant) -> (Vec<Vec<u8>>, usize, usize) {
+    let (mut bytes_in, mut out) = (0, Vec::new());
+    for i in 0..n {
+        let f = sm_frame(
+            spoofed(i),
+            SESSION_NONE,
+            0x5eed + u64::from(i),
+            SmRepr::connect_req(0, 32, 1500, 8),
+        );
+        bytes_in += f.len();
+        carry(&[f], s, now);
+        out.extend(drain(s, now));
+    }
+    let bytes_out = out.iter().map(Vec::len).sum();
+    (out, bytes_in, bytes_out)
+}
+
+/// Connects `c` to `s` through whatever handshake `s` asks for (cookies
+/// included); the session once Connected.
+fn handshake(c: &mut Endpoint, s: &mut Endpoint, now: Instant) -> SessionId {
+    let cs = c.connect(now, PeerAddr::from(addr(1))).unwrap();
+    for _ in 0..3 {
+        carry(&drain(c, now), s, now);
+        carry(&drain(s, now), c, now);
+    }
+    assert_eq!(c.session_state(cs), Some(SessionState::Connected));
+    cs
+}
+
+#[test]
+fn a_connect_flood_from_spoofed_addresses_takes_no_table_slot() {
+    // Cookies always: nothing is created for a ConnectReq without one.
+    let server = EndpointConfig {
+        max_sessions: 64,
+        admission: Admission {
+            cookie_above_pct: 0,
+            ..Admission::default()
+        },
+        ..cfg(1)
+    };
+    let mut s = Endpoint::new(server).unwrap();
+    let (out, bytes_in, bytes_out) = flood(&mut s, 5000, ms(1));
+    assert_eq!(out.len(), 5000, "one reply per ConnectReq");
+    for f in &out {
+        let (_, sm) = sm_of(f);
+        assert_eq!(
+            (sm.sm_type, sm.status),
+            (SmType::ConnectResp, SmStatus::Retry)
+        );
+        assert_ne!(sm.server_token, 0, "the cookie");
+    }
+    assert_eq!(bytes_out, bytes_in, "no amplification: a same-sized reply");
+    assert_eq!(s.sessions_by_state().connected, 0);
+    assert_eq!(s.stats().sessions_accepted, 0);
+    assert_eq!(s.stats().cookies_sent, 5000);
+    assert!(s.stats().rx_accounted());
+    // A real client pays one round trip for its cookie and is served.
+    let mut c = Endpoint::new(cfg(2)).unwrap();
+    let before = s.stats().rx_accepted;
+    let cs = handshake(&mut c, &mut s, ms(2));
+    assert_eq!(c.stats().cookie_retries, 1);
+    assert_eq!(s.sessions_by_state().connected, 1);
+    one_request(&mut c, &mut s, cs, ms(3));
+    let handled = s.stats().rx_accepted - before;
+    assert_eq!(handled, 2 + 1, "two ConnectReqs, one request");
+}
+
+#[test]
+fn from_half_full_the_table_asks_for_cookies_and_real_clients_still_connect() {
+    let server = EndpointConfig {
+        max_sessions: 16,
+        ..cfg(1)
+    };
+    let mut s = Endpoint::new(server).unwrap();
+    // Default: cookies from 50 % of the table. The flood takes 8 slots
+    // (half-open, reclaimed later), then only cookies.
+    let (out, _, _) = flood(&mut s, 1000, ms(1));
+    assert_eq!(s.stats().sessions_accepted, 8);
+    assert_eq!(s.stats().cookies_sent, 992);
+    assert_eq!(out.len(), 1000);
+    // Real clients connect during the flood, each through a cookie.
+    let mut clients: Vec<Endpoint> = (2..6).map(|i| Endpoint::new(cfg(i)).unwrap()).collect();
+    for c in &mut clients {
+        let cs = handshake(c, &mut s, ms(2));
+        assert_eq!(c.stats().cookie_retries, 1);
+        one_request(c, &mut s, cs, ms(3));
+    }
+    assert_eq!(s.stats().sessions_accepted, 8 + 4);
+}
+
+#[test]
+fn a_cookie_is_only_good_for_its_own_source() {
+    let server = EndpointConfig {
+        admission: Admission {
+            cookie_above_pct: 0,
+            ..Admission::default()
+        },
+        ..cfg(1)
+    };
+    let mut s = Endpoint::new(server).unwrap();
+    let (out, _, _) = flood(&mut s, 2, ms(1));
+    let cookie = sm_of(&out[0]).1.server_token;
+    // Source 0's cookie, replayed from source 1, and a guessed one: both
+    // refused (answered with a fresh Retry), nothing created.
+    let with = |cookie| SmRepr {
+        server_token: cookie,
+        ..SmRepr::connect_req(0, 32, 1500, 8)
+    };
+    for (src, c) in [(spoofed(1), cookie), (spoofed(0), 0x1234_5678_9abc_def0)] {
+        carry(
+            &[sm_frame(src, SESSION_NONE, 0x5eed + 1, with(c))],
+            &mut s,
+            ms(1),
+        );
+    }
+    let replies = drain(&mut s, ms(1));
+    assert!(replies.iter().all(|f| sm_of(f).1.status == SmStatus::Retry));
+    assert_eq!(s.stats().cookies_bad, 2);
+    assert_eq!(s.stats().sessions_accepted, 0);
+    // The right source with its own cookie (and its own token) gets in.
+    carry(
+        &[sm_frame(spoofed(0), SESSION_NONE, 0x5eed, with(cookie))],
+        &mut s,
+        ms(1),
+    );
+    let ok = drain(&mut s, ms(1));
+    assert_eq!(sm_of(&ok[0]).1.status, SmStatus::Ok);
+    assert_eq!(s.stats().sessions_accepted, 1);
+}
+
+#[test]
+fn wrong_tokens_draw_bounded_replies_and_their_source_is_reported() {
+    let (mut s, mut c, cs) = pair(cfg(1), cfg(2));
+    let _ = accepted_sessions(&mut s);
+    // The victim's own address, spoofed from another MAC: its valid
+    // packets must still pass while the wrong ones are held back.
+    let stranger = (spoofed(7).0, addr(2).ip, addr(2).port);
+    let limit = Admission::default().wrong_tokens_per_sec as usize;
+    // 1000 DisconnectReqs for the live session with guessed tokens, in one
+    // second: only `limit` are answered (UnknownSession), and the source
+    // is reported once.
+    let body = SmRepr {
+        sm_type: SmType::DisconnectReq,
+        server_session: 0,
+        ..SmRepr::connect_req(cs.number(), 32, 1500, 8)
+    };
+    let mut answered = 0;
+    for i in 0..1000u64 {
+        carry(
+            &[sm_frame(stranger, 0, 0xdead_0000 + i, body)],
+            &mut s,
+            ms(10),
+        );
+        answered += drain(&mut s, ms(10)).len();
+    }
+    assert_eq!(answered, limit);
+    let st = s.stats();
+    assert_eq!(st.drops.bad_token, 1000);
+    assert_eq!(st.replies_withheld, 1000 - limit as u64);
+    assert!(st.rx_accounted());
+    let reports: Vec<Event> = std::iter::from_fn(|| s.poll_event()).collect();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    let Event::WrongTokens(r) = reports[0] else {
+        panic!("{reports:?}")
+    };
+    assert_eq!(
+        (r.ip, r.port, r.count as usize),
+        (stranger.1, stranger.2, limit + 1)
+    );
+    // A forged restart of the victim's session from the same source, now
+    // over its limit: no probe, a counted refusal.
+    let forged = SmRepr::connect_req(cs.number(), 32, 1500, 8);
+    carry(
+        &[sm_frame(stranger, SESSION_NONE, 0xbad, forged)],
+        &mut s,
+        ms(10),
+    );
+    assert!(drain(&mut s, ms(10)).is_empty(), "no probe");
+    assert_eq!(s.stats().drops.restart_refused, 1);
+    assert!(s.stats().rx_accounted());
+    // The victim's session is untouched and serves requests.
+    assert_eq!(c.session_state(cs), Some(SessionState::Connected));
+    let before = s.stats().rx_accepted;
+    one_request(&mut c, &mut s, cs, ms(20));
+    assert_eq!(s.stats().rx_accepted, before + 1);
+    // The next second, the source is answered again.
+    carry(
+        &[sm_frame(stranger, 0, 0xdead_beef, body)],
+        &mut s,
+        ms(1010),
+    );
+    assert_eq!(drain(&mut s, ms(1010)).len(), 1);
+}
+
+#[test]
+fn server_tokens_use_all_64_bits() {
+    let mut s = Endpoint::new(cfg(1)).unwrap();
+    let tokens: Vec<u64> = (2..10)
+        .map(|i| {
+            let mut c = Endpoint::new(cfg(i)).unwrap();
+            let cs = handshake(&mut c, &mut s, ms(1));
+            let msg = c.alloc_msg(8);
+            c.enqueue_request(ms(1), cs, 1, msg, 1).unwrap();
+            wire::parse_frame(&drain(&mut c, ms(1))[0])
+                .unwrap()
+                .rpc
+                .token
+        })
+        .collect();
+    // Eight 64-bit draws all below 2^32 would be a 1 in 2^256 event.
+    assert!(
+        tokens.iter().any(|&t| t > u64::from(u32::MAX)),
+        "{tokens:x?}"
+    );
+    let mut distinct = tokens.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), tokens.len());
 }

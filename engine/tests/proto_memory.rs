@@ -70,7 +70,7 @@ fn live() -> usize {
 }
 
 const MIB: usize = 1 << 20;
-const DPP: usize = 1448;
+const DPP: usize = 1444;
 /// The hostile host.
 const EVIL: u8 = 3;
 
@@ -79,7 +79,7 @@ const EVIL: u8 = 3;
 struct Hostile {
     addr: EndpointAddr,
     server: EndpointAddr,
-    sessions: Vec<(u16, u32)>,
+    sessions: Vec<(u16, u64)>,
 }
 
 impl Hostile {
@@ -92,7 +92,7 @@ impl Hostile {
             sessions: Vec::new(),
         };
         for i in 0..n {
-            let token = 0xE000 + i as u32;
+            let token = 0xE000 + i as u64;
             let body = SmRepr::connect_req(i, 32, 1500, 8);
             server.handle_frame(now, &h.sm(SESSION_NONE, token, body));
             let mut buf = vec![0u8; server.min_tx_buf_len()];
@@ -120,7 +120,7 @@ impl Hostile {
         buf
     }
 
-    fn sm(&self, dest: u16, token: u32, body: SmRepr) -> Vec<u8> {
+    fn sm(&self, dest: u16, token: u64, body: SmRepr) -> Vec<u8> {
         let mut b = [0u8; SM_BODY_LEN];
         body.emit(&mut SmBody::new_unchecked(&mut b[..]));
         let rpc = RpcRepr {

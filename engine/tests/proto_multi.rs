@@ -70,8 +70,8 @@ fn response_within_grant_needs_no_rfr() {
     let mut p = Pair::new(1, LinkConfig::default(), cfg(1), cfg(2));
     let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
     let seen = tap(&mut p, &[]);
-    p.app.resp_len = Some(|_| 10 * 1448 - 5);
-    assert_eq!(dpp, 1448);
+    p.app.resp_len = Some(|_| 10 * 1444 - 5);
+    assert_eq!(dpp, 1444);
     p.app.send(&mut p.sim, CLIENT, p.session, 0, 100);
     p.run_idle(Duration::from_secs(1));
     p.check_clean();
@@ -86,7 +86,7 @@ fn response_beyond_grant_pulls_the_rest_with_rfrs() {
     let c = |i| with_credits(i, 8, lossless());
     let mut p = Pair::new(2, LinkConfig::default(), c(1), c(2));
     let seen = tap(&mut p, &[]);
-    p.app.resp_len = Some(|_| 20 * 1448);
+    p.app.resp_len = Some(|_| 20 * 1444);
     p.app.send(&mut p.sim, CLIENT, p.session, 0, 100);
     p.run_idle(Duration::from_secs(1));
     p.check_clean();
@@ -120,7 +120,7 @@ fn one_cumulative_cr_per_burst() {
     let mut p = Pair::new(4, LinkConfig::default(), cfg(1), cfg(2));
     let seen = tap(&mut p, &[]);
     p.app.resp_len = Some(|_| 8);
-    p.app.send(&mut p.sim, CLIENT, p.session, 0, 40 * 1448);
+    p.app.send(&mut p.sim, CLIENT, p.session, 0, 40 * 1444);
     p.run_idle(Duration::from_secs(1));
     p.check_clean();
     let s = *seen.borrow();
@@ -138,7 +138,7 @@ fn lost_cumulative_cr_is_repaired_by_the_next() {
     let mut p = Pair::new(5, link, cfg(1), cfg(2));
     let seen = tap(&mut p, &[3]);
     p.app.resp_len = Some(|_| 8);
-    p.app.send(&mut p.sim, CLIENT, p.session, 0, 60 * 1448);
+    p.app.send(&mut p.sim, CLIENT, p.session, 0, 60 * 1444);
     p.run_idle(Duration::from_secs(1));
     p.check_clean();
     let c = p.sim.ep(CLIENT).stats();
@@ -153,8 +153,8 @@ fn lost_cumulative_cr_with_nothing_behind_it_is_repaired_by_go_back_n() {
     // the highest packet it holds, so the request completes.
     let mut p = Pair::new(6, LinkConfig::default(), lossy(1), lossy(2));
     let seen = tap(&mut p, &[1]);
-    p.app.resp_len = Some(|_| 3 * 1448);
-    p.app.send(&mut p.sim, CLIENT, p.session, 0, 40 * 1448);
+    p.app.resp_len = Some(|_| 3 * 1444);
+    p.app.send(&mut p.sim, CLIENT, p.session, 0, 40 * 1444);
     p.run_idle(Duration::from_secs(1));
     p.check_clean();
     let c = p.sim.ep(CLIENT).stats();
@@ -193,9 +193,9 @@ fn credit_discipline(seed: u64, mode: FlowMode, bound: u64, reorder: bool) {
     };
     let c = |i| with_credits(i, C, mode);
     let mut p = Pair::new(seed, link, c(1), c(2));
-    p.app.resp_len = Some(|n| (n * 3 / 2) % (9 * 1448) + 1);
+    p.app.resp_len = Some(|n| (n * 3 / 2) % (9 * 1444) + 1);
     for tag in 0..40u64 {
-        let len = (tag as usize * 1777) % (12 * 1448);
+        let len = (tag as usize * 1777) % (12 * 1444);
         p.app.send(&mut p.sim, CLIENT, p.session, tag, len);
     }
     let deadline = p.sim.now() + Duration::from_secs(30);

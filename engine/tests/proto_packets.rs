@@ -28,7 +28,7 @@ struct Rig {
     /// Client's session and the server's session for it.
     cs: SessionId,
     ss: SessionId,
-    token: u32,
+    token: u64,
     dpp: usize,
 }
 
@@ -151,7 +151,7 @@ fn sm_frame(
     src: engine::proto::EndpointAddr,
     dst: engine::proto::EndpointAddr,
     dest: u16,
-    token: u32,
+    token: u64,
     body: SmRepr,
 ) -> Vec<u8> {
     let rpc = RpcRepr {

@@ -141,7 +141,7 @@ fn a_client_waiting_on_a_slow_handler_is_not_reclaimed() {
 }
 
 /// A ConnectReq as a flooding host would send it.
-fn connect_req(from: EndpointAddr, to: EndpointAddr, client_session: u16, token: u32) -> Vec<u8> {
+fn connect_req(from: EndpointAddr, to: EndpointAddr, client_session: u16, token: u64) -> Vec<u8> {
     let t = HeaderTemplate::new((from.mac, from.ip, from.port), (to.mac, to.ip, to.port));
     let body = SmRepr {
         sm_type: SmType::ConnectReq,
@@ -174,7 +174,7 @@ fn connect_flood_half_open_sessions_reserve_nothing_and_expire() {
             ip: Ipv4Addr::new(10, 9, (i >> 8) as u8, i as u8),
             port: 40000,
         };
-        let _ = server.handle_frame(t, &connect_req(from, cfg.local, 0, i));
+        let _ = server.handle_frame(t, &connect_req(from, cfg.local, 0, u64::from(i)));
         while let Some(n) = server.poll_transmit(t, &mut buf) {
             let p = engine::wire::parse_frame(&buf[..n]).unwrap();
             let resp = SmRepr::parse(&SmBody::new_checked(p.payload).unwrap()).unwrap();
@@ -391,7 +391,7 @@ fn disconnect_while_connecting_is_refused_and_the_connect_completes() {
 
 /// In a child process (see the test below): the token of the first
 /// ConnectReq an endpoint with the default configuration sends.
-fn default_token() -> u32 {
+fn default_token() -> u64 {
     let mut ep = Endpoint::new(EndpointConfig::default()).unwrap();
     let peer = PeerAddr::from(cfg(9).local);
     ep.connect(Instant::ZERO, peer).unwrap();

@@ -177,6 +177,8 @@ fn event_name(ev: &Event, s: SessionId) -> String {
             };
             (session, format!("FailRequests({cause})"))
         }
+        // Not a session's event: no transition emits it.
+        Event::WrongTokens(r) => return format!("WrongTokens({}:{})", r.ip, r.port),
     };
     // Server-side ids differ from the client's; only the client's are checked.
     if sess.number() == s.number() {

@@ -1,6 +1,6 @@
 -- erpc.lua: Wireshark / tshark dissector for this engine's RPC packets
--- (docs/wire.md; the code is engine/src/wire/rpc.rs): the 24-byte RPC header
--- that follows the UDP header, and the 16-byte session-management body that
+-- (docs/wire.md; the code is engine/src/wire/rpc.rs): the 28-byte RPC header
+-- that follows the UDP header, and the 20-byte session-management body that
 -- follows it when pkt_type = SessionMgmt.
 --
 --   tshark -X lua_script:scripts/wireshark/erpc.lua -r run.pcap -Y erpc
@@ -10,7 +10,7 @@
 -- apps' default UDP ports (31851-31858: udp_port = 31851 in configs/*.toml,
 -- plus one port per worker; change under Preferences > Protocols > ERPC), and
 -- as a heuristic UDP dissector that takes any UDP payload starting with magic
--- 0xE7 and version 1, whatever the ports.
+-- 0xE7 and version 2, whatever the ports.
 --
 -- Filter fields: erpc.magic, erpc.version, erpc.pkt_type, erpc.req_type,
 -- erpc.msg_size, erpc.dest_session, erpc.pkt_num, erpc.grant, erpc.req_num, erpc.token,
@@ -19,9 +19,9 @@
 -- erpc.sm.server_token.
 
 local RPC_MAGIC = 0xE7
-local RPC_VERSION = 1
-local RPC_HEADER_LEN = 24
-local SM_BODY_LEN = 16
+local RPC_VERSION = 2
+local RPC_HEADER_LEN = 28
+local SM_BODY_LEN = 20
 local PKT_SESSION_MGMT = 4
 local SESSION_NONE = 0xFFFF
 local DEFAULT_PORTS = "31851-31858"
@@ -57,6 +57,7 @@ local sm_statuses = {
     [5] = "BadMtu",
     [6] = "BadWindow",
     [7] = "PeerLimit",
+    [8] = "Retry",
 }
 
 local f = erpc.fields
@@ -69,7 +70,7 @@ f.dest_session = ProtoField.uint16("erpc.dest_session", "Destination session", b
 f.pkt_num = ProtoField.uint16("erpc.pkt_num", "Packet number", base.DEC)
 f.grant = ProtoField.uint16("erpc.grant", "Response credits granted", base.DEC)
 f.req_num = ProtoField.uint64("erpc.req_num", "Request number (48 bits)", base.DEC)
-f.token = ProtoField.uint32("erpc.token", "Token", base.HEX)
+f.token = ProtoField.uint64("erpc.token", "Token", base.HEX)
 f.payload = ProtoField.bytes("erpc.payload", "Payload")
 f.sm_type = ProtoField.uint8("erpc.sm.type", "SM type", base.DEC, sm_types)
 f.sm_status = ProtoField.uint8("erpc.sm.status", "SM status", base.DEC, sm_statuses)
@@ -78,7 +79,7 @@ f.sm_server_session = ProtoField.uint16("erpc.sm.server_session", "Server sessio
 f.sm_credits = ProtoField.uint16("erpc.sm.credits", "Credits", base.DEC)
 f.sm_mtu = ProtoField.uint16("erpc.sm.mtu", "MTU", base.DEC)
 f.sm_req_window = ProtoField.uint16("erpc.sm.req_window", "Request window", base.DEC)
-f.sm_server_token = ProtoField.uint32("erpc.sm.server_token", "Server token", base.HEX)
+f.sm_server_token = ProtoField.uint64("erpc.sm.server_token", "Server token or cookie", base.HEX)
 
 local ef_short_sm = ProtoExpert.new("erpc.sm.truncated", "SessionMgmt body shorter than 16 bytes",
     expert.group.MALFORMED, expert.severity.ERROR)
@@ -116,7 +117,7 @@ local function dissect_sm(body, pinfo, tree)
     t:add(f.sm_credits, body(6, 2))
     t:add(f.sm_mtu, body(8, 2))
     t:add(f.sm_req_window, body(10, 2))
-    t:add(f.sm_server_token, body(12, 4))
+    t:add(f.sm_server_token, body(12, 8))
     local name = sm_types[sm_type] or ("SM(" .. sm_type .. ")")
     t:append_text(": " .. name)
     pinfo.cols.info:set(string.format("%s client_session=%d server_session=%s credits=%d mtu=%d status=%s",
@@ -146,7 +147,7 @@ function erpc.dissector(tvb, pinfo, tree)
     t:add(f.pkt_num, tvb(10, 2))
     t:add(f.grant, tvb(12, 2))
     t:add(f.req_num, tvb(14, 6))
-    t:add(f.token, tvb(20, 4))
+    t:add(f.token, tvb(20, 8))
     local name = pkt_types[pkt_type] or ("Unknown(" .. pkt_type .. ")")
     t:append_text(string.format(", %s, dest_session %s", name, session_str(dest_session)))
 

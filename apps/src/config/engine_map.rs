@@ -9,7 +9,7 @@ use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
 use engine::proto::{
     bdp_credits, Admission, CcKind, DcqcnParams, EndpointAddr, EndpointConfig, FlowMode,
-    LossPolicy, MemBudget, PeerAddr, Retransmit, MAX_SESSIONS,
+    LossPolicy, MemBudget, PeerAddr, Retransmit, SecretKey, MAX_SESSIONS,
 };
 use engine::time::Duration;
 use engine::wire::MacAddr;
@@ -54,6 +54,8 @@ impl Config {
             session_ring_share_pct: t.session_ring_share_pct.unwrap_or(d.session_ring_share_pct),
             peer_ring_share_pct: t.peer_ring_share_pct.unwrap_or(d.peer_ring_share_pct),
             restart_probe_wait: Duration::from_millis(t.restart_probe_wait_ms),
+            cookie_above_pct: t.cookie_above_pct,
+            wrong_tokens_per_sec: t.wrong_tokens_per_sec,
         }
     }
 
@@ -211,6 +213,9 @@ impl Config {
             nak: t.nak,
             verify_ipv4_checksum: self.verify_ipv4_checksum(),
             seed: token_seed(role, worker_index),
+            // Server tokens and cookies under 128 OS-random bits; the
+            // seed-derived key is the fallback if the OS source fails.
+            secret: SecretKey::from_os(),
             ..EndpointConfig::default()
         }
     }

@@ -1,5 +1,6 @@
-//! What a server lets its peers hold, validated: the ring shares and the
-//! restart probe's wait (`engine::proto::Admission`) and the memory bounds
+//! What a server lets its peers hold, validated: the ring shares, the
+//! restart probe's wait, the cookie threshold and the wrong-token limit
+//! (`engine::proto::Admission`) and the memory bounds
 //! (`engine::proto::MemBudget`), each error naming its key.
 
 use super::schema::{Config, ConfigError};
@@ -7,7 +8,8 @@ use super::validate::{limit_err, range};
 
 impl Config {
     /// Ring shares within 1..=100 per cent (when set), a probe wait of
-    /// 1 ms to 1 min.
+    /// 1 ms to 1 min, a cookie threshold within 0..=100 per cent, 1 to a
+    /// million wrong tokens per source per second.
     pub(super) fn validate_admission(&self) -> Result<(), ConfigError> {
         let t = &self.transport;
         let shares = [
@@ -24,6 +26,18 @@ impl Config {
             t.restart_probe_wait_ms,
             1,
             60_000,
+        )?;
+        range(
+            "transport.cookie_above_pct",
+            u64::from(t.cookie_above_pct),
+            0,
+            100,
+        )?;
+        range(
+            "transport.wrong_tokens_per_sec",
+            u64::from(t.wrong_tokens_per_sec),
+            1,
+            1_000_000,
         )
     }
 

@@ -332,6 +332,13 @@ pub struct TransportConfig {
     /// Server: how long a live session's liveness probe may go unanswered
     /// before a ConnectReq with a new token replaces it.
     pub restart_probe_wait_ms: u64,
+    /// Server: from this fill of the session table (per cent of
+    /// max_sessions) a ConnectReq must bring the server's cookie (one
+    /// extra round trip); 0: always, 100: only when full.
+    pub cookie_above_pct: u8,
+    /// Server: wrong tokens one source address may send per second before
+    /// the server withholds its replies to it and reports it.
+    pub wrong_tokens_per_sec: u32,
     /// Server: reassembly + stored-response bytes per worker / per client
     /// address, MiB (`engine::proto::MemBudget`).
     pub mem_per_worker_mib: u64,
@@ -391,6 +398,8 @@ impl Default for TransportConfig {
             session_ring_share_pct: None,
             peer_ring_share_pct: None,
             restart_probe_wait_ms: 100,
+            cookie_above_pct: 50,
+            wrong_tokens_per_sec: 64,
             mem_per_worker_mib: 512,
             mem_per_peer_mib: 128,
             reassembly_timeout_ms: 1_000,

@@ -24,6 +24,16 @@ pub struct Admission {
     /// session number replaces it. A restarted client is connected again
     /// within this plus one `connect_retry`.
     pub restart_probe_wait: Duration,
+    /// From how full the session table is (live sessions, in per cent of
+    /// `max_sessions`) the server answers a ConnectReq without a valid
+    /// cookie with ConnectResp(Retry) and its cookie, creating nothing, so
+    /// a connect flood from spoofed addresses cannot fill the table. 0:
+    /// always; 100: only once the table is full.
+    pub cookie_above_pct: u8,
+    /// Wrong tokens one source address may send per second before the
+    /// server withholds the replies and probes a stranger could draw from
+    /// it, and reports the source (`wrong_tokens.rs`).
+    pub wrong_tokens_per_sec: u32,
 }
 
 impl Default for Admission {
@@ -37,6 +47,8 @@ impl Default for Admission {
             session_ring_share_pct: 25,
             peer_ring_share_pct: 25,
             restart_probe_wait: Duration::from_millis(100),
+            cookie_above_pct: 50,
+            wrong_tokens_per_sec: 64,
         }
     }
 }
@@ -62,7 +74,20 @@ impl Admission {
                 "must be above zero",
             ));
         }
+        if self.cookie_above_pct > 100 {
+            return Err(ConfigError::new(
+                "admission.cookie_above_pct",
+                self.cookie_above_pct,
+                "a share in per cent, 0..=100",
+            ));
+        }
         Ok(())
+    }
+
+    /// Whether a ConnectReq needs a valid cookie, with `live` of `max`
+    /// session numbers in use.
+    pub(crate) fn cookie_needed(&self, live: usize, max: usize) -> bool {
+        live * 100 >= max * self.cookie_above_pct as usize
     }
 
     /// The credits a new server session gets: what the client asked, at

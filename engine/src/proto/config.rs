@@ -7,6 +7,7 @@ use super::admission::Admission;
 pub use super::budget::MemBudget;
 pub use super::cc::{CcKind, DcqcnParams};
 use super::error::ConfigError;
+use super::secrets::SecretKey;
 use crate::time::Duration;
 use crate::wire::{MacAddr, IPV4_HEADER_LEN, RPC_HEADER_LEN, SM_BODY_LEN, UDP_HEADER_LEN};
 use std::net::Ipv4Addr;
@@ -14,7 +15,7 @@ use std::net::Ipv4Addr;
 /// Bytes of every packet's MTU taken by the IPv4, UDP and RPC headers.
 pub const PKT_OVERHEAD: usize = IPV4_HEADER_LEN + UDP_HEADER_LEN + RPC_HEADER_LEN;
 /// Smallest MTU accepted: keeps the per-packet header overhead under 50 % and
-/// leaves room for the 16-byte session-management body.
+/// leaves room for the 20-byte session-management body.
 pub const MIN_MTU: usize = 128;
 // The session-management body must fit one packet at the smallest MTU.
 const _: () = assert!(SM_BODY_LEN <= MIN_MTU - PKT_OVERHEAD);
@@ -247,6 +248,11 @@ pub struct EndpointConfig {
     /// from the operating system ([`os_seed`]) so that tokens differ between
     /// processes and restarts; set it explicitly for a reproducible run.
     pub seed: u64,
+    /// The server's 128-bit secret, from which it draws its session tokens
+    /// and connect cookies (`secrets.rs`). `None`: derived from `seed`
+    /// (reproducible, but only as secret as the seed's 64 bits); a real
+    /// server sets [`SecretKey::from_os`].
+    pub secret: Option<SecretKey>,
 }
 
 impl Default for EndpointConfig {
@@ -289,6 +295,7 @@ impl Default for EndpointConfig {
             sack_rule: SackRule::FirstNack,
             verify_ipv4_checksum: true,
             seed: os_seed(),
+            secret: None,
         }
     }
 }
@@ -519,7 +526,7 @@ mod tests {
     #[test]
     fn default_is_valid() {
         EndpointConfig::default().validate().unwrap();
-        assert_eq!(EndpointConfig::default().max_data_per_pkt(), 1448);
+        assert_eq!(EndpointConfig::default().max_data_per_pkt(), 1444);
     }
 
     #[test]

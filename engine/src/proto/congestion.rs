@@ -122,8 +122,8 @@ impl Endpoint {
 
     /// A CNP for one of our client sessions: cut its rate.
     pub(crate) fn rx_cnp(&mut self, now: Instant, p: &Parsed<'_>) {
-        let d = &mut self.stats.drops;
-        let Some(c) = self.table.client_for_packet(&p.rpc, d) else {
+        let (d, wrong) = (&mut self.stats.drops, &mut self.wrong_tokens);
+        let Some(c) = self.table.client_for_packet(now, p, d, wrong) else {
             return;
         };
         if let Some(cc) = c.cc.as_mut() {

@@ -12,12 +12,14 @@ use super::event::{Delivery, Event};
 use super::ids::SessionId;
 use super::links::PauseLinks;
 use super::msgbuf::{MsgBuf, MsgPool, PoolStats};
+use super::secrets::{SecretKey, Secrets};
 use super::server_rx::{GapRule, RequestRx};
 use super::state::SessionState;
 use super::stats::{SessionCounts, Stats};
 use super::table::SessionTable;
 use super::timers::TimerHeap;
 use super::txq::{AnswerKind, TxQueues};
+use super::wrong_tokens::WrongTokens;
 use crate::rng::Rng;
 use crate::time::Instant;
 use crate::wire::{self, Parsed, PktType, HEADERS_LEN};
@@ -32,9 +34,6 @@ const PACING_SLOTS: usize = 4096;
 /// Events pre-sized per endpoint: a session reset with a full window and a
 /// modest backlog fits without growing the queue.
 const EVENT_QUEUE_PRESIZE: usize = 256;
-
-/// Mixed into the seed of the server-token stream.
-const SERVER_TOKEN_STREAM: u64 = 0x5e72_7e70_c0de_0001;
 
 /// One RPC endpoint: a client and a server at once, owned by one thread.
 ///
@@ -74,7 +73,7 @@ pub struct Endpoint {
     pub(crate) ring_reserved: usize,
     /// Server side: (client ip, client port, client session) -> (our
     /// session, token), to answer duplicate ConnectReqs without allocating.
-    pub(crate) accepted: HashMap<(Ipv4Addr, u16, u16), (SessionId, u32)>,
+    pub(crate) accepted: HashMap<(Ipv4Addr, u16, u16), (SessionId, u64)>,
     /// Server sessions and bytes held per client IP, and bytes held in
     /// all (`max_sessions_per_peer`, `MemBudget`).
     pub(crate) ledger: Ledger,
@@ -83,9 +82,12 @@ pub struct Endpoint {
     pub(crate) events: VecDeque<Event>,
     pub(crate) stats: Stats,
     pub(crate) rng: Rng,
-    /// Server tokens: a stream of its own, so accepting sessions does not
-    /// move the client tokens `rng` draws.
-    pub(crate) server_tokens: Rng,
+    /// Server tokens and connect cookies, under the server's secret (a
+    /// stream of their own, so accepting sessions does not move the client
+    /// tokens `rng` draws).
+    pub(crate) secrets: Secrets,
+    /// Wrong tokens per source address (`admission.wrong_tokens_per_sec`).
+    pub(crate) wrong_tokens: WrongTokens,
     /// Every session's next deadline (see `timers.rs`).
     pub(crate) timers: TimerHeap,
     /// Client requests in slots (any session): busy while > 0.
@@ -124,7 +126,8 @@ impl Endpoint {
             events: VecDeque::with_capacity(EVENT_QUEUE_PRESIZE),
             stats: Stats::default(),
             rng: Rng::new(cfg.seed),
-            server_tokens: Rng::new(cfg.seed ^ SERVER_TOKEN_STREAM),
+            secrets: Secrets::new(cfg.secret.unwrap_or(SecretKey::from_seed(cfg.seed))),
+            wrong_tokens: WrongTokens::new(cfg.admission.wrong_tokens_per_sec),
             timers: TimerHeap::new(cfg.scan_interval, cfg.max_sessions),
             active_client_reqs: 0,
             sm_pending: 0,
@@ -237,7 +240,7 @@ impl Endpoint {
         use super::client::{ClientSlot, Pending, BACKLOG_PRESIZE};
         use super::server::ServerSlot;
         use std::mem::size_of;
-        type AcceptedEntry = ((Ipv4Addr, u16, u16), (SessionId, u32));
+        type AcceptedEntry = ((Ipv4Addr, u16, u16), (SessionId, u64));
         let w = self.cfg.req_window;
         let entry = size_of::<Option<super::table::Session>>();
         let client = w * size_of::<ClientSlot>() + BACKLOG_PRESIZE * size_of::<Pending>();
@@ -288,7 +291,9 @@ impl Endpoint {
 
     /// Next event, if any.
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events.pop_front()
+        self.events
+            .pop_front()
+            .or_else(|| self.wrong_tokens.next_report().map(Event::WrongTokens))
     }
 
     // ---- commands: message buffers ----
@@ -354,9 +359,9 @@ impl Endpoint {
 
     /// A request packet: to its server session.
     fn rx_request<'f>(&mut self, now: Instant, p: &Parsed<'f>) -> Option<Delivery<'f>> {
-        let mut srv = self
-            .table
-            .server_for_packet(&p.rpc, &mut self.stats.drops)?;
+        let mut srv =
+            self.table
+                .server_for_packet(now, p, &mut self.stats.drops, &mut self.wrong_tokens)?;
         if !srv.common.heard {
             // The handshake's last step (rare: once per session).
             let id = srv.common.id();
@@ -436,7 +441,8 @@ impl Endpoint {
 
     /// A request-for-response: to its server session.
     fn rx_rfr(&mut self, now: Instant, p: &Parsed<'_>) {
-        let Some(mut srv) = self.table.server_for_packet(&p.rpc, &mut self.stats.drops) else {
+        let (d, wrong) = (&mut self.stats.drops, &mut self.wrong_tokens);
+        let Some(mut srv) = self.table.server_for_packet(now, p, d, wrong) else {
             return;
         };
         if !srv.common.heard {
@@ -460,8 +466,8 @@ impl Endpoint {
 
     /// A credit return, response or error answer: to its client session.
     fn rx_answer<'f>(&mut self, now: Instant, p: &Parsed<'f>) -> Option<Delivery<'f>> {
-        let d = &mut self.stats.drops;
-        let c = self.table.client_for_packet(&p.rpc, d)?;
+        let (d, wrong) = (&mut self.stats.drops, &mut self.wrong_tokens);
+        let c = self.table.client_for_packet(now, p, d, wrong)?;
         let sid = c.common.id();
         let max_msg = self.cfg.max_msg_size;
         let rx = c.rx_answer(now, p, self.dpp, max_msg, &self.pool, &mut self.stats);

@@ -105,6 +105,9 @@ pub fn refusal_reason(status: SmStatus) -> &'static str {
         SmStatus::PeerLimit => {
             "this client address already holds the server's per-peer session limit"
         }
+        SmStatus::Retry => {
+            "the server asked for its cookie first (its session table is filling up)"
+        }
         SmStatus::Unknown(_) => "a status this build does not know",
     }
 }

@@ -5,6 +5,7 @@
 use super::error::RpcError;
 use super::ids::{ReqHandle, SessionId};
 use super::msgbuf::MsgBuf;
+use super::wrong_tokens::WrongTokenReport;
 
 /// What `handle_frame` hands to the application.
 #[derive(Debug)]
@@ -103,4 +104,8 @@ pub enum Event {
     /// Server side: a session whose client went silent (dead, or a
     /// half-open handshake) was reclaimed after the idle timeout.
     PeerSessionReclaimed(SessionId),
+    /// Server side: a source address sent more wrong tokens in one second
+    /// than `admission.wrong_tokens_per_sec`; until the second is over the
+    /// server withholds the replies and probes its packets could draw.
+    WrongTokens(WrongTokenReport),
 }

@@ -18,7 +18,11 @@
 //! past its timeout, or unanswered to a liveness probe sent with its old
 //! token. A peer that cannot see the traffic cannot answer that probe, and
 //! cannot kill a live session. The client learns the server's session number and, if
-//! needed, its MAC from the ConnectResp.
+//! needed, its MAC from the ConnectResp. From `admission.cookie_above_pct`
+//! of the session table on, a ConnectReq must first bring the server's
+//! cookie for its source address (ConnectResp(Retry), `cookie_passes`),
+//! so spoofed floods create nothing; wrong tokens are tallied per source
+//! and past a limit draw no more replies (`wrong_tokens.rs`).
 //!
 //! Disconnect: the client fails its outstanding requests and sends
 //! DisconnectReq until a DisconnectResp arrives or `connect_timeout` passes;
@@ -35,11 +39,13 @@ use super::error::RpcError;
 use super::event::Event;
 use super::ids::SessionId;
 use super::links::NO_LINK;
+use super::secrets::CookieFor;
 use super::server::ServerSession;
 use super::session::SessionCommon;
 use super::state::{Effect, SessionInput, SessionState};
 use super::table::Session;
 use super::txq::{SmReply, TxDesc};
+use super::wrong_tokens::Tally;
 use crate::time::Instant;
 use crate::wire::{
     HeaderTemplate, MacAddr, Parsed, SmBody, SmRepr, SmStatus, SmType, SESSION_NONE,
@@ -56,7 +62,7 @@ impl Endpoint {
         let id = self.reserve_session(need)?;
         let template = self.template_to(peer.mac.unwrap_or(MacAddr::BROADCAST), peer);
         let common = SessionCommon {
-            token: self.rng.next_u32(),
+            token: self.rng.next_u64(),
             ring_reserved: need,
             link: self.attach_link(peer),
             ..SessionCommon::new(id, SessionState::Connecting, peer, template, now)
@@ -106,7 +112,8 @@ impl Endpoint {
     fn server_rx_connect(&mut self, now: Instant, p: &Parsed<'_>, req: &SmRepr) {
         let key = (p.src_ip, p.src_port, req.client_session);
         let token = p.rpc.token;
-        if let Some(&(old, old_token)) = self.accepted.get(&key) {
+        let live = self.accepted.get(&key).copied();
+        if let Some((old, old_token)) = live {
             if old_token == token {
                 self.stats.drops.duplicate += 1;
                 self.stats.drops.dup_sm += 1;
@@ -117,10 +124,22 @@ impl Endpoint {
                 self.reply_connect(p, req, (SmStatus::Ok, old.num), grant);
                 return;
             }
+        }
+        if !self.cookie_passes(now, p, req) {
+            return;
+        }
+        if let Some((old, _)) = live {
             // Same client session number, new token: a restarted client,
             // or a peer that wants this session gone. Only a dead old
-            // session is replaced (`admission::restart`).
-            if !self.old_session_is_dead(now, old) {
+            // session is replaced (`admission::restart`); a source over its
+            // wrong-token limit (its forged restarts were refused by the
+            // live client's answers) draws no more probes this second.
+            if self.wrong_tokens.over(now, p.src_ip, p.src_port) {
+                self.stats.replies_withheld += 1;
+                self.stats.drops.restart_refused += 1;
+                return;
+            }
+            if !self.old_session_is_dead(now, p, old) {
                 return;
             }
             self.stats.sessions_replaced += 1;
@@ -147,12 +166,44 @@ impl Endpoint {
         }
     }
 
+    /// Whether a ConnectReq may go on to create (or replace) a session.
+    /// While the session table is filling up (`admission.cookie_above_pct`)
+    /// only one that brings this server's cookie for its source address may:
+    /// the others are answered with ConnectResp(Retry) and the cookie, and
+    /// nothing is created or probed, so a flood of ConnectReqs from spoofed
+    /// addresses (which never see their cookies) costs one same-sized reply
+    /// each and no table slot. A real client pays one round trip.
+    fn cookie_passes(&mut self, now: Instant, p: &Parsed<'_>, req: &SmRepr) -> bool {
+        let who = CookieFor {
+            ip: p.src_ip,
+            port: p.src_port,
+            client_session: req.client_session,
+            client_token: p.rpc.token,
+        };
+        if req.server_token != 0 {
+            if self.secrets.cookie_ok(now, &who, req.server_token) {
+                return true;
+            }
+            self.stats.cookies_bad += 1;
+        }
+        let adm = self.cfg.admission;
+        if !adm.cookie_needed(self.table.live(), self.cfg.max_sessions) {
+            return true;
+        }
+        let cookie = self.secrets.cookie(now, &who);
+        // Handled and answered: accounted as accepted, not dropped.
+        self.stats.rx_accepted += 1;
+        self.stats.cookies_sent += 1;
+        self.reply_connect(p, req, (SmStatus::Retry, SESSION_NONE), (0, cookie));
+        false
+    }
+
     /// Whether the live server session `old` may be replaced by a
     /// ConnectReq with a new token: silent past its timeout, or its
     /// liveness probe (a KeepAlive with its own token, to its own client's
     /// address, which only that client can answer) went unanswered for
     /// `admission.restart_probe_wait`. Probes it when the rule says so.
-    fn old_session_is_dead(&mut self, now: Instant, old: SessionId) -> bool {
+    fn old_session_is_dead(&mut self, now: Instant, p: &Parsed<'_>, old: SessionId) -> bool {
         let adm = self.cfg.admission;
         let timeout = self.cfg.session_timeout;
         let Some(s) = self.table.server_mut(old) else {
@@ -184,7 +235,11 @@ impl Endpoint {
                 self.stats.drops.restart_pending += 1;
             }
             Restart::Wait => self.stats.drops.restart_pending += 1,
-            Restart::Refuse => self.stats.drops.restart_refused += 1,
+            Restart::Refuse => {
+                // Proven forged (or stale): a wrong token from its source.
+                self.stats.drops.restart_refused += 1;
+                self.wrong_tokens.note(now, p.src_ip, p.src_port);
+            }
         }
         false
     }
@@ -236,7 +291,7 @@ impl Endpoint {
         let template = self.template_to(p.src_mac, peer);
         let common = SessionCommon {
             remote: req.client_session,
-            token: self.server_token(p.rpc.token),
+            token: self.secrets.next_token(p.rpc.token),
             link: self.attach_link(peer),
             ..SessionCommon::new(id, SessionState::Connected, peer, template, now)
         };
@@ -246,17 +301,6 @@ impl Endpoint {
         self.table.insert(Session::Server(session));
         self.rearm(now, id);
         Ok((id, credits))
-    }
-
-    /// A fresh server token: random, never 0 (a ConnectResp's "none") nor
-    /// the client's own.
-    fn server_token(&mut self, client_token: u32) -> u32 {
-        loop {
-            let t = self.server_tokens.next_u32();
-            if t != 0 && t != client_token {
-                return t;
-            }
-        }
     }
 
     /// The first packet of a half-open server session with its server
@@ -317,9 +361,51 @@ impl Endpoint {
                 let id = c.common.id();
                 self.txq.ctrl.push_back(TxDesc::KeepAlive(id));
             }
-            Some(_) => d.bad_token += 1,
+            Some(_) => {
+                d.bad_token += 1;
+                self.wrong_tokens.note(now, p.src_ip, p.src_port);
+            }
             None => d.unknown_session += 1,
         }
+    }
+
+    /// Tallies a wrong token (or a session that is not ours) from `p`'s
+    /// source; whether the server may still answer that source this
+    /// second (`wrong_tokens.rs`). Withheld answers are counted.
+    fn may_answer_stranger(&mut self, now: Instant, p: &Parsed<'_>) -> bool {
+        match self.wrong_tokens.note(now, p.src_ip, p.src_port) {
+            Tally::Within => true,
+            Tally::Crossed(_) | Tally::Over => {
+                self.stats.replies_withheld += 1;
+                false
+            }
+        }
+    }
+
+    /// ConnectResp(Retry) to connecting session `id`: keep the server's
+    /// cookie and send the ConnectReq again with it, at once if the cookie
+    /// is new (a repeated one waits for the retry timer, so a server that
+    /// keeps refusing cannot make the two ping-pong at line rate).
+    fn rx_retry(&mut self, now: Instant, id: SessionId, cookie: u64) {
+        let retry = self.cfg.connect_retry;
+        let Some(c) = self.table.client_mut(id) else {
+            return;
+        };
+        if cookie == 0 {
+            self.stats.drops.malformed += 1;
+            return;
+        }
+        self.stats.rx_accepted += 1;
+        self.stats.cookie_retries += 1;
+        if c.common.sm.cookie == cookie {
+            return;
+        }
+        c.common.sm.cookie = cookie;
+        // Restart the retry period, so the handshake's RTT sample is taken
+        // from this ConnectReq.
+        c.common.sm.next_retry = now + retry;
+        self.txq.ctrl.push_back(TxDesc::ConnectReq(id));
+        self.rearm(now, id);
     }
 
     /// Answers a ConnectReq with `status` and the server session number,
@@ -329,7 +415,7 @@ impl Endpoint {
         p: &Parsed<'_>,
         req: &SmRepr,
         answer: (SmStatus, u16),
-        grant: (u16, u32),
+        grant: (u16, u64),
     ) {
         let (status, num) = answer;
         let (credits, server_token) = grant;
@@ -360,6 +446,9 @@ impl Endpoint {
         let status = match self.table.by_num(num) {
             Some(Session::Server(s)) if s.common.token != p.rpc.token => {
                 self.stats.drops.bad_token += 1;
+                if !self.may_answer_stranger(now, p) {
+                    return;
+                }
                 SmStatus::UnknownSession
             }
             Some(Session::Server(s)) => {
@@ -376,6 +465,9 @@ impl Endpoint {
             _ => {
                 // Already freed (our DisconnectResp was lost) or never ours.
                 self.stats.drops.unknown_session += 1;
+                if !self.may_answer_stranger(now, p) {
+                    return;
+                }
                 SmStatus::UnknownSession
             }
         };
@@ -404,6 +496,7 @@ impl Endpoint {
         };
         if c.common.token != p.rpc.token {
             d.bad_token += 1;
+            self.wrong_tokens.note(now, p.src_ip, p.src_port);
             return;
         }
         let id = c.common.id();
@@ -427,6 +520,10 @@ impl Endpoint {
                 SessionInput::DisconnectDone,
                 RpcError::SessionClosed,
             );
+            return;
+        }
+        if connect && resp.status == SmStatus::Retry {
+            self.rx_retry(now, id, resp.server_token);
             return;
         }
         if resp.status != SmStatus::Ok {

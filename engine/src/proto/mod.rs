@@ -51,6 +51,7 @@ mod nak;
 mod pause;
 mod requests;
 mod sack;
+mod secrets;
 mod server;
 mod server_rx;
 mod server_tx;
@@ -61,6 +62,7 @@ mod table;
 mod timers;
 mod transmit;
 mod txq;
+mod wrong_tokens;
 
 pub use crate::wire::ErrorCode;
 pub use admission::Admission;
@@ -76,8 +78,10 @@ pub use error::{refusal_reason, ConfigError, RpcError};
 pub use event::{Delivery, Event, Payload};
 pub use ids::{ReqHandle, SessionId};
 pub use msgbuf::{MsgBuf, MsgPool, PoolStats};
+pub use secrets::{SecretKey, COOKIE_EPOCH};
 pub use state::{
     transition, Effect, EventKind, FailCause, InvalidTransition, Next, SessionInput, SessionState,
     Step,
 };
 pub use stats::{Drops, SessionCounts, Stats};
+pub use wrong_tokens::WrongTokenReport;

@@ -11,11 +11,15 @@ use super::state::SessionState;
 use crate::time::Instant;
 use crate::wire::{HeaderTemplate, SESSION_NONE};
 
-/// Handshake retransmission timer of a Connecting or Disconnecting session.
+/// Handshake retransmission timer of a Connecting or Disconnecting session,
+/// and the cookie a connecting client was handed.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SmTimer {
     pub next_retry: Instant,
     pub deadline: Instant,
+    /// The server's cookie from a ConnectResp(Retry), carried by every
+    /// later ConnectReq of the handshake; 0: none.
+    pub cookie: u64,
 }
 
 impl SmTimer {
@@ -23,6 +27,7 @@ impl SmTimer {
     pub const IDLE: SmTimer = SmTimer {
         next_retry: Instant::ZERO,
         deadline: Instant::ZERO,
+        cookie: 0,
     };
 }
 
@@ -37,7 +42,7 @@ pub(crate) struct SessionCommon {
     pub peer: PeerAddr,
     /// The peer's session number (`SESSION_NONE` until the ConnectResp).
     pub remote: u16,
-    pub token: u32,
+    pub token: u64,
     /// Receive-ring entries reserved for this session (lossless mode).
     pub ring_reserved: usize,
     /// Prebuilt Ethernet/IPv4/UDP headers towards the peer (broadcast MAC

@@ -71,6 +71,19 @@ pub struct Stats {
     pub probes_answered: u64,
     /// Client: sessions whose server granted fewer credits than asked.
     pub credits_lowered: u64,
+    /// Server: ConnectReqs answered with ConnectResp(Retry) and a cookie
+    /// (the table was filling up and they brought no valid cookie).
+    pub cookies_sent: u64,
+    /// Server: ConnectReqs whose cookie was not this server's for their
+    /// source, or had expired (answered as if they had none).
+    pub cookies_bad: u64,
+    /// Client: ConnectResp(Retry) received (connects that paid a round
+    /// trip for a cookie).
+    pub cookie_retries: u64,
+    /// Server: replies and restart probes not sent because their source
+    /// was over its wrong-token limit this second
+    /// (`admission.wrong_tokens_per_sec`).
+    pub replies_withheld: u64,
     /// State changes the engine attempted that the transition table
     /// refused: always 0 unless the engine has a bug.
     pub invalid_transitions: u64,

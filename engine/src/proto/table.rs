@@ -10,7 +10,9 @@ use super::server::ServerSession;
 use super::session::SessionCommon;
 use super::state::SessionState;
 use super::stats::{Drops, SessionCounts};
-use crate::wire::RpcRepr;
+use super::wrong_tokens::WrongTokens;
+use crate::time::Instant;
+use crate::wire::Parsed;
 use std::collections::VecDeque;
 
 /// One entry of the session table.
@@ -152,11 +154,13 @@ impl SessionTable {
     /// counting the drop reason if there is none.
     pub fn client_for_packet(
         &mut self,
-        rpc: &RpcRepr,
+        now: Instant,
+        p: &Parsed<'_>,
         drops: &mut Drops,
+        wrong: &mut WrongTokens,
     ) -> Option<&mut ClientSession> {
-        match self.by_num_mut(rpc.dest_session) {
-            Some(Session::Client(c)) if admit(&c.common, rpc, drops) => Some(c),
+        match self.by_num_mut(p.rpc.dest_session) {
+            Some(Session::Client(c)) if admit(&c.common, now, p, drops, wrong) => Some(c),
             Some(Session::Client(_)) => None,
             _ => {
                 drops.unknown_session += 1;
@@ -169,11 +173,13 @@ impl SessionTable {
     /// drop reason if there is none.
     pub fn server_for_packet(
         &mut self,
-        rpc: &RpcRepr,
+        now: Instant,
+        p: &Parsed<'_>,
         drops: &mut Drops,
+        wrong: &mut WrongTokens,
     ) -> Option<&mut ServerSession> {
-        match self.by_num_mut(rpc.dest_session) {
-            Some(Session::Server(s)) if admit(&s.common, rpc, drops) => Some(s),
+        match self.by_num_mut(p.rpc.dest_session) {
+            Some(Session::Server(s)) if admit(&s.common, now, p, drops, wrong) => Some(s),
             Some(Session::Server(_)) => None,
             _ => {
                 drops.unknown_session += 1;
@@ -194,10 +200,18 @@ impl SessionTable {
     }
 }
 
-/// Token and state check of a data packet against the session it names.
-fn admit(c: &SessionCommon, rpc: &RpcRepr, drops: &mut Drops) -> bool {
-    if c.token != rpc.token {
+/// Token and state check of a data packet against the session it names;
+/// a wrong token is tallied against its source (`wrong_tokens.rs`).
+fn admit(
+    c: &SessionCommon,
+    now: Instant,
+    p: &Parsed<'_>,
+    drops: &mut Drops,
+    wrong: &mut WrongTokens,
+) -> bool {
+    if c.token != p.rpc.token {
         drops.bad_token += 1;
+        wrong.note(now, p.src_ip, p.src_port);
         false
     } else if c.state != SessionState::Connected {
         drops.bad_state += 1;

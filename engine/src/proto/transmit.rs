@@ -28,7 +28,7 @@ impl Endpoint {
     ///
     /// # Panics
     /// If `buf` is shorter than [`min_tx_buf_len`](Self::min_tx_buf_len)
-    /// (`66 + max_data_per_pkt`): a caller bug, not a network condition.
+    /// (`70 + max_data_per_pkt`): a caller bug, not a network condition.
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         assert!(
             buf.len() >= self.min_tx_buf_len(),
@@ -162,7 +162,8 @@ impl Endpoint {
             credits: c.credits_total,
             mtu: self.cfg.mtu as u16,
             req_window: self.cfg.req_window as u16,
-            server_token: 0,
+            // A ConnectReq carries the server's cookie once it has one.
+            server_token: c.common.sm.cookie,
         };
         let cm = &c.common;
         Some(cm.template.write_sm(buf, cm.remote, cm.token, &body))

@@ -61,7 +61,7 @@ pub(crate) enum TxDesc {
 pub(crate) struct SmReply {
     pub dst: (MacAddr, Ipv4Addr, u16),
     pub dest_session: u16,
-    pub token: u32,
+    pub token: u64,
     pub body: SmRepr,
 }
 

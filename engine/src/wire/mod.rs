@@ -1,5 +1,5 @@
-//! Wire format: byte views over Ethernet, IPv4, UDP, the 24-byte RPC header and
-//! the 16-byte session-management body, plus the two per-packet fast paths used
+//! Wire format: byte views over Ethernet, IPv4, UDP, the 28-byte RPC header and
+//! the 20-byte session-management body, plus the two per-packet fast paths used
 //! by `proto`: [`parse_frame`] (one frame in, validated headers and a borrowed
 //! payload out) and [`HeaderTemplate::write`] (all 66 header bytes out from a
 //! prebuilt template). This module holds no state and never allocates; every
@@ -82,9 +82,9 @@ pub const IPV4_HEADER_LEN: usize = 20;
 /// Length of a UDP header.
 pub const UDP_HEADER_LEN: usize = 8;
 /// Length of the RPC header that starts every UDP payload.
-pub const RPC_HEADER_LEN: usize = 24;
+pub const RPC_HEADER_LEN: usize = 28;
 /// Length of the session-management body that follows an `SessionMgmt` RPC header.
-pub const SM_BODY_LEN: usize = 16;
+pub const SM_BODY_LEN: usize = 20;
 /// All header bytes in front of the RPC payload of an emitted frame.
 pub const HEADERS_LEN: usize =
     ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + RPC_HEADER_LEN;
@@ -348,7 +348,9 @@ mod tests {
 
     #[test]
     fn test_error_bad_version() {
-        let frame = mutated(|f| f[RPC + 1] = 2);
+        let frame = mutated(|f| f[RPC + 1] = 1);
+        assert_eq!(parse_frame(&frame), Err(Error::BadVersion));
+        let frame = mutated(|f| f[RPC + 1] = 3);
         assert_eq!(parse_frame(&frame), Err(Error::BadVersion));
         let frame = mutated(|f| f[RPC + 1] = 0);
         assert_eq!(parse_frame(&frame), Err(Error::BadVersion));
@@ -417,7 +419,7 @@ mod tests {
     #[test]
     fn test_error_udp_length() {
         // UDP length larger than the IPv4 payload (and than the frame).
-        for len in [37u16, 70, 0xffff] {
+        for len in [41u16, 74, 0xffff] {
             let frame = mutated(|f| f[UDP + 4..UDP + 6].copy_from_slice(&len.to_be_bytes()));
             assert_eq!(parse_frame(&frame), Err(Error::BadLength), "udp len {len}");
         }
@@ -425,10 +427,10 @@ mod tests {
         let frame = mutated(|f| f[UDP + 5] = 7);
         assert_eq!(parse_frame(&frame), Err(Error::BadLength));
         // UDP length too short for the RPC header.
-        let frame = mutated(|f| f[UDP + 5] = 8 + 23);
+        let frame = mutated(|f| f[UDP + 5] = 8 + 27);
         assert_eq!(parse_frame(&frame), Err(Error::Truncated));
         // UDP length shorter than the IPv4 payload: the payload ends there.
-        let frame = mutated(|f| f[UDP + 5] = 8 + 24 + 2);
+        let frame = mutated(|f| f[UDP + 5] = 8 + 28 + 2);
         assert_eq!(parse_frame(&frame).unwrap().payload, b"pi");
     }
 
@@ -442,10 +444,10 @@ mod tests {
         let frame = mutated(|f| f[IP + 3] = 19);
         assert_eq!(parse_frame(&frame), Err(Error::BadLength));
         // Total length past the end of the frame.
-        let frame = mutated(|f| f[IP + 3] = 57);
+        let frame = mutated(|f| f[IP + 3] = 61);
         assert_eq!(parse_frame(&frame), Err(Error::Truncated));
         // Total length that cuts into the UDP datagram.
-        let frame = mutated(|f| f[IP + 3] = 55);
+        let frame = mutated(|f| f[IP + 3] = 59);
         assert_eq!(parse_frame(&frame), Err(Error::BadLength));
         let frame = mutated(|f| f[IP + 3] = 20 + 4);
         assert_eq!(parse_frame(&frame), Err(Error::Truncated));

@@ -1,6 +1,6 @@
 //! The receive fast path: a frame in the form this engine (and any peer
 //! speaking its wire format) sends, IPv4 without options, parsed in one
-//! pass over its first 66 bytes at fixed offsets, with one length check up
+//! pass over its first 70 bytes at fixed offsets, with one length check up
 //! front instead of one per layer. It only ever accepts: a frame it does
 //! not take (options, anything malformed) goes to the layered parse, which
 //! gives the answer and, when there is one, the precise error. The two
@@ -12,7 +12,7 @@ use super::{MacAddr, Parsed, PktType, RpcRepr, ECN_MASK, HEADERS_LEN, IPV4_HEADE
 use super::{RPC_MAGIC, RPC_VERSION};
 use std::net::Ipv4Addr;
 
-/// Frame offsets (Ethernet 0..14, IPv4 14..34, UDP 34..42, RPC 42..66).
+/// Frame offsets (Ethernet 0..14, IPv4 14..34, UDP 34..42, RPC 42..70).
 mod at {
     pub const ETHERTYPE: usize = 12;
     pub const IP: usize = 14;
@@ -40,6 +40,12 @@ fn be16(h: &[u8; HEADERS_LEN], i: usize) -> u16 {
 
 fn be32(h: &[u8; HEADERS_LEN], i: usize) -> u32 {
     u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]])
+}
+
+fn be64(h: &[u8; HEADERS_LEN], i: usize) -> u64 {
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&h[i..i + 8]);
+    u64::from_be_bytes(b)
 }
 
 /// `frame` parsed if it is a valid frame whose IPv4 header has no options
@@ -100,14 +106,14 @@ pub(super) fn parse_plain(frame: &[u8], verify_ipv4_checksum: bool) -> Option<Pa
             pkt_num: be16(h, r + 10),
             grant: (grant_req >> 48) as u16,
             req_num: grant_req & super::rpc::REQ_NUM_MAX,
-            token: be32(h, r + 20),
+            token: be64(h, r + 20),
         },
         payload: &frame[HEADERS_LEN..at::UDP + udp_len],
     })
 }
 
 // The offsets above are those of a 20-byte IPv4 header.
-const _: () = assert!(at::UDP - at::IP == IPV4_HEADER_LEN && at::RPC + 24 == HEADERS_LEN);
+const _: () = assert!(at::UDP - at::IP == IPV4_HEADER_LEN && at::RPC + 28 == HEADERS_LEN);
 
 #[cfg(test)]
 mod tests {

@@ -1,5 +1,5 @@
-//! The engine's own headers: the 24-byte RPC header at the start of every UDP
-//! payload, and the 16-byte session-management (SM) body that follows it in
+//! The engine's own headers: the 28-byte RPC header at the start of every UDP
+//! payload, and the 20-byte session-management (SM) body that follows it in
 //! `SessionMgmt` packets. Parsing the RPC header checks only magic and
 //! version; packet and SM types this build does not know decode as
 //! `Unknown(..)` and are left for `proto` to count and drop. Field meanings
@@ -11,7 +11,7 @@ use super::{RPC_HEADER_LEN, SM_BODY_LEN};
 /// First byte of every RPC header; anything else is not ours.
 pub const RPC_MAGIC: u8 = 0xE7;
 /// The only RPC header version this build speaks.
-pub const RPC_VERSION: u8 = 1;
+pub const RPC_VERSION: u8 = 2;
 /// `dest_session` / session-number value meaning "no session yet" (ConnectReq).
 pub const SESSION_NONE: u16 = 0xFFFF;
 /// Largest request number the header carries (48 bits: at 10 M requests/s
@@ -109,6 +109,11 @@ wire_enum! {
         BadWindow = 6,
         /// The client's address has `max_sessions_per_peer` sessions already.
         PeerLimit = 7,
+        /// ConnectResp only: the server asks for its cookie before it
+        /// creates anything (its session table is filling up); the cookie
+        /// is in `server_token`, and the client sends its ConnectReq again
+        /// with it in the same field.
+        Retry = 8,
     }
 }
 
@@ -126,7 +131,7 @@ mod field {
     /// The 64-bit word holding the grant (high 16 bits) and the 48-bit
     /// req_num (low 48 bits).
     pub const GRANT_REQ_NUM: Range<usize> = 12..20;
-    pub const TOKEN: Range<usize> = 20..24;
+    pub const TOKEN: Range<usize> = 20..28;
 }
 
 mod sm_field {
@@ -139,7 +144,7 @@ mod sm_field {
     pub const CREDITS: Range<usize> = 6..8;
     pub const MTU: Range<usize> = 8..10;
     pub const REQ_WINDOW: Range<usize> = 10..12;
-    pub const SERVER_TOKEN: Range<usize> = 12..16;
+    pub const SERVER_TOKEN: Range<usize> = 12..20;
 }
 
 /// A view of an RPC header followed by its payload.
@@ -149,7 +154,7 @@ pub struct RpcHeader<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> RpcHeader<T> {
-    /// Wraps a buffer without checks; getters panic if it is under 24 bytes.
+    /// Wraps a buffer without checks; getters panic if it is under 28 bytes.
     #[inline]
     pub const fn new_unchecked(buffer: T) -> Self {
         RpcHeader { buffer }
@@ -163,7 +168,7 @@ impl<T: AsRef<[u8]>> RpcHeader<T> {
         Ok(header)
     }
 
-    /// `Err(Truncated)` if the buffer is shorter than 24 bytes.
+    /// `Err(Truncated)` if the buffer is shorter than 28 bytes.
     #[inline]
     pub fn check_len(&self) -> Result<(), Error> {
         if self.buffer.as_ref().len() < RPC_HEADER_LEN {
@@ -233,10 +238,10 @@ impl<T: AsRef<[u8]>> RpcHeader<T> {
         get_u64(self.buffer.as_ref(), field::GRANT_REQ_NUM) & REQ_NUM_MAX
     }
 
-    /// Session token, bytes 20..24.
+    /// Session token, bytes 20..28.
     #[inline]
-    pub fn token(&self) -> u32 {
-        get_u32(self.buffer.as_ref(), field::TOKEN)
+    pub fn token(&self) -> u64 {
+        get_u64(self.buffer.as_ref(), field::TOKEN)
     }
 }
 
@@ -305,10 +310,10 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> RpcHeader<T> {
         set_u64(self.buffer.as_mut(), field::GRANT_REQ_NUM, word);
     }
 
-    /// Sets the session token, bytes 20..24.
+    /// Sets the session token, bytes 20..28.
     #[inline]
-    pub fn set_token(&mut self, value: u32) {
-        set_u32(self.buffer.as_mut(), field::TOKEN, value);
+    pub fn set_token(&mut self, value: u64) {
+        set_u64(self.buffer.as_mut(), field::TOKEN, value);
     }
 
     /// Everything after the header.
@@ -339,7 +344,7 @@ pub struct RpcRepr {
     /// keeps the low 48).
     pub req_num: u64,
     /// The session's random token; guards against stray and stale packets.
-    pub token: u32,
+    pub token: u64,
 }
 
 impl RpcRepr {
@@ -371,10 +376,10 @@ impl RpcRepr {
         RPC_HEADER_LEN
     }
 
-    /// Writes all 24 header bytes (magic and version included).
+    /// Writes all 28 header bytes (magic and version included).
     ///
     /// # Panics
-    /// If the buffer is shorter than 24 bytes.
+    /// If the buffer is shorter than 28 bytes.
     #[inline]
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, header: &mut RpcHeader<T>) {
         header.set_magic(RPC_MAGIC);
@@ -397,7 +402,7 @@ pub struct SmBody<T: AsRef<[u8]>> {
 }
 
 impl<T: AsRef<[u8]>> SmBody<T> {
-    /// Wraps a buffer without checks; getters panic if it is under 16 bytes.
+    /// Wraps a buffer without checks; getters panic if it is under 20 bytes.
     #[inline]
     pub const fn new_unchecked(buffer: T) -> Self {
         SmBody { buffer }
@@ -412,7 +417,7 @@ impl<T: AsRef<[u8]>> SmBody<T> {
         Ok(body)
     }
 
-    /// `Err(Truncated)` if the buffer is shorter than 16 bytes.
+    /// `Err(Truncated)` if the buffer is shorter than 20 bytes.
     #[inline]
     pub fn check_len(&self) -> Result<(), Error> {
         if self.buffer.as_ref().len() < SM_BODY_LEN {
@@ -469,12 +474,11 @@ impl<T: AsRef<[u8]>> SmBody<T> {
         get_u16(self.buffer.as_ref(), sm_field::REQ_WINDOW)
     }
 
-    /// ConnectResp (Ok): the token the server chose, bytes 12..16; every
+    /// ConnectResp (Ok): the token the server chose, bytes 12..20; every
     /// later packet of the session carries it. 0 elsewhere.
     #[inline]
-    pub fn server_token(&self) -> u32 {
-        let b = &self.buffer.as_ref()[sm_field::SERVER_TOKEN];
-        u32::from_be_bytes([b[0], b[1], b[2], b[3]])
+    pub fn server_token(&self) -> u64 {
+        get_u64(self.buffer.as_ref(), sm_field::SERVER_TOKEN)
     }
 }
 
@@ -521,10 +525,10 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> SmBody<T> {
         set_u16(self.buffer.as_mut(), sm_field::REQ_WINDOW, value);
     }
 
-    /// Sets the server's token, bytes 12..16.
+    /// Sets the server's token, bytes 12..20.
     #[inline]
-    pub fn set_server_token(&mut self, value: u32) {
-        self.buffer.as_mut()[sm_field::SERVER_TOKEN].copy_from_slice(&value.to_be_bytes());
+    pub fn set_server_token(&mut self, value: u64) {
+        set_u64(self.buffer.as_mut(), sm_field::SERVER_TOKEN, value);
     }
 }
 
@@ -548,7 +552,7 @@ pub struct SmRepr {
     /// ConnectResp (Ok): the token the server chose for the session, which
     /// replaces the client's in every later packet, so only a peer that
     /// received the ConnectResp can use the session. 0 elsewhere.
-    pub server_token: u32,
+    pub server_token: u64,
 }
 
 impl SmRepr {
@@ -577,7 +581,7 @@ impl SmRepr {
     /// Writes all 16 body bytes.
     ///
     /// # Panics
-    /// If the buffer is shorter than 16 bytes.
+    /// If the buffer is shorter than 20 bytes.
     #[inline]
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, body: &mut SmBody<T>) {
         body.set_sm_type(self.sm_type);
@@ -598,15 +602,15 @@ pub(super) mod tests {
 
     // Request (its last packet), req_type 7, msg_size 4096, dest_session 5,
     // pkt_num 2, grant 0x0103 (259 response packets), req_num
-    // 0x0000_8001_0102, token 0xdeadbeef, then payload "hi".
-    static RPC_BYTES: [u8; 26] = [
-        0xe7, 0x01, 0x00, 0x07, // magic, version, pkt_type, req_type
+    // 0x0000_8001_0102, token 0x01234567deadbeef, then payload "hi".
+    static RPC_BYTES: [u8; 30] = [
+        0xe7, 0x02, 0x00, 0x07, // magic, version, pkt_type, req_type
         0x00, 0x00, 0x10, 0x00, // msg_size
         0x00, 0x05, // dest_session
         0x00, 0x02, // pkt_num
         0x01, 0x03, // grant
         0x00, 0x00, 0x80, 0x01, 0x01, 0x02, // req_num (48 bits)
-        0xde, 0xad, 0xbe, 0xef, // token
+        0x01, 0x23, 0x45, 0x67, 0xde, 0xad, 0xbe, 0xef, // token (64 bits)
         b'h', b'i',
     ];
 
@@ -619,20 +623,20 @@ pub(super) mod tests {
             pkt_num: 2,
             grant: 0x0103,
             req_num: 0x8001_0102,
-            token: 0xdead_beef,
+            token: 0x0123_4567_dead_beef,
         }
     }
 
     // CreditReturn, cumulative: request packets 0..=6 of req_num 9 arrived
     // (pkt_num 6), msg_size 20000 (the request's), dest_session 5, no grant.
-    static CR_BYTES: [u8; 24] = [
-        0xe7, 0x01, 0x02, 0x07, // magic, version, pkt_type, req_type
+    static CR_BYTES: [u8; 28] = [
+        0xe7, 0x02, 0x02, 0x07, // magic, version, pkt_type, req_type
         0x00, 0x00, 0x4e, 0x20, // msg_size
         0x00, 0x05, // dest_session
         0x00, 0x06, // pkt_num: highest in-order request packet
         0x00, 0x00, // grant (unused in a CR)
         0x00, 0x00, 0x00, 0x00, 0x00, 0x09, // req_num
-        0x01, 0x02, 0x03, 0x04, // token
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, // token
     ];
 
     #[test]
@@ -645,55 +649,55 @@ pub(super) mod tests {
             pkt_num: 6,
             grant: 0,
             req_num: 9,
-            token: 0x0102_0304,
+            token: 0x0102_0304_0506_0708,
         };
         let header = RpcHeader::new_checked(&CR_BYTES[..]).unwrap();
         assert_eq!(RpcRepr::parse(&header).unwrap(), repr);
-        let mut bytes = [0xa5u8; 24];
+        let mut bytes = [0xa5u8; 28];
         repr.emit(&mut RpcHeader::new_unchecked(&mut bytes[..]));
         assert_eq!(bytes, CR_BYTES);
     }
 
     // Sack: request packet 9 of req_num 9 arrived out of order; packets
     // 0..=3 arrived (cumulative ack 4), so 4..=8 are the holes.
-    static SACK_BYTES: [u8; 24] = [
-        0xe7, 0x01, 0x06, 0x07, // magic, version, pkt_type, req_type
+    static SACK_BYTES: [u8; 28] = [
+        0xe7, 0x02, 0x06, 0x07, // magic, version, pkt_type, req_type
         0x00, 0x00, 0x4e, 0x20, // msg_size (the request's)
         0x00, 0x05, // dest_session
         0x00, 0x09, // pkt_num: the packet kept out of order
         0x00, 0x04, // grant field: the cumulative ack
         0x00, 0x00, 0x00, 0x00, 0x00, 0x09, // req_num
-        0x01, 0x02, 0x03, 0x04, // token
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, // token
     ];
 
     // Pause (XOFF) for 200 us: no session, token 0.
-    static PAUSE_BYTES: [u8; 24] = [
-        0xe7, 0x01, 0x07, 0x00, // magic, version, pkt_type, req_type
+    static PAUSE_BYTES: [u8; 28] = [
+        0xe7, 0x02, 0x07, 0x00, // magic, version, pkt_type, req_type
         0x00, 0x00, 0x00, 0xc8, // msg_size: pause time in us (0 = XON)
         0xff, 0xff, // dest_session: none
         0x00, 0x00, 0x00, 0x00, // pkt_num, grant
         0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // req_num
-        0x00, 0x00, 0x00, 0x00, // token
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // token
     ];
 
     // Cnp to client session 5.
-    static CNP_BYTES: [u8; 24] = [
-        0xe7, 0x01, 0x08, 0x00, // magic, version, pkt_type, req_type
+    static CNP_BYTES: [u8; 28] = [
+        0xe7, 0x02, 0x08, 0x00, // magic, version, pkt_type, req_type
         0x00, 0x00, 0x00, 0x00, // msg_size
         0x00, 0x05, // dest_session
         0x00, 0x00, 0x00, 0x00, // pkt_num, grant
         0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // req_num
-        0x01, 0x02, 0x03, 0x04, // token
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, // token
     ];
 
     // Nak of request 9 of client session 5: packet 3 is missing.
-    static NAK_BYTES: [u8; 24] = [
-        0xe7, 0x01, 0x09, 0x00, // magic, version, pkt_type, req_type
+    static NAK_BYTES: [u8; 28] = [
+        0xe7, 0x02, 0x09, 0x00, // magic, version, pkt_type, req_type
         0x00, 0x00, 0x00, 0x00, // msg_size
         0x00, 0x05, // dest_session
         0x00, 0x03, 0x00, 0x00, // pkt_num: the first missing, grant
         0x00, 0x00, 0x00, 0x00, 0x00, 0x09, // req_num
-        0x01, 0x02, 0x03, 0x04, // token
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, // token
     ];
 
     #[test]
@@ -706,7 +710,7 @@ pub(super) mod tests {
             pkt_num: 9,
             grant: 4,
             req_num: 9,
-            token: 0x0102_0304,
+            token: 0x0102_0304_0506_0708,
         };
         let pause = RpcRepr {
             pkt_type: PktType::Pause,
@@ -722,7 +726,7 @@ pub(super) mod tests {
             pkt_type: PktType::Cnp,
             dest_session: 5,
             msg_size: 0,
-            token: 0x0102_0304,
+            token: 0x0102_0304_0506_0708,
             ..pause
         };
         let nak = RpcRepr {
@@ -739,7 +743,7 @@ pub(super) mod tests {
             (cnp, &CNP_BYTES),
             (nak, &NAK_BYTES),
         ] {
-            let mut bytes = [0u8; 24];
+            let mut bytes = [0u8; 28];
             repr.emit(&mut RpcHeader::new_unchecked(&mut bytes[..]));
             assert_eq!(&bytes, golden);
             let parsed = RpcRepr::parse(&RpcHeader::new_checked(&golden[..]).unwrap()).unwrap();
@@ -755,7 +759,7 @@ pub(super) mod tests {
             grant: 2,
             ..rpc_repr()
         };
-        let mut bytes = [0u8; 24];
+        let mut bytes = [0u8; 28];
         let mut header = RpcHeader::new_unchecked(&mut bytes[..]);
         repr.emit(&mut header);
         assert_eq!(header.grant(), 2);
@@ -770,14 +774,14 @@ pub(super) mod tests {
 
     // ConnectReq, Ok, client_session 3, server_session none, credits 32,
     // mtu 1500, req_window 8.
-    static SM_BYTES: [u8; 16] = [
+    static SM_BYTES: [u8; 20] = [
         0x01, 0x00, // sm_type, status
         0x00, 0x03, // client_session
         0xff, 0xff, // server_session
         0x00, 0x20, // credits
         0x05, 0xdc, // mtu
         0x00, 0x08, // req_window
-        0x00, 0x00, 0x00, 0x00, // server_token (0: not a ConnectResp)
+        0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // server_token (0: not a ConnectResp)
     ];
 
     fn sm_repr() -> SmRepr {
@@ -805,14 +809,14 @@ pub(super) mod tests {
         assert_eq!(header.pkt_num(), 2);
         assert_eq!(header.grant(), 0x0103);
         assert_eq!(header.req_num(), 0x8001_0102);
-        assert_eq!(header.token(), 0xdead_beef);
+        assert_eq!(header.token(), 0x0123_4567_dead_beef);
         assert_eq!(header.payload(), b"hi");
         assert_eq!(RpcRepr::parse(&header).unwrap(), rpc_repr());
     }
 
     #[test]
     fn test_emit_rpc() {
-        let mut bytes = [0xa5u8; 26];
+        let mut bytes = [0xa5u8; 30];
         let mut header = RpcHeader::new_unchecked(&mut bytes[..]);
         rpc_repr().emit(&mut header);
         header.payload_mut().copy_from_slice(b"hi");
@@ -820,15 +824,15 @@ pub(super) mod tests {
     }
 
     // ErrorResponse, req_type 7, msg_size 1, dest_session 5, pkt_num 0,
-    // req_num 9, token 0x01020304, then the code byte NoHandler.
-    static ERROR_RESP_BYTES: [u8; 25] = [
-        0xe7, 0x01, 0x05, 0x07, // magic, version, pkt_type, req_type
+    // req_num 9, token 0x0102030405060708, then the code byte NoHandler.
+    static ERROR_RESP_BYTES: [u8; 29] = [
+        0xe7, 0x02, 0x05, 0x07, // magic, version, pkt_type, req_type
         0x00, 0x00, 0x00, 0x01, // msg_size
         0x00, 0x05, // dest_session
         0x00, 0x00, // pkt_num
         0x00, 0x00, // grant
         0x00, 0x00, 0x00, 0x00, 0x00, 0x09, // req_num
-        0x01, 0x02, 0x03, 0x04, // token
+        0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, // token
         0x01, // ErrorCode::NoHandler
     ];
 
@@ -842,12 +846,12 @@ pub(super) mod tests {
             pkt_num: 0,
             grant: 0,
             req_num: 9,
-            token: 0x0102_0304,
+            token: 0x0102_0304_0506_0708,
         };
         let header = RpcHeader::new_checked(&ERROR_RESP_BYTES[..]).unwrap();
         assert_eq!(RpcRepr::parse(&header).unwrap(), repr);
         assert_eq!(ErrorCode::from(header.payload()[0]), ErrorCode::NoHandler);
-        let mut bytes = [0xa5u8; 25];
+        let mut bytes = [0xa5u8; 29];
         let mut header = RpcHeader::new_unchecked(&mut bytes[..]);
         repr.emit(&mut header);
         header.payload_mut()[0] = ErrorCode::NoHandler.into();
@@ -867,7 +871,7 @@ pub(super) mod tests {
         let header = RpcHeader::new_checked(&bytes[..]).unwrap();
         assert_eq!(RpcRepr::parse(&header), Err(Error::BadMagic));
         let mut bytes = RPC_BYTES;
-        bytes[1] = 2;
+        bytes[1] = 1;
         let header = RpcHeader::new_checked(&bytes[..]).unwrap();
         assert_eq!(RpcRepr::parse(&header), Err(Error::BadVersion));
         // Unknown packet types parse; proto decides what to do with them.
@@ -891,23 +895,23 @@ pub(super) mod tests {
         assert_eq!(body.mtu(), 1500);
         assert_eq!(body.req_window(), 8);
         assert_eq!(SmRepr::parse(&body).unwrap(), sm_repr());
-        // Bytes 12..16: the server token, big-endian.
+        // Bytes 12..20: the server token, big-endian.
         let mut bytes = SM_BYTES;
-        bytes[12..].copy_from_slice(&[0x01, 0x02, 0x03, 0x04]);
+        bytes[12..].copy_from_slice(&[0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08]);
         let body = SmBody::new_checked(&bytes[..]).unwrap();
         let repr = SmRepr {
-            server_token: 0x0102_0304,
+            server_token: 0x0102_0304_0506_0708,
             ..sm_repr()
         };
         assert_eq!(SmRepr::parse(&body).unwrap(), repr);
-        let mut out = [0u8; 16];
+        let mut out = [0u8; 20];
         repr.emit(&mut SmBody::new_unchecked(&mut out[..]));
         assert_eq!(out, bytes);
     }
 
     #[test]
     fn test_emit_sm() {
-        let mut bytes = [0xa5u8; 16];
+        let mut bytes = [0xa5u8; 20];
         sm_repr().emit(&mut SmBody::new_unchecked(&mut bytes[..]));
         assert_eq!(bytes, SM_BYTES);
     }
@@ -967,7 +971,8 @@ pub(super) mod tests {
             (5, SmStatus::BadMtu),
             (6, SmStatus::BadWindow),
             (7, SmStatus::PeerLimit),
-            (8, SmStatus::Unknown(8)),
+            (8, SmStatus::Retry),
+            (9, SmStatus::Unknown(9)),
         ];
         for (v, t) in status {
             assert_eq!(SmStatus::from(v), t);
@@ -989,7 +994,7 @@ pub(super) mod tests {
             any::<u16>(),
             any::<u16>(),
             0..=REQ_NUM_MAX,
-            any::<u32>(),
+            any::<u64>(),
         )
             .prop_map(
                 |(pkt_type, req_type, msg_size, dest_session, pkt_num, grant, req_num, token)| {
@@ -1017,10 +1022,10 @@ pub(super) mod tests {
             prop_assert_eq!(header.payload().len(), payload_len);
         }
 
-        /// Any 24 bytes with our magic and version parse, and every byte
+        /// Any 28 bytes with our magic and version parse, and every byte
         /// is a field: emitting the parsed header gives the same bytes back.
         #[test]
-        fn fuzz_rpc_header_bytes(tail in proptest::collection::vec(any::<u8>(), 22..64)) {
+        fn fuzz_rpc_header_bytes(tail in proptest::collection::vec(any::<u8>(), 26..64)) {
             let mut bytes = vec![RPC_MAGIC, RPC_VERSION];
             bytes.extend_from_slice(&tail);
             let header = RpcHeader::new_checked(&bytes[..]).unwrap();
@@ -1042,7 +1047,7 @@ pub(super) mod tests {
         #[test]
         fn prop_sm_roundtrip(
             sm_type: u8, status: u8, client_session: u16, server_session: u16,
-            credits: u16, mtu: u16, req_window: u16, server_token: u32,
+            credits: u16, mtu: u16, req_window: u16, server_token: u64,
         ) {
             let repr = SmRepr {
                 sm_type: SmType::from(sm_type),

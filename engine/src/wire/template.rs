@@ -130,12 +130,12 @@ impl HeaderTemplate {
         HEADERS_LEN
     }
 
-    /// Writes a whole session-management frame (headers, then the 16-byte
+    /// Writes a whole session-management frame (headers, then the 20-byte
     /// `body`) for session `dest_session` with `token`; returns its length.
     ///
     /// # Panics
     /// If `buf` is shorter than 82 bytes.
-    pub fn write_sm(&self, buf: &mut [u8], dest_session: u16, token: u32, body: &SmRepr) -> usize {
+    pub fn write_sm(&self, buf: &mut [u8], dest_session: u16, token: u64, body: &SmRepr) -> usize {
         let rpc = RpcRepr {
             pkt_type: PktType::SessionMgmt,
             req_type: 0,
@@ -184,32 +184,33 @@ pub(super) mod tests {
             pkt_num: 0,
             grant: 0,
             req_num: 8,
-            token: 0x0102_0304,
+            token: 0x0102_0304_0506_0708,
         }
     }
 
     // 10.0.0.1:1000 -> 10.0.0.2:2000, Request carrying "ping" (4 bytes).
-    // IPv4 total length 20 + 8 + 24 + 4 = 56 (0x38); UDP length 36 (0x24).
-    // IPv4 checksum by hand: 4500 + 0038 + 0000 + 4000 + 4011 + 0a00 + 0001
-    // + 0a00 + 0002 = 0xd94c (no carry), complemented 0x26b3.
-    pub(in crate::wire) static FRAME_BYTES: [u8; 70] = [
+    // IPv4 total length 20 + 8 + 28 + 4 = 60 (0x3c); UDP length 40 (0x28).
+    // IPv4 checksum by hand: 4500 + 003c + 0000 + 4000 + 4011 + 0a00 + 0001
+    // + 0a00 + 0002 = 0xd950 (no carry), complemented 0x26af.
+    pub(in crate::wire) static FRAME_BYTES: [u8; 74] = [
         // Ethernet: dst, src, EtherType IPv4
         0x02, 0x00, 0x00, 0x00, 0x00, 0x02, 0x02, 0x00, 0x00, 0x00, 0x00, 0x01, 0x08, 0x00,
         // IPv4: ver/IHL, DSCP, total len, id, DF, TTL 64, UDP, checksum, src, dst
-        0x45, 0x00, 0x00, 0x38, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x26, 0xb3, 0x0a, 0x00, 0x00,
-        0x01, 0x0a, 0x00, 0x00, 0x02, // UDP: 1000 -> 2000, length 36, checksum 0
-        0x03, 0xe8, 0x07, 0xd0, 0x00, 0x24, 0x00, 0x00,
-        // RPC: magic, version, Request, req_type 1, msg_size 4, dest_session 0,
-        // pkt_num 0, req_num 8, token 0x01020304
-        0xe7, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
-        0x00, 0x00, 0x00, 0x00, 0x08, 0x01, 0x02, 0x03, 0x04, // payload
+        0x45, 0x00, 0x00, 0x3c, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x26, 0xaf, 0x0a, 0x00, 0x00,
+        0x01, 0x0a, 0x00, 0x00, 0x02, // UDP: 1000 -> 2000, length 40, checksum 0
+        0x03, 0xe8, 0x07, 0xd0, 0x00, 0x28, 0x00, 0x00,
+        // RPC: magic, version 2, Request, req_type 1, msg_size 4, dest_session 0,
+        // pkt_num 0, req_num 8, token 0x0102030405060708
+        0xe7, 0x02, 0x00, 0x01, 0x00, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, 0x00, 0x00, 0x00, 0x08, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+        0x08, // payload
         b'p', b'i', b'n', b'g',
     ];
 
     #[test]
     fn test_emit_frame() {
         let template = HeaderTemplate::new(src(), dst());
-        let mut buf = [0xa5u8; 70];
+        let mut buf = [0xa5u8; 74];
         assert_eq!(template.write(&mut buf, &rpc(), 4), HEADERS_LEN);
         buf[HEADERS_LEN..].copy_from_slice(b"ping");
         assert_eq!(buf, FRAME_BYTES);
