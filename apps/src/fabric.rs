@@ -1,5 +1,5 @@
 //! `rpc-bench fabric`: the seeds' regimes on the simulated datacenter fabric
-//! of [`engine::sim::fabric`] (deterministic, virtual time, no DPDK).
+//! of [`lab::fabric`] (deterministic, virtual time, no DPDK).
 //!
 //! A thin front end: the flags and an optional TOML file resolve to a
 //! [`FabricPlan`] (a [`ScenarioSpec`], the seeds and the regimes to run);
@@ -17,8 +17,8 @@ use crate::fabric_table::{render_seeds_table, render_table, seed_range};
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use engine::proto::{EndpointConfig, MsgPool};
-use engine::sim::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
-use engine::sim::fabric::{
+use lab::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
+use lab::fabric::{
     run_regime_in, EndpointTimers, FabricConfig, FabricReport, Progress, Regime, RegimeResult,
 };
 use serde::Deserialize;

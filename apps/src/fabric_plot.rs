@@ -7,8 +7,8 @@
 //! through plotters, with the no-font setup of [`crate::plot`].
 
 use crate::plot::{err, short, PlotError};
-use engine::sim::fabric::metrics::Percentiles;
-use engine::sim::fabric::RegimeResult;
+use lab::fabric::metrics::Percentiles;
+use lab::fabric::RegimeResult;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -60,7 +60,7 @@ pub fn plot_slowdown_by_size(
 }
 
 /// Bucket `i` of `r` if it holds a completed flow.
-fn bucket(r: &RegimeResult, i: usize) -> Option<&engine::sim::fabric::metrics::Bucket> {
+fn bucket(r: &RegimeResult, i: usize) -> Option<&lab::fabric::metrics::Bucket> {
     r.buckets.get(i).filter(|b| b.flows > 0)
 }
 

@@ -8,7 +8,7 @@
 //! these seeds may be from the mean over all seeds. Pure arithmetic on the
 //! results, so the same seeds give the same report, byte for byte.
 
-use engine::sim::fabric::RegimeResult;
+use lab::fabric::RegimeResult;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
@@ -368,8 +368,8 @@ mod tests {
 
     #[test]
     fn report_has_one_entry_per_regime_over_the_seeds() {
-        use engine::sim::fabric::scenario::{build, Scenario, ScenarioSpec};
-        use engine::sim::fabric::{run_regime, FabricConfig, Regime};
+        use lab::fabric::scenario::{build, Scenario, ScenarioSpec};
+        use lab::fabric::{run_regime, FabricConfig, Regime};
         let runs: Vec<Vec<RegimeResult>> = (1..=2)
             .map(|seed| {
                 let mut spec = ScenarioSpec::new(Scenario::Incast, seed);

@@ -5,7 +5,7 @@
 //! regime of slowdown p99 by flow size.
 
 use crate::fabric_stats::{Format, Interval, SeedsReport, METRICS};
-use engine::sim::fabric::RegimeResult;
+use lab::fabric::RegimeResult;
 
 /// The table (one row per regime) and, per regime, slowdown p99 by flow
 /// size (non-empty buckets only).

@@ -35,8 +35,8 @@ pub use config::{EndpointTimers, FabricConfig, Pfc, Red, ETH_OVERHEAD};
 pub use regime::Regime;
 pub use run::{run_regime, run_regime_in, FabricReport, Progress, RegimeResult};
 
-use crate::proto::Endpoint;
-use crate::rng::Rng;
+use engine::proto::Endpoint;
+use engine::rng::Rng;
 use event::{Ev, Events};
 use flows::Flows;
 use packets::{Pkt, PHANTOM_STRIDE};
@@ -395,7 +395,7 @@ impl Fabric {
                 self.wake(port);
             }
             Ev::FlowStart(f) => {
-                let now = crate::time::Instant(self.now);
+                let now = engine::time::Instant(self.now);
                 let h = self
                     .app
                     .start(f as usize, now, &mut HostEps(&mut self.hosts));
@@ -547,10 +547,10 @@ impl HostEps<'_> {
 }
 
 /// The address of host `h`: MAC 02:00:00:01:hi:lo, IP 10.1.hi.lo, UDP 31850.
-pub fn host_addr(h: usize) -> crate::proto::EndpointAddr {
+pub fn host_addr(h: usize) -> engine::proto::EndpointAddr {
     let (hi, lo) = ((h >> 8) as u8, h as u8);
-    crate::proto::EndpointAddr {
-        mac: crate::wire::MacAddr([0x02, 0, 0, 1, hi, lo]),
+    engine::proto::EndpointAddr {
+        mac: engine::wire::MacAddr([0x02, 0, 0, 1, hi, lo]),
         ip: std::net::Ipv4Addr::new(10, 1, hi, lo),
         port: 31850,
     }
