@@ -100,7 +100,7 @@ pub struct RegimeResult {
     pub wall_secs: f64,
 }
 
-/// A whole `rpc-bench fabric` run.
+/// A whole `rpc-lab` (`rpc-bench fabric`) run.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct FabricReport {
     /// The scenario's name.
