@@ -10,7 +10,7 @@
 //!   dynamic threshold, RED-like ECN marking, PFC per ingress port (XOFF and
 //!   XON frames that take a link delay to land, headroom), link-level
 //!   credits (InfiniBand), ECMP by 5-tuple hash or per-packet spraying.
-//! - Topologies (`topology.rs`), regime presets (`regime.rs`), scenarios and
+//! - Topologies (`topology.rs`), regime presets (`fabric_regime.rs`), scenarios and
 //!   flow sizes (`scenario.rs`, `cdf.rs`), the application that turns flows
 //!   into RPCs (`flows.rs`), metrics (`metrics.rs`) and the runner that ties
 //!   one scenario to one regime (`run.rs`).
@@ -21,18 +21,18 @@
 pub mod cdf;
 mod config;
 mod event;
+mod fabric_regime;
 mod flows;
 pub mod metrics;
 mod nic;
 mod packets;
-mod regime;
 mod run;
 pub mod scenario;
 mod switch;
 pub mod topology;
 
 pub use config::{EndpointTimers, FabricConfig, Pfc, Red, ETH_OVERHEAD};
-pub use regime::Regime;
+pub use fabric_regime::Regime;
 pub use run::{run_regime, run_regime_in, FabricReport, Progress, RegimeResult};
 
 use engine::proto::Endpoint;
