@@ -4,13 +4,13 @@ scripts/fabric.sh).
 
 Usage: scripts/fabric-tables.py [--per-seed] [--only NAME[,NAME...]] [results-dir]
 
-A report line is either a single-seed report (`rpc-bench fabric --json`:
+A report line is either a single-seed report (`rpc-lab --json`:
 `seed`, `results`) or a multi-seed one (`--seeds N`: `seeds`, `regimes`, each
 with `stats` and one `results` entry per seed). A single-seed report prints
 plain figures, as before. A multi-seed one prints `mean ±h` per cell, h the
 half-width of the 95 % confidence interval for the mean (Student's t with N-1
-degrees of freedom, the same arithmetic as `apps/src/fabric_stats.rs`), and a
-plain figure where every seed gives the same value (where `rpc-bench fabric`
+degrees of freedom, the same arithmetic as `lab/src/seeds.rs`), and a
+plain figure where every seed gives the same value (where `rpc-lab`
 prints `±0`); the
 metrics the report's `stats` has are taken from it, the rest (links paused,
 peak buffer, per-size slowdowns, ...) are computed here from the per-seed
@@ -23,7 +23,7 @@ import json
 import math
 import pathlib
 
-# Student's t, 0.975 quantile, 1-30 degrees of freedom (as fabric_stats.rs).
+# Student's t, 0.975 quantile, 1-30 degrees of freedom (as lab/src/seeds.rs).
 T975 = [12.706205, 4.302653, 3.182446, 2.776445, 2.570582, 2.446912, 2.364624, 2.306004,
         2.262157, 2.228139, 2.200985, 2.178813, 2.160369, 2.144787, 2.131450, 2.119905,
         2.109816, 2.100922, 2.093024, 2.085963, 2.079614, 2.073873, 2.068658, 2.063899,
@@ -42,7 +42,7 @@ def t975(df):
 
 
 def interval(values):
-    """(mean, half-width or None), as fabric_stats.rs's Interval::of."""
+    """(mean, half-width or None), as lab/src/seeds.rs's Interval::of."""
     n = len(values)
     if n == 0:
         return 0.0, None

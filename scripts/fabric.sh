@@ -1,29 +1,36 @@
 #!/usr/bin/env bash
 # The fabric lab's experiments (docs/fabric.md): each line of
-# results/fabric-*.jsonl is one `rpc-bench fabric --json` report, and the
-# tables in the docs are read from them. Deterministic: the same seeds give
-# the same files on any machine (the wall-clock rate is on stderr only).
+# results/fabric-*.jsonl is one `rpc-lab --json` report (rpc-lab, the lab
+# crate's binary, needs no DPDK; `rpc-bench fabric` is the same command),
+# and the tables in the docs are read from them. Deterministic: the same
+# seeds give the same files on any machine (the wall-clock rate is on
+# stderr only).
 # The experiments run seeds 7-11 (`--seeds 5`: per metric the mean and a
 # Student's t 95 % interval, every seed's result kept in the JSON; `--plot`
 # draws seed 7); the calibration runs stay single-seed at seed 7, each set
 # against one real run.
 # Usage: scripts/fabric.sh [quick]   (quick: the done-when runs only)
-# Environment: RPC_BENCH  the binary to run [target/release/rpc-bench, built
-#              first if it is the default]; SEEDS  seeds per experiment [5].
+# Environment: RPC_LAB  the rpc-lab binary to run [rpc-lab in the release
+#              target folder, built first if it is the default];
+#              SEEDS  seeds per experiment [5].
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ -z "${RPC_BENCH:-}" ]; then
-  cargo build --release -q -p apps --bin rpc-bench
-  RPC_BENCH=target/release/rpc-bench
+if [ -n "${RPC_BENCH:-}" ]; then
+  echo "fabric.sh: RPC_BENCH is not read any more: the experiments run rpc-lab (set RPC_LAB)" >&2
+  exit 2
 fi
-B=$RPC_BENCH
+if [ -z "${RPC_LAB:-}" ]; then
+  cargo build --release -q -p lab --bin rpc-lab
+  RPC_LAB=${CARGO_TARGET_DIR:-target}/release/rpc-lab
+fi
+B=$RPC_LAB
 SEEDS=(--seed 7 --seeds "${SEEDS:-5}")
 OUT=results
 mkdir -p "$OUT"
 run() { # name, args...
   local name=$1; shift
-  echo "== $name: rpc-bench fabric $*" >&2
-  "$B" fabric "$@" --json | tail -1 >> "$OUT/fabric-$name.jsonl"
+  echo "== $name: rpc-lab $*" >&2
+  "$B" "$@" --json | tail -1 >> "$OUT/fabric-$name.jsonl"
 }
 rm -f "$OUT"/fabric-*.jsonl
 run incast --scenario incast "${SEEDS[@]}" --plot "$OUT/fabric-incast.svg"

@@ -13,10 +13,10 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 # Layout rules (docs/architecture.md): no file over 600 lines of code, no
-# import cycle; and the engine's docs build with no warning (missing docs
-# are denied in the crate).
+# import cycle; and the docs of the engine and of the fabric lab build with
+# no warning (missing docs are denied in both crates).
 python3 scripts/check-layout.py
-RUSTDOCFLAGS="-D warnings" cargo doc -p engine --no-deps --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc -p engine -p lab --no-deps --quiet
 
 # Release binaries for the end-to-end tests: they poll at full speed and the
 # debug build is too slow for the timing bounds in the tests.

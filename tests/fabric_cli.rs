@@ -1,5 +1,7 @@
-//! `rpc-bench fabric` end to end: the real binary on small simulated
-//! fabrics (no DPDK, no devices, well under a second each): one seed gives
+//! `rpc-bench fabric` end to end (the `lab` crate's command, which
+//! `rpc-lab` runs too; lab/tests/rpc_lab.rs checks that binary): the real
+//! binary on small simulated fabrics (no DPDK, no devices, well under a
+//! second each): one seed gives
 //! byte-identical JSON, the JSON has one result per regime with the counters
 //! the docs name, `--timing` adds the wall-clock rate, `--ring` sizes the
 //! hosts' receive rings, `--seeds N` reports intervals over N seeds (the

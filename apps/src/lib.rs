@@ -1,6 +1,6 @@
 //! Shared code of the binaries: link and EAL flags, child processes, latency
-//! histograms, the raw floor benchmark, and the front end of the simulated
-//! fabric lab (`fabric`, `fabric_plot`, `fabric_stats`, `fabric_table`).
+//! histograms, the raw floor benchmark. (`rpc-bench fabric` is the `lab`
+//! crate's command, `lab::cli`.)
 
 pub mod attacks;
 pub mod bdp;
@@ -10,10 +10,6 @@ pub mod cli;
 pub mod compare;
 pub mod config;
 pub mod enginecost;
-pub mod fabric;
-pub mod fabric_plot;
-pub mod fabric_stats;
-pub mod fabric_table;
 pub mod floor;
 pub mod hist;
 pub mod hostile;

@@ -12,10 +12,11 @@
 //!   sessions, credits, retransmission and reassembly; it never reads a
 //!   clock or touches a NIC: the caller passes the time in and moves frames.
 //! - [`sim`]: an in-memory link in virtual time for two or more endpoints
-//!   (delay, loss, reordering, a bottleneck), deterministic from a seed; and
-//!   [`sim::fabric`], the fabric lab: the same endpoints on a simulated
-//!   datacenter fabric (switches, PFC, link credits, ECN, ECMP or spraying)
-//!   under the regime presets, as `rpc-bench fabric` runs it.
+//!   (delay, loss, reordering, a bottleneck), deterministic from a seed.
+//!   The fabric lab, the same endpoints on a simulated datacenter fabric
+//!   (switches, PFC, link credits, ECN, ECMP or spraying) under the regime
+//!   presets, is the workspace crate `lab` (`rpc-lab`, `rpc-bench fabric`),
+//!   built on this crate's public API.
 //! - `dpdk` (feature `dpdk`): the safe layer over DPDK (EAL, mempools,
 //!   ports, mbufs, lcores, the TSC clock).
 //! - `runtime` (feature `dpdk`): where the two meet. `Nexus` is the
@@ -24,6 +25,8 @@
 //!   with `Nexus::run` and stop with a `StopHandle`.
 //! - [`counters`](mod@counters): the counter structs the layers report; [`fault`],
 //!   [`rng`], [`time`]: loss models, the seeded RNG and the clock types.
+//!   [`slot_lists`]: the ring of FIFO slots under the pacing timing wheel
+//!   (public because the fabric lab's event queue uses it too).
 //!
 //! # The sans-IO call order
 //!
@@ -108,7 +111,9 @@ pub mod proto;
 pub mod rng;
 pub mod sim;
 mod slot_bits;
-mod slot_lists;
+/// A ring of FIFO slot lists: the rate limiter's timing wheel and, outside
+/// the engine, the fabric lab's calendar queue (crate `lab`) are built on it.
+pub mod slot_lists;
 pub mod time;
 pub mod wire;
 

@@ -2,8 +2,9 @@
 //! through one node arena (freed nodes reused last-freed first), with a
 //! bitmap of the slots that hold items. Shared by the rate limiter's
 //! timing wheel (`proto::cc::wheel`) and the fabric lab's calendar queue
-//! (`sim::fabric::event`): both file items into slots and drain one slot
-//! at a time in the order the items came.
+//! (`lab::fabric::event`, in the `lab` crate, hence public): both file
+//! items into slots and drain one slot at a time in the order the items
+//! came.
 //!
 //! Nothing but the bitmap is allocated until the first push: the fabric
 //! lab builds a timing wheel per simulated host, most of which never pace,
@@ -36,7 +37,7 @@ struct Node<T> {
 
 /// A ring of `slots` FIFO lists of `T`.
 #[derive(Clone, Debug)]
-pub(crate) struct SlotLists<T> {
+pub struct SlotLists<T> {
     /// Empty until the first push, then one per slot.
     slots: Vec<Slot>,
     /// Slots in the ring (a power of two is the callers' choice).
@@ -49,7 +50,7 @@ pub(crate) struct SlotLists<T> {
 
 impl<T: Copy> SlotLists<T> {
     /// `slots` empty lists.
-    pub(crate) fn new(slots: usize) -> Self {
+    pub fn new(slots: usize) -> Self {
         SlotLists {
             slots: Vec::new(),
             count: slots,
@@ -61,7 +62,7 @@ impl<T: Copy> SlotLists<T> {
 
     /// Appends `item` to `slot`'s list. O(1); allocates only while the
     /// arena grows past its peak.
-    pub(crate) fn push_back(&mut self, slot: usize, item: T) {
+    pub fn push_back(&mut self, slot: usize, item: T) {
         if self.slots.is_empty() {
             self.allocate();
         }
@@ -87,7 +88,7 @@ impl<T: Copy> SlotLists<T> {
 
     /// The first item of `slot`'s list, removed; the slot counts as empty
     /// once its last item is taken.
-    pub(crate) fn pop_front(&mut self, slot: usize) -> Option<T> {
+    pub fn pop_front(&mut self, slot: usize) -> Option<T> {
         let n = self.head(slot)?;
         let Node { item, next } = self.nodes[n as usize];
         let s = &mut self.slots[slot];
@@ -102,18 +103,18 @@ impl<T: Copy> SlotLists<T> {
     }
 
     /// Whether `slot`'s list holds an item.
-    pub(crate) fn holds(&self, slot: usize) -> bool {
+    pub fn holds(&self, slot: usize) -> bool {
         self.head(slot).is_some()
     }
 
     /// The first item of `slot`'s list.
-    pub(crate) fn front(&self, slot: usize) -> Option<T> {
+    pub fn front(&self, slot: usize) -> Option<T> {
         self.head(slot).map(|n| self.nodes[n as usize].item)
     }
 
     /// The distance `d` in `from..slots` of the first non-empty slot
     /// `(origin + d) % slots`, going forward with wrap-around.
-    pub(crate) fn next_occupied(&self, origin: usize, from: usize) -> Option<usize> {
+    pub fn next_occupied(&self, origin: usize, from: usize) -> Option<usize> {
         self.occupied.next_from(origin, from)
     }
 

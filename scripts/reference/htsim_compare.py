@@ -14,7 +14,8 @@ Why the parameters are what they are (docs/fabric.md, "htsim"):
     htsim's RoCE/HPCC packet is its `-mtu` payload plus a 64-byte header
     (RocePacket::ACKSIZE), so `-mtu 1450` gives the same 1514-byte frame.
   * PFC: our `roce` preset pauses an ingress at xoff = max(buffer_per_port/4,
-    2 frames) and releases at xon = xoff - 2 frames (regime.rs, apply_fabric);
+    2 frames) and releases at xon = xoff - 2 frames (apply_fabric in
+    lab/src/fabric/fabric_regime.rs);
     htsim's `-pfc_thresholds LOW HIGH` count htsim data packets (1450 B) and
     compare them with wire bytes, so HIGH = round(xoff / 1450) etc.
   * Topologies: htsim's main_roce takes a topology file; a star is a 2-tier

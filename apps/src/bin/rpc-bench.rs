@@ -1,7 +1,8 @@
 //! rpc-bench: launches a server and a client process pinned to two cores on
 //! the chosen link, runs a workload, and reports. `rpc-bench floor` measures
 //! raw frames with no RPC layer; `port-check` brings one port up and reports;
-//! `fabric` runs the simulated fabric lab (no DPDK, no second process).
+//! `fabric` runs the simulated fabric lab (no DPDK, no second process): the
+//! `lab` crate's command, the same as `rpc-lab`.
 
 use anyhow::Context;
 use apps::child::{install_signal_handlers, last_json, ChildProc};
@@ -49,7 +50,7 @@ enum Cmd {
     /// N sessions of one client thread converging on one server thread (--fan-in 1,2,4,8,16), in each mode of --modes.
     Incast(apps::compare::IncastArgs),
     /// The seeds' regimes on a simulated datacenter fabric (deterministic, virtual time): per regime goodput, FCT slowdown by size, drops by place, pauses, ECN marks, resends.
-    Fabric(apps::fabric::FabricArgs),
+    Fabric(lab::cli::FabricArgs),
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -156,7 +157,7 @@ fn main() {
         Some(Cmd::Compare(a)) => apps::compare::compare_cmd(&a),
         Some(Cmd::Sweep(a)) => apps::compare::sweep_cmd(&a),
         Some(Cmd::Incast(a)) => apps::compare::incast_cmd(&a),
-        Some(Cmd::Fabric(a)) => apps::fabric::fabric_cmd(&a),
+        Some(Cmd::Fabric(a)) => lab::cli::run(&a),
         // No subcommand: `run` with the flags given (none: the default
         // benchmark, 32 B latency over memif + floor).
         None => run_cmd(cli.run),

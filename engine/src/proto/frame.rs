@@ -20,8 +20,8 @@ pub(crate) fn chunk(len: usize, k: u32, dpp: usize) -> core::ops::Range<usize> {
 /// Headers from the template, then the payload (its bytes only if `copy`:
 /// not from a phantom message buffer); returns the frame length. Without
 /// `copy` nothing past the headers is written: the fabric lab relies on it
-/// to lay phantom frames out 128 bytes apart (`sim::fabric`'s
-/// `PHANTOM_STRIDE`), and its phantom-against-copying test would catch a
+/// to lay phantom frames out 128 bytes apart (`lab::fabric`'s
+/// `PHANTOM_STRIDE`, crate `lab`), and its phantom-against-copying test would catch a
 /// write that strayed into the next frame.
 pub(crate) fn write_frame(
     buf: &mut [u8],

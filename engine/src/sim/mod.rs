@@ -19,9 +19,9 @@
 //! Layout: this file holds the event loop and routing; `link.rs` one
 //! direction (loss, bottleneck queue, ECN marking), `host.rs` what a node
 //! adds around its endpoint (receive ring, NIC pacing). The fabric lab
-//! (switches, topologies) is to grow here.
+//! (switches, topologies, regimes) is a crate of its own, `lab`, which
+//! drives the same endpoints through the engine's public API.
 
-pub mod fabric;
 mod host;
 mod link;
 

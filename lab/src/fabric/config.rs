@@ -3,7 +3,7 @@
 //! rings; and the bounds that make them lossless (PFC headroom, credits).
 
 use super::topology::Topology;
-use crate::time::Duration;
+use engine::time::Duration;
 
 /// RED-like ECN marking at a switch egress queue (DCQCN's switch side):
 /// below `kmin` bytes never, above `kmax` always, in between with a
@@ -161,7 +161,7 @@ pub struct EndpointTimers {
 impl EndpointTimers {
     /// Sets the overridden timers on `ep`; the endpoint's own validation
     /// judges the combination.
-    pub fn apply(&self, ep: &mut crate::proto::EndpointConfig) {
+    pub fn apply(&self, ep: &mut engine::proto::EndpointConfig) {
         if let Some(d) = self.scan_interval {
             ep.scan_interval = d;
         }

@@ -6,7 +6,7 @@
 //! Pure arithmetic on its inputs, so a deterministic run gives a
 //! deterministic summary.
 
-use crate::time::{Duration, Instant};
+use engine::time::{Duration, Instant};
 
 /// What happened to one flow, as the fabric core reports it.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -27,8 +27,7 @@ pub struct FlowOutcome {
 /// Three percentiles of a set of values, by nearest rank on the sorted
 /// values (the smallest value with at least p% of the values at or below
 /// it); all 0 for an empty set.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Percentiles {
     /// Median.
     pub p50: f64,
@@ -65,8 +64,7 @@ fn nearest_rank(sorted: &[f64], num: usize, den: usize) -> f64 {
 }
 
 /// Slowdown percentiles of the completed flows in one size range.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Bucket {
     /// The range, e.g. `"10KB-100KB"`.
     pub label: &'static str,
@@ -89,8 +87,7 @@ const BUCKETS: [(&str, u64); 5] = [
 ];
 
 /// The statistics of a run's flows.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct FctSummary {
     /// Flows offered.
     pub flows: u64,
@@ -119,7 +116,7 @@ pub struct FctSummary {
     /// last victim completion); `None` when there are no victim flows.
     pub victim_goodput_gbps: Option<f64>,
     /// When the last flow completed.
-    #[cfg_attr(feature = "serde", serde(skip))]
+    #[serde(skip)]
     pub last_end: Option<Instant>,
 }
 

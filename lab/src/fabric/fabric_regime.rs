@@ -4,10 +4,10 @@
 //! engine's endpoints send and recover on it.
 
 use super::config::{FabricConfig, Pfc, Red};
-use crate::proto::{
+use engine::proto::{
     bdp_credits, CcKind, DcqcnParams, EndpointConfig, FlowMode, LossPolicy, Retransmit, SackRule,
 };
-use crate::time::Duration;
+use engine::time::Duration;
 
 /// A named regime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]

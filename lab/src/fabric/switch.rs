@@ -56,7 +56,7 @@ impl Fabric {
                 false
             };
             let len = len as usize;
-            if mark && crate::wire::mark_ce(self.frame_mut(pkt, len)) {
+            if mark && engine::wire::mark_ce(self.frame_mut(pkt, len)) {
                 self.stats.ecn_marks += 1;
             }
         }

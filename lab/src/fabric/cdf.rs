@@ -3,7 +3,7 @@
 //! HPCC traffic generator ships, sampled by inverse CDF with linear
 //! interpolation, and the two standard workloads (web search, Hadoop).
 
-use crate::rng::Rng;
+use engine::rng::Rng;
 
 /// A flow-size distribution: points `(size in bytes, cumulative
 /// probability)` joined by straight lines, so sizes between two points are

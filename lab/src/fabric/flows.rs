@@ -8,8 +8,8 @@ use super::config::ser_ns as ser;
 use super::scenario::Flow;
 use super::topology::Topology;
 use super::{FabricConfig, HostEps, ETH_OVERHEAD};
-use crate::proto::{Delivery, Endpoint, Event, SessionId};
-use crate::time::{Duration, Instant};
+use engine::proto::{Delivery, Endpoint, Event, SessionId};
+use engine::time::{Duration, Instant};
 use std::collections::HashMap;
 
 /// Bytes of a flow's largest request: a flow is a stream of requests of

@@ -10,7 +10,7 @@
 //!   dynamic threshold, RED-like ECN marking, PFC per ingress port (XOFF and
 //!   XON frames that take a link delay to land, headroom), link-level
 //!   credits (InfiniBand), ECMP by 5-tuple hash or per-packet spraying.
-//! - Topologies (`topology.rs`), regime presets (`regime.rs`), scenarios and
+//! - Topologies (`topology.rs`), regime presets (`fabric_regime.rs`), scenarios and
 //!   flow sizes (`scenario.rs`, `cdf.rs`), the application that turns flows
 //!   into RPCs (`flows.rs`), metrics (`metrics.rs`) and the runner that ties
 //!   one scenario to one regime (`run.rs`).
@@ -21,22 +21,22 @@
 pub mod cdf;
 mod config;
 mod event;
+mod fabric_regime;
 mod flows;
 pub mod metrics;
 mod nic;
 mod packets;
-mod regime;
 mod run;
 pub mod scenario;
 mod switch;
 pub mod topology;
 
 pub use config::{EndpointTimers, FabricConfig, Pfc, Red, ETH_OVERHEAD};
-pub use regime::Regime;
+pub use fabric_regime::Regime;
 pub use run::{run_regime, run_regime_in, FabricReport, Progress, RegimeResult};
 
-use crate::proto::Endpoint;
-use crate::rng::Rng;
+use engine::proto::Endpoint;
+use engine::rng::Rng;
 use event::{Ev, Events};
 use flows::Flows;
 use packets::{Pkt, PHANTOM_STRIDE};
@@ -395,7 +395,7 @@ impl Fabric {
                 self.wake(port);
             }
             Ev::FlowStart(f) => {
-                let now = crate::time::Instant(self.now);
+                let now = engine::time::Instant(self.now);
                 let h = self
                     .app
                     .start(f as usize, now, &mut HostEps(&mut self.hosts));
@@ -547,10 +547,10 @@ impl HostEps<'_> {
 }
 
 /// The address of host `h`: MAC 02:00:00:01:hi:lo, IP 10.1.hi.lo, UDP 31850.
-pub fn host_addr(h: usize) -> crate::proto::EndpointAddr {
+pub fn host_addr(h: usize) -> engine::proto::EndpointAddr {
     let (hi, lo) = ((h >> 8) as u8, h as u8);
-    crate::proto::EndpointAddr {
-        mac: crate::wire::MacAddr([0x02, 0, 0, 1, hi, lo]),
+    engine::proto::EndpointAddr {
+        mac: engine::wire::MacAddr([0x02, 0, 0, 1, hi, lo]),
         ip: std::net::Ipv4Addr::new(10, 1, hi, lo),
         port: 31850,
     }

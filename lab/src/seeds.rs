@@ -1,4 +1,4 @@
-//! Statistics across seeds for `rpc-bench fabric --seeds N`: the mean and
+//! Statistics across seeds for `rpc-lab --seeds N`: the mean and
 //! Student's t 95 % confidence interval of a sample ([`Interval`]), the
 //! metrics summarized per regime ([`METRICS`]), and the report of a
 //! multi-seed run ([`SeedsReport`], its JSON shape).
@@ -8,7 +8,7 @@
 //! these seeds may be from the mean over all seeds. Pure arithmetic on the
 //! results, so the same seeds give the same report, byte for byte.
 
-use engine::sim::fabric::RegimeResult;
+use crate::fabric::RegimeResult;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 
@@ -252,7 +252,7 @@ pub struct RegimeSeeds {
     pub results: Vec<RegimeResult>,
 }
 
-/// A whole `rpc-bench fabric --seeds N` run (N at least 2), one JSON line.
+/// A whole `rpc-lab --seeds N` run (N at least 2), one JSON line.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct SeedsReport {
     /// The scenario's name.
@@ -368,8 +368,8 @@ mod tests {
 
     #[test]
     fn report_has_one_entry_per_regime_over_the_seeds() {
-        use engine::sim::fabric::scenario::{build, Scenario, ScenarioSpec};
-        use engine::sim::fabric::{run_regime, FabricConfig, Regime};
+        use crate::fabric::scenario::{build, Scenario, ScenarioSpec};
+        use crate::fabric::{run_regime, FabricConfig, Regime};
         let runs: Vec<Vec<RegimeResult>> = (1..=2)
             .map(|seed| {
                 let mut spec = ScenarioSpec::new(Scenario::Incast, seed);

@@ -1,11 +1,11 @@
-//! The human-readable tables of `rpc-bench fabric`: one seed's results
+//! The human-readable tables of `rpc-lab`: one seed's results
 //! ([`render_table`], every counter) and a multi-seed run's statistics
 //! ([`render_seeds_table`], `mean ±half-width` of the metrics of
-//! [`crate::fabric_stats::METRICS`]), each one row per regime and a line per
+//! [`crate::seeds::METRICS`]), each one row per regime and a line per
 //! regime of slowdown p99 by flow size.
 
-use crate::fabric_stats::{Format, Interval, SeedsReport, METRICS};
-use engine::sim::fabric::RegimeResult;
+use crate::fabric::RegimeResult;
+use crate::seeds::{Format, Interval, SeedsReport, METRICS};
 
 /// The table (one row per regime) and, per regime, slowdown p99 by flow
 /// size (non-empty buckets only).

@@ -2,7 +2,7 @@
 //! Ties are broken by insertion order, so a run is a pure function of its
 //! inputs.
 
-use crate::slot_lists::SlotLists;
+use engine::slot_lists::SlotLists;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -238,7 +238,7 @@ mod tests {
     fn matches_a_heap_across_slots_and_the_horizon() {
         // Random pushes near and far, interleaved with pops, against a
         // plain sort by (time, order).
-        let mut rng = crate::rng::Rng::new(9);
+        let mut rng = engine::rng::Rng::new(9);
         let mut q = Events::with_horizon(4096);
         let mut model: Vec<(u64, u64)> = Vec::new();
         let (mut now, mut id) = (0u64, 0u64);

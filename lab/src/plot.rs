@@ -1,19 +1,20 @@
-//! The `rpc-bench fabric --plot` chart: FCT slowdown by flow-size bucket as
+//! The `rpc-lab --plot` chart: FCT slowdown by flow-size bucket as
 //! grouped bars, one group per bucket and one bar per regime, p50 in the
 //! upper panel and p99 in the lower, on a log y axis from 1 (the ideal; the
 //! slowdowns reach the hundreds). Bars rather than lines because the
 //! fixed-size scenarios (incast, ...) fill a single bucket, where a line per
 //! regime would be a lone dot and equal values would hide each other. SVG
-//! through plotters, with the no-font setup of [`crate::plot`].
+//! only, through plotters' SVG backend with no font features (as the
+//! plots of `apps`): text is written as SVG `<text>` elements the viewer
+//! lays out, so no fontconfig or freetype is needed.
 
-use crate::plot::{err, short, PlotError};
-use engine::sim::fabric::metrics::Percentiles;
-use engine::sim::fabric::RegimeResult;
+use crate::fabric::metrics::Percentiles;
+use crate::fabric::RegimeResult;
 use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Canvas size, in pixels: two panels stacked, the legend on their right.
 const SIZE: (u32, u32) = (1000, 800);
@@ -31,8 +32,8 @@ pub fn plot_slowdown_by_size(
     results: &[RegimeResult],
 ) -> Result<(), PlotError> {
     let first = results.first().ok_or_else(|| err(path, "no regime ran"))?;
-    // Every result lists the same buckets in the same order (the engine's
-    // fixed five), so the first one's labels name the groups.
+    // Every result lists the same buckets in the same order (the fixed
+    // five of `fabric::metrics`), so the first one's labels name the groups.
     let cols: Vec<usize> = (0..first.buckets.len())
         .filter(|&i| results.iter().any(|r| bucket(r, i).is_some()))
         .collect();
@@ -59,8 +60,37 @@ pub fn plot_slowdown_by_size(
     root.present().map_err(|e| err(path, e))
 }
 
+/// A chart that could not be drawn or written.
+#[derive(Debug, thiserror::Error)]
+#[error("plot {}: {msg}", path.display())]
+pub struct PlotError {
+    /// The file the chart was for.
+    pub path: PathBuf,
+    /// What went wrong.
+    pub msg: String,
+}
+
+/// A [`PlotError`] for `path`.
+fn err(path: &Path, msg: impl ToString) -> PlotError {
+    PlotError {
+        path: path.to_path_buf(),
+        msg: msg.to_string(),
+    }
+}
+
+/// A short axis label: at most two decimals, exponent form when very large
+/// or very small (the format of `apps`' plots, so the charts read alike).
+fn short(x: f64) -> String {
+    if x != 0.0 && (x.abs() >= 1e5 || x.abs() < 1e-2) {
+        format!("{x:.1e}")
+    } else {
+        let s = format!("{x:.2}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
 /// Bucket `i` of `r` if it holds a completed flow.
-fn bucket(r: &RegimeResult, i: usize) -> Option<&engine::sim::fabric::metrics::Bucket> {
+fn bucket(r: &RegimeResult, i: usize) -> Option<&crate::fabric::metrics::Bucket> {
     r.buckets.get(i).filter(|b| b.flows > 0)
 }
 

@@ -15,7 +15,7 @@ use super::Fabric;
 /// headers in its slot is other frames' headers: unspecified bytes, as a
 /// phantom payload's are.
 pub(super) const PHANTOM_STRIDE: usize =
-    (crate::wire::HEADERS_LEN + crate::wire::SM_BODY_LEN).next_multiple_of(64);
+    (engine::wire::HEADERS_LEN + engine::wire::SM_BODY_LEN).next_multiple_of(64);
 
 /// What the fabric needs to know of a frame on it, kept apart from the
 /// frame's bytes (in [`Fabric::frames`]) so that the switches, which read

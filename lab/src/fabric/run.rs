@@ -8,16 +8,15 @@ use super::flows::{self, ideal_fct, Flows};
 use super::metrics::{self, Bucket, FlowOutcome, Percentiles};
 use super::scenario::Workload;
 use super::{Fabric, FabricConfig, FabricStats, HostEps, Regime};
-use crate::proto::{Endpoint, EndpointConfig, MsgPool};
-use crate::time::{Duration, Instant};
+use engine::proto::{Endpoint, EndpointConfig, MsgPool};
+use engine::time::{Duration, Instant};
 
 /// Virtual time given to handshakes before the first flow starts.
 const WARMUP: Duration = Duration::from_micros(100);
 
 /// What one regime did in one scenario. Every field is a pure function of
 /// the scenario, the regime and the seed, except `wall_secs`.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct RegimeResult {
     /// The preset's name.
     pub regime: &'static str,
@@ -41,7 +40,7 @@ pub struct RegimeResult {
     /// per-sender rate).
     pub mean_flow_gbps: f64,
     /// The victim flow's goodput (scenario `victim`).
-    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub victim_goodput_gbps: Option<f64>,
     /// FCT slowdown over all completed flows.
     pub slowdown: Percentiles,
@@ -97,13 +96,12 @@ pub struct RegimeResult {
     pub in_flight_end: u64,
     /// Wall-clock seconds the run took (not part of the JSON: it differs
     /// between runs of the same seed).
-    #[cfg_attr(feature = "serde", serde(skip))]
+    #[serde(skip)]
     pub wall_secs: f64,
 }
 
-/// A whole `rpc-bench fabric` run.
-#[derive(Clone, Debug, PartialEq)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+/// A whole `rpc-lab` (`rpc-bench fabric`) run.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct FabricReport {
     /// The scenario's name.
     pub scenario: &'static str,
@@ -111,7 +109,7 @@ pub struct FabricReport {
     pub seed: u64,
     /// Simulated frames per wall-clock second over all regimes; `None`
     /// unless asked for, because it differs between runs of one seed.
-    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "Option::is_none"))]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub sim_pkts_per_sec: Option<f64>,
     /// One entry per regime, in the order asked.
     pub results: Vec<RegimeResult>,

@@ -6,11 +6,9 @@
 //! selective recovery copes.
 
 use engine::proto::{EndpointConfig, MsgPool};
-use engine::sim::fabric::scenario::{build, Scenario, ScenarioSpec, Workload};
-use engine::sim::fabric::{
-    run_regime, run_regime_in, EndpointTimers, FabricConfig, Regime, RegimeResult,
-};
 use engine::time::Duration;
+use lab::fabric::scenario::{build, Scenario, ScenarioSpec, Workload};
+use lab::fabric::{run_regime, run_regime_in, EndpointTimers, FabricConfig, Regime, RegimeResult};
 
 fn workload(s: Scenario, seed: u64, f: impl FnOnce(&mut ScenarioSpec)) -> Workload {
     let mut spec = ScenarioSpec::new(s, seed);

@@ -5,8 +5,8 @@
 
 use super::cdf::{self, SizeCdf};
 use super::topology::Topology;
-use crate::rng::Rng;
-use crate::time::{Duration, Instant};
+use engine::rng::Rng;
+use engine::time::{Duration, Instant};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 

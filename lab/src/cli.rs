@@ -1,26 +1,27 @@
-//! `rpc-bench fabric`: the seeds' regimes on the simulated datacenter fabric
-//! of [`engine::sim::fabric`] (deterministic, virtual time, no DPDK).
+//! The lab's command, `rpc-lab` (also `rpc-bench fabric`, which hands its
+//! flags here): the seeds' regimes on the simulated datacenter fabric of
+//! [`crate::fabric`] (deterministic, virtual time, no DPDK).
 //!
 //! A thin front end: the flags and an optional TOML file resolve to a
 //! [`FabricPlan`] (a [`ScenarioSpec`], the seeds and the regimes to run);
-//! the engine builds the workload of each seed and runs each regime; this
+//! the simulator builds the workload of each seed and runs each regime; this
 //! module prints what came back: a table on stdout (stderr with `--json`;
-//! [`crate::fabric_table`]), a live progress line on stderr, the
+//! [`crate::table`]), a live progress line on stderr, the
 //! [`FabricReport`] as one JSON line (with `--seeds N`, N > 1, the
-//! [`SeedsReport`] of [`crate::fabric_stats`] instead), and optionally an
-//! SVG of slowdown by flow size ([`crate::fabric_plot`]). Every check of the
-//! values (ranges, overrides a scenario has no use for) is the engine's; its
-//! message is passed on as the error.
+//! [`SeedsReport`] of [`crate::seeds`] instead), and optionally an
+//! SVG of slowdown by flow size ([`crate::plot`]). Every check of the
+//! values (ranges, overrides a scenario has no use for) is the simulator's;
+//! its message is passed on as the error.
 
-use crate::fabric_stats::SeedsReport;
-use crate::fabric_table::{render_seeds_table, render_table, seed_range};
+use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
+use crate::fabric::{
+    run_regime_in, EndpointTimers, FabricConfig, FabricReport, Progress, Regime, RegimeResult,
+};
+use crate::seeds::SeedsReport;
+use crate::table::{render_seeds_table, render_table, seed_range};
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use engine::proto::{EndpointConfig, MsgPool};
-use engine::sim::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
-use engine::sim::fabric::{
-    run_regime_in, EndpointTimers, FabricConfig, FabricReport, Progress, Regime, RegimeResult,
-};
 use serde::Deserialize;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -28,11 +29,11 @@ use std::time::{Duration, Instant};
 
 /// The seed when neither the flags nor the file give one.
 const DEFAULT_SEED: u64 = 1;
-/// Least wall time between two progress lines: the engine calls back every
+/// Least wall time between two progress lines: the simulator calls back every
 /// ~1M events, which can be many times a second on a small fabric.
 const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
-/// Flags of `rpc-bench fabric`.
+/// Flags of `rpc-lab` (and of `rpc-bench fabric`).
 #[derive(Args, Clone, Debug, Default)]
 pub struct FabricArgs {
     /// TOML file with the same settings as the flags below, by the same
@@ -206,7 +207,7 @@ pub struct FabricPlan {
 
 impl FabricArgs {
     /// The plan: each setting from its flag, else from the `-c` file, else
-    /// the default. Names are checked here; values by the engine.
+    /// the default. Names are checked here; values by the simulator.
     pub fn plan(&self) -> anyhow::Result<FabricPlan> {
         let file = match &self.config {
             Some(p) => FabricSettings::read(p)?,
@@ -304,9 +305,10 @@ pub fn parse_regimes(list: &[String]) -> anyhow::Result<Vec<Regime>> {
     Ok(out)
 }
 
-/// Runs `rpc-bench fabric`: builds the scenario, runs every regime (with
-/// each seed), prints the table, writes the plot, prints the JSON.
-pub fn fabric_cmd(a: &FabricArgs) -> anyhow::Result<()> {
+/// Runs the command (`rpc-lab`, `rpc-bench fabric`): builds the scenario,
+/// runs every regime (with each seed), prints the table, writes the plot,
+/// prints the JSON.
+pub fn run(a: &FabricArgs) -> anyhow::Result<()> {
     let plan = a.plan()?;
     let seeds: Vec<u64> = (0..plan.seeds).map(|k| plan.spec.seed + k).collect();
     // With --json, stdout carries the JSON line alone.
@@ -346,7 +348,7 @@ pub fn fabric_cmd(a: &FabricArgs) -> anyhow::Result<()> {
             _ => format!(" of {}", seed_range(&seeds)),
         };
         let title = format!("{name}: FCT slowdown by flow size (seed {}{of})", seeds[0]);
-        crate::fabric_plot::plot_slowdown_by_size(path, &title, &runs[0])?;
+        crate::plot::plot_slowdown_by_size(path, &title, &runs[0])?;
         writeln!(human, "plot: {}", path.display())?;
     }
     human.flush()?;
@@ -521,7 +523,7 @@ mod tests {
 
     #[test]
     fn flags_override_the_file_and_defaults_fill_the_rest() {
-        let dir = std::env::temp_dir().join(format!("apps-fabric-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("lab-cli-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let f = dir.join("f.toml");
         std::fs::write(

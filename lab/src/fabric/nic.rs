@@ -7,7 +7,7 @@
 
 use super::event::Ev;
 use super::Fabric;
-use crate::time::Instant;
+use engine::time::Instant;
 
 /// IPv4 destination address offset in an Ethernet frame.
 const DST_IP_AT: usize = 14 + 16;

@@ -1,0 +1,21 @@
+//! The fabric lab: a research harness beside the transport, not part of it.
+//! It runs the engine's own [`engine::proto::Endpoint`]s, unchanged, as the
+//! hosts of a deterministic virtual-time datacenter fabric (switches with
+//! shared buffers, PFC, link credits, ECN, ECMP or spraying) under named
+//! regime presets, and reports flow completion, drops by place, pauses,
+//! marks and resends. It uses the engine through its public API only, and
+//! no DPDK.
+//!
+//! - [`fabric`]: the simulator, its regimes, scenarios and metrics.
+//! - [`cli`]: the command, `rpc-lab` (and `rpc-bench fabric`, which hands
+//!   its flags to [`cli::run`]): flags and `-c` file to a plan, the runs,
+//!   the report; [`table`] (text tables), [`seeds`] (statistics across
+//!   seeds and their JSON) and [`plot`] (the SVG chart) are what it prints.
+
+#![deny(missing_docs)]
+
+pub mod cli;
+pub mod fabric;
+pub mod plot;
+pub mod seeds;
+pub mod table;
