@@ -4,7 +4,9 @@
 //! spoofed address does not keep a normal client out, and requests granting
 //! 65,535 response packets from a spoofed source bring back no more than 3x
 //! the bytes sent, and a connect flood from spoofed addresses does not keep
-//! a normal client out (cookies). docs/reliability.md lists these promises.
+//! a normal client out (cookies), and a peer with real sessions cannot pin
+//! more server memory than its budget. docs/reliability.md lists these
+//! promises.
 
 mod common;
 use common::{run, u, unique, Server, Veth};
@@ -187,5 +189,65 @@ fn a_connect_flood_from_spoofed_addresses_does_not_keep_a_client_out() {
         u(&normal.json(), &["client_stats", "cookie_retries"]) >= 1,
         "{}",
         normal.stdout
+    );
+}
+
+/// A /proc/PID/status field in KiB (VmRSS, VmHWM).
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("server status");
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("{field} not in /proc/{pid}/status"))
+}
+
+#[test]
+fn memory_pinning_from_real_sessions_stays_within_the_peer_budget() {
+    let seg = Segment::new("pin");
+    let server = Server::start(&seg.link("s", &[]));
+    std::thread::sleep(Duration::from_millis(500));
+    let base = status_kib(server.pid(), "VmSize:");
+    // 48 real sessions from the attacker's own address; on each of their 8
+    // slots the first 150 packets (217 KB) of an 8 MiB request, renewed:
+    // 3 GiB pinned if each reassembly buffer took its announced size.
+    let pin_args = seg.link(
+        "h",
+        &[
+            "--attack=mem-pin",
+            "--duration=5",
+            "--fps=60000",
+            "--victim-ip=127.77.3.1",
+        ],
+    );
+    let pin = std::thread::spawn(move || attack(&pin_args));
+    std::thread::sleep(Duration::from_millis(800));
+    let normal = client(&seg).join().expect("client thread");
+    let sent = pin.join().expect("attacker thread");
+    // Virtual size, not RSS: a reassembly buffer pins its whole length of
+    // address space (and of memory, once written), while RSS counts only
+    // the pages the 217 KB written touched.
+    let peak = status_kib(server.pid(), "VmPeak:");
+    let srv = server.stop();
+    assert_eq!(u(&sent, &["connected"]), 48, "{sent}");
+    assert!(u(&sent, &["by_kind", "mem_pin"]) > 50_000, "{sent}");
+    assert_unharmed(&normal);
+    // The per-peer budget (transport.mem_per_peer_mib, 128 MiB) stopped
+    // the growth, counted; the server's peak virtual size grew by less
+    // than twice that (the pool keeps what it freed, up to
+    // transport.pool_keep_mib), not by the 3 GiB asked for.
+    assert!(
+        u(&srv, &["stats", "drops", "reassembly_budget"]) > 0,
+        "{srv}"
+    );
+    let grew_mib = peak.saturating_sub(base) / 1024;
+    eprintln!(
+        "mem-pin: {} frames, server VmSize {base} KiB before, VmPeak {peak} KiB, {} budget drops",
+        u(&sent, &["sent"]),
+        u(&srv, &["stats", "drops", "reassembly_budget"])
+    );
+    assert!(
+        grew_mib < 256,
+        "server peak virtual size grew {grew_mib} MiB: {srv}"
     );
 }

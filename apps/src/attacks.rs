@@ -29,6 +29,9 @@ pub enum Attack {
     /// ConnectReqs from ever new spoofed addresses, to fill the session
     /// table.
     ConnectFlood,
+    /// Real sessions from the attacker's own address, each request slot
+    /// holding the start of an 8 MiB request (`pin_attack.rs`).
+    MemPin,
 }
 
 /// The attacker's own MAC (the frames' source on the segment).
@@ -101,6 +104,7 @@ impl AttackGen {
                 )
             }
             Attack::Mix => unreachable!("the mix is HostileGen's"),
+            Attack::MemPin => unreachable!("mem-pin receives too: pin_attack.rs"),
         }
     }
 

@@ -40,6 +40,8 @@ pub enum HostileKind {
     RingHog,
     /// `--attack grant-amplify`.
     GrantAmplify,
+    /// `--attack mem-pin` (`pin_attack.rs`).
+    MemPin,
 }
 
 impl HostileKind {
@@ -111,7 +113,10 @@ impl HostileGen {
             }
             HostileKind::SpoofedSession => self.request(buf, 64),
             HostileKind::ConnectFlood => self.connect_req(buf),
-            HostileKind::ForgedRestart | HostileKind::RingHog | HostileKind::GrantAmplify => {
+            HostileKind::ForgedRestart
+            | HostileKind::RingHog
+            | HostileKind::GrantAmplify
+            | HostileKind::MemPin => {
                 unreachable!("not in the mix: attacks.rs writes them")
             }
         };
@@ -168,6 +173,9 @@ pub struct HostileReport {
     pub by_kind: std::collections::BTreeMap<HostileKind, u64>,
     /// Frames the driver's TX ring did not take before the run ended.
     pub not_sent: u64,
+    /// `--attack mem-pin`: sessions it opened by real handshakes (0 for
+    /// the blind attacks).
+    pub connected: u64,
 }
 
 #[cfg(test)]

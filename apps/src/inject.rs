@@ -5,6 +5,7 @@
 use crate::attacks::{Attack, AttackGen};
 use crate::hostile::{HostileGen, HostileReport, Target};
 use crate::link::{LinkArgs, Role};
+use crate::pin_attack::{self, PinSource};
 use engine::dpdk::{MbufBatch, Mempool, Port, PortConfig, BURST};
 use std::net::Ipv4Addr;
 use std::sync::Arc;
@@ -38,7 +39,15 @@ pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport
     };
     let port = Port::open(&eal, &dev, &cfg, pool.clone())?;
     port.wait_link_up(std::time::Duration::from_millis(link.link_timeout_ms))?;
-    let (_rx, mut tx) = port.queue_pair(0)?;
+    let (mut rx, mut tx) = port.queue_pair(0)?;
+    if p.attack == Attack::MemPin {
+        let src = PinSource {
+            mac: port.mac()?,
+            ip: p.victim.0,
+            port: p.victim.1,
+        };
+        return pin_attack::run(&mut rx, &mut tx, &pool, src, p.target, p.rate, p.seconds);
+    }
     let mut mix = HostileGen::new(p.seed, p.target);
     let mut attack = AttackGen::new(p.attack, p.seed, p.target, p.victim);
     let mut report = HostileReport::default();

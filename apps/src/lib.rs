@@ -17,6 +17,7 @@ pub mod inject;
 pub mod kudp;
 pub mod link;
 pub mod node;
+pub mod pin_attack;
 pub mod plot;
 pub mod portcheck;
 pub mod report;

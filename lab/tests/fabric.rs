@@ -275,13 +275,15 @@ fn capped_fct_us(bytes: u64, link_bps: u64, cap_bps: Option<u64>) -> f64 {
 
 #[test]
 fn a_rate_capped_session_sends_at_its_cap_in_the_fabric() {
-    // Frames of 1514 B carry 1448 payload bytes. The rate over the sending
-    // time: the FCT of 8 MiB less that of one small packet (the round trip
-    // and the response), against the 8 MiB's frames at the cap. Before the
-    // pacing fix a paced session held about one frame per 1 us wheel grain.
+    // Frames of 1514 B carry 1500 - 56 = 1444 payload bytes (the headers:
+    // engine::wire::HEADERS_LEN). The rate over the sending time: the FCT
+    // of 8 MiB less that of one small packet (the round trip and the
+    // response), against the 8 MiB's frames at the cap. Before the pacing
+    // fix a paced session held about one frame per 1 us wheel grain.
+    let dpp = 1514 - engine::wire::HEADERS_LEN as u64;
     let bytes = 8u64 << 20;
-    let frames = bytes.div_ceil(1448);
-    let wire_bits = (frames * 1514 - (frames * 1448 - bytes)) as f64 * 8.0;
+    let frames = bytes.div_ceil(dpp);
+    let wire_bits = (frames * 1514 - (frames * dpp - bytes)) as f64 * 8.0;
     for (gbps, link) in [(1, 10), (10, 100), (50, 100), (99, 100), (390, 400)] {
         let (cap, link) = (gbps * 1_000_000_000, link * 1_000_000_000);
         let small = capped_fct_us(64, link, Some(cap));

@@ -179,6 +179,12 @@ impl Server {
         Server { child }
     }
 
+    /// The server's process id (for /proc reads while it runs).
+    #[allow(dead_code)]
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGTERM and the server's JSON summary.
     pub fn stop(self) -> serde_json::Value {
         self.stop_reporting("")

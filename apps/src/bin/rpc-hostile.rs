@@ -38,8 +38,9 @@ struct Cli {
     /// the protocol (docs/reliability.md, "Hostile peers").
     #[arg(long, value_enum, default_value_t = Attack::Mix)]
     attack: Attack,
-    /// Whose address a forged restart or an amplification uses (default:
-    /// the config's client address and worker 0's port).
+    /// Whose address a forged restart or an amplification uses; for
+    /// mem-pin, the attacker's own source address (default: the config's
+    /// client address and worker 0's port).
     #[arg(long)]
     victim_ip: Option<std::net::Ipv4Addr>,
     #[arg(long)]

@@ -8,7 +8,7 @@ use super::flows::{self, ideal_fct, Flows};
 use super::metrics::{self, Bucket, FlowOutcome, Percentiles};
 use super::scenario::Workload;
 use super::{Fabric, FabricConfig, FabricStats, HostEps, Regime};
-use engine::proto::{Endpoint, EndpointConfig, MsgPool};
+use engine::proto::{Admission, Endpoint, EndpointConfig, MsgPool};
 use engine::time::{Duration, Instant};
 
 /// Virtual time given to handshakes before the first flow starts.
@@ -201,6 +201,13 @@ pub fn run_regime_in(
             max_sessions_per_peer: sessions + 16,
             // The fabric never corrupts a frame (a CE mark fixes the sum).
             verify_ipv4_checksum: false,
+            // Every host is genuine and its table is sized to its flows:
+            // no cookie round trips (they would stagger the connects of an
+            // incast, which changes what the regimes are compared on).
+            admission: Admission {
+                cookie_above_pct: 100,
+                ..Admission::default()
+            },
             ..EndpointConfig::default()
         };
         regime.apply_endpoint(&mut ec, cfg.host_link_bps, rtt);

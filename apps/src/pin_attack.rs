@@ -1,0 +1,236 @@
+//! `rpc-hostile --attack mem-pin`: a peer that does receive at its own
+//! address (so it completes real handshakes and holds real server tokens)
+//! and uses its sessions to pin server memory: on every session, every
+//! request slot gets the first packets of an 8 MiB request (past the size
+//! where a reassembly buffer would take its whole length), never finished,
+//! renewed with new requests as the server gives the old ones up, while
+//! keepalives hold the sessions. Against an unbounded server this pins
+//! sessions x slots x 8 MiB; the server's per-peer budget must hold it to
+//! `transport.mem_per_peer_mib`.
+
+use crate::hostile::{HostileKind, HostileReport, Target};
+use engine::dpdk::{MbufBatch, Mempool, RxQueue, TxQueue};
+use engine::wire::{
+    parse_frame, HeaderTemplate, MacAddr, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType,
+    SESSION_NONE,
+};
+use std::net::Ipv4Addr;
+use std::time::{Duration, Instant};
+
+/// Sessions the attacker opens (of the 256 one address may hold).
+const SESSIONS: u16 = 48;
+/// Request slots per session (`transport.req_window`'s default).
+const SLOTS: u64 = 8;
+/// The message size each request announces.
+const MSG: u32 = 8 << 20;
+/// Packets sent of each request: 150 x 1444 B, past the 128 KiB at which
+/// a stepwise buffer would grow to the whole 8 MiB.
+const PKTS: u16 = 150;
+/// Payload bytes per packet at MTU 1500.
+const DPP: usize = 1444;
+
+/// The attacker's own address, the frames' source (replies come back to its
+/// port's MAC, which it receives).
+#[derive(Clone, Copy, Debug)]
+pub struct PinSource {
+    pub mac: MacAddr,
+    pub ip: Ipv4Addr,
+    pub port: u16,
+}
+
+/// Runs the attack for `seconds` at most `rate` frames a second; what it
+/// sent, by kind (all `MemPin`), and in `connected` the sessions it holds.
+pub fn run(
+    rx: &mut RxQueue,
+    tx: &mut TxQueue,
+    pool: &Mempool,
+    src: PinSource,
+    target: Target,
+    rate: u64,
+    seconds: f64,
+) -> anyhow::Result<HostileReport> {
+    let template = HeaderTemplate::new(
+        (src.mac, src.ip, src.port),
+        (target.mac, target.ip, target.port),
+    );
+    let mut out = Sender::new(tx, pool, rate);
+    let start = Instant::now();
+    let sessions = connect(rx, &mut out, &template, start, seconds)?;
+    let mut round = 0u64;
+    let mut last_keepalive = Instant::now();
+    while start.elapsed().as_secs_f64() < seconds {
+        for &(num, token) in &sessions {
+            for slot in 0..SLOTS {
+                for k in 0..PKTS {
+                    let rpc = RpcRepr {
+                        pkt_type: PktType::Request,
+                        req_type: 1,
+                        msg_size: MSG,
+                        dest_session: num,
+                        pkt_num: k,
+                        grant: 0,
+                        req_num: round * SLOTS + slot,
+                        token,
+                    };
+                    out.frame(|buf| {
+                        let n = template.write(buf, &rpc, DPP);
+                        buf[n..n + DPP].fill(0xA5);
+                        n + DPP
+                    })?;
+                }
+            }
+            if last_keepalive.elapsed() > Duration::from_millis(200) {
+                last_keepalive = Instant::now();
+                keepalives(&mut out, &template, &sessions)?;
+            }
+            drain(rx);
+        }
+        round += 1;
+    }
+    out.flush()?;
+    let mut report = out.report;
+    report.connected = sessions.len() as u64;
+    Ok(report)
+}
+
+/// Opens `SESSIONS` sessions by real handshakes (a cookie round trip when
+/// the server asks for one); their (server session, server token).
+fn connect(
+    rx: &mut RxQueue,
+    out: &mut Sender<'_>,
+    template: &HeaderTemplate,
+    start: Instant,
+    seconds: f64,
+) -> anyhow::Result<Vec<(u16, u64)>> {
+    let token = |c: u16| 0x0a77_ac00_0000_0000 | u64::from(c);
+    let mut cookies = vec![0u64; SESSIONS as usize];
+    let mut got: Vec<Option<(u16, u64)>> = vec![None; SESSIONS as usize];
+    let mut batch = MbufBatch::new();
+    while got.iter().any(Option::is_none) {
+        if start.elapsed().as_secs_f64() >= seconds {
+            anyhow::bail!(
+                "mem-pin: {} of {SESSIONS} sessions connected before the time was up",
+                got.iter().flatten().count()
+            );
+        }
+        for c in (0..SESSIONS).filter(|&c| got[c as usize].is_none()) {
+            let body = SmRepr {
+                server_token: cookies[c as usize],
+                ..SmRepr::connect_req(c, 32, 1500, 8)
+            };
+            out.frame(|buf| template.write_sm(buf, SESSION_NONE, token(c), &body))?;
+        }
+        out.flush()?;
+        std::thread::sleep(Duration::from_millis(20));
+        while rx.rx_burst(&mut batch) > 0 {
+            for i in 0..batch.len() {
+                let Ok(p) = parse_frame(batch.data(i)) else {
+                    continue;
+                };
+                if p.rpc.pkt_type != PktType::SessionMgmt {
+                    continue;
+                }
+                let Ok(sm) = SmBody::new_checked(p.payload).and_then(|b| SmRepr::parse(&b)) else {
+                    continue;
+                };
+                let c = sm.client_session as usize;
+                if sm.sm_type != SmType::ConnectResp
+                    || c >= got.len()
+                    || p.rpc.token != token(sm.client_session)
+                {
+                    continue;
+                }
+                match sm.status {
+                    SmStatus::Ok => got[c] = Some((sm.server_session, sm.server_token)),
+                    SmStatus::Retry => cookies[c] = sm.server_token,
+                    s => anyhow::bail!("mem-pin: the server refused session {c}: {s:?}"),
+                }
+            }
+            batch.clear();
+        }
+    }
+    Ok(got.into_iter().flatten().collect())
+}
+
+fn keepalives(
+    out: &mut Sender<'_>,
+    template: &HeaderTemplate,
+    sessions: &[(u16, u64)],
+) -> anyhow::Result<()> {
+    for (c, &(num, token)) in sessions.iter().enumerate() {
+        let body = SmRepr {
+            sm_type: SmType::KeepAlive,
+            server_session: num,
+            ..SmRepr::connect_req(c as u16, 32, 1500, 8)
+        };
+        out.frame(|buf| template.write_sm(buf, num, token, &body))?;
+    }
+    Ok(())
+}
+
+/// Reads and frees what the server sent (ErrorResponses of the requests it
+/// gave up, credit returns): the attacker does not care, but its ring must
+/// not fill.
+fn drain(rx: &mut RxQueue) {
+    let mut batch = MbufBatch::new();
+    while rx.rx_burst(&mut batch) > 0 {
+        batch.clear();
+    }
+}
+
+/// Frames out in bursts, at most `rate` a second.
+struct Sender<'a> {
+    tx: &'a mut TxQueue,
+    pool: &'a Mempool,
+    batch: MbufBatch,
+    rate: u64,
+    start: Instant,
+    report: HostileReport,
+}
+
+impl<'a> Sender<'a> {
+    fn new(tx: &'a mut TxQueue, pool: &'a Mempool, rate: u64) -> Self {
+        Sender {
+            tx,
+            pool,
+            batch: MbufBatch::new(),
+            rate: rate.max(1),
+            start: Instant::now(),
+            report: HostileReport::default(),
+        }
+    }
+
+    fn frame(&mut self, write: impl FnOnce(&mut [u8]) -> usize) -> anyhow::Result<()> {
+        if self.batch.is_full() {
+            self.flush()?;
+        }
+        let i = self.batch.len();
+        self.batch.alloc(self.pool, 1)?;
+        let len = write(self.batch.room_mut(i));
+        self.batch.set_len(i, len);
+        *self.report.by_kind.entry(HostileKind::MemPin).or_default() += 1;
+        self.report.sent += 1;
+        Ok(())
+    }
+
+    fn flush(&mut self) -> anyhow::Result<()> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let due = self.start + Duration::from_secs_f64(self.report.sent as f64 / self.rate as f64);
+        if let Some(wait) = due.checked_duration_since(Instant::now()) {
+            std::thread::sleep(wait);
+        }
+        // A full TX ring: retry the rest (af_packet drains it quickly).
+        for _ in 0..1000 {
+            self.tx.tx_burst(&mut self.batch);
+            if self.batch.is_empty() {
+                break;
+            }
+            std::thread::yield_now();
+        }
+        self.report.not_sent += self.batch.len() as u64;
+        self.batch.clear();
+        Ok(())
+    }
+}
