@@ -259,3 +259,295 @@ fn with_ring_size(spec: &str, rx_desc: u16) -> String {
         spec.to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Golden EAL arguments: what each role passes to `rte_eal_init` on each
+    //! link kind, as the binaries built them (kept when the setup moves).
+    use super::*;
+    use crate::config::Config;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        link: LinkArgs,
+    }
+
+    fn flags(a: &[&str]) -> LinkArgs {
+        Flags::parse_from(std::iter::once("t").chain(a.iter().copied())).link
+    }
+
+    fn cfg(sets: &[&str]) -> Config {
+        let o: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        Config::load(None, &o).unwrap()
+    }
+
+    /// `-l CORES --no-huge -m 512 --no-pci --vdev SPEC --no-shconf --log-level=4`.
+    fn vdev_args(cores: &str, spec: &str) -> Vec<String> {
+        [
+            "rpc-engine",
+            "-l",
+            cores,
+            "--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--vdev",
+            spec,
+            "--no-shconf",
+            "--log-level=4",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    /// The RPC binaries (rpc-server, rpc-client): rings sized from rx_desc.
+    fn node(c: &Config, role: Role) -> (Vec<String>, String) {
+        let (b, name) = c
+            .link_args()
+            .eal_builder(role, c.cores(role), Some(c.link.rx_desc as u16))
+            .unwrap();
+        (b.args().unwrap(), name)
+    }
+
+    /// The raw tools (floor, port-check, rpc-hostile): the driver's ring sizes.
+    fn raw(l: &LinkArgs, role: Role, core: u32) -> (Vec<String>, String) {
+        let (b, name) = l.eal_builder(role, &[core], None).unwrap();
+        (b.args().unwrap(), name)
+    }
+
+    #[test]
+    fn node_eal_args_per_role_and_link_kind() {
+        let sock = "socket=/tmp/rpc-engine.sock";
+        let cases: &[(&[&str], Role, &str, &str)] = &[
+            (
+                &[],
+                Role::Server,
+                "1",
+                &format!("net_memif0,role=server,{sock},rsize=10"),
+            ),
+            (
+                &[],
+                Role::Client,
+                "0",
+                &format!("net_memif0,role=client,{sock},rsize=10"),
+            ),
+            (
+                &["link.rx_desc=4096"],
+                Role::Server,
+                "1",
+                &format!("net_memif0,role=server,{sock},rsize=12"),
+            ),
+            (
+                &["link.rx_desc=16384"],
+                Role::Client,
+                "0",
+                &format!("net_memif0,role=client,{sock},rsize=14"),
+            ),
+            (
+                &["link.kind=af_packet"],
+                Role::Server,
+                "1",
+                "net_af_packet0,iface=rpcveth0,qpairs=1,framecnt=1024",
+            ),
+            (
+                &["link.kind=af_packet"],
+                Role::Client,
+                "0",
+                "net_af_packet0,iface=rpcveth0p,qpairs=1,framecnt=1024",
+            ),
+            (
+                &[
+                    "link.kind=af_packet",
+                    "link.qdisc_bypass=false",
+                    "link.rx_desc=64",
+                ],
+                Role::Server,
+                "1",
+                "net_af_packet0,iface=rpcveth0,qpairs=1,qdisc_bypass=0,framecnt=64",
+            ),
+            (&["link.kind=ring"], Role::Server, "1", "net_ring0"),
+            (&["link.kind=ring"], Role::Client, "0", "net_ring0"),
+            (&["link.kind=null"], Role::Server, "1", "net_null0,copy=1"),
+            (&["link.kind=null"], Role::Client, "0", "net_null0,copy=1"),
+            (
+                &["link.kind=pcap"],
+                Role::Server,
+                "1",
+                "net_pcap0,rx_pcap=/dev/null,tx_pcap=/dev/null",
+            ),
+            (
+                &["link.vdev=net_memif0,role=server,socket=/tmp/v.sock"],
+                Role::Server,
+                "1",
+                "net_memif0,role=server,socket=/tmp/v.sock,rsize=10",
+            ),
+            (
+                &["link.vdev=net_memif0,role=client,socket=/tmp/v.sock,rsize=8"],
+                Role::Client,
+                "0",
+                "net_memif0,role=client,socket=/tmp/v.sock,rsize=8",
+            ),
+            (
+                &["link.vdev=net_af_packet0,iface=x"],
+                Role::Server,
+                "1",
+                "net_af_packet0,iface=x,framecnt=1024",
+            ),
+            (&["link.vdev=net_null0"], Role::Server, "1", "net_null0"),
+            (
+                &["cores.server=[0, 1]"],
+                Role::Server,
+                "0,1",
+                &format!("net_memif0,role=server,{sock},rsize=10"),
+            ),
+        ];
+        for (sets, role, cores, spec) in cases {
+            let name = spec.split(',').next().unwrap();
+            assert_eq!(
+                node(&cfg(sets), *role),
+                (vdev_args(cores, spec), name.to_string()),
+                "{sets:?} {role:?}"
+            );
+        }
+        // A real NIC: hugepages, the PCI address instead of --no-pci and a vdev.
+        let c = cfg(&["link.kind=pci", "link.pci=0000:01:00.0", "link.huge=true"]);
+        let args = [
+            "rpc-engine",
+            "-l",
+            "1",
+            "-a",
+            "0000:01:00.0",
+            "--no-shconf",
+            "--log-level=4",
+        ];
+        assert_eq!(
+            node(&c, Role::Server),
+            (args.map(String::from).to_vec(), "0000:01:00.0".into())
+        );
+        // EAL memory, file prefix and extra arguments.
+        let c = cfg(&[
+            "link.mem_mb=256",
+            "link.file_prefix=p1",
+            "link.eal_args=[\"--iova-mode=va\"]",
+        ]);
+        let args = [
+            "rpc-engine",
+            "-l",
+            "1",
+            "--no-huge",
+            "-m",
+            "256",
+            "--no-pci",
+            "--vdev",
+            "net_memif0,role=server,socket=/tmp/rpc-engine.sock,rsize=10",
+            "--file-prefix",
+            "p1",
+            "--log-level=4",
+            "--iova-mode=va",
+        ];
+        assert_eq!(node(&c, Role::Server).0, args.map(String::from).to_vec());
+    }
+
+    #[test]
+    fn raw_tool_eal_args_leave_ring_sizes_to_the_driver() {
+        let cases: &[(&[&str], Role, &str)] = &[
+            (
+                &[],
+                Role::Server,
+                "net_memif0,role=server,socket=/tmp/rpc-engine.sock",
+            ),
+            (
+                &["--socket", "/tmp/f.sock"],
+                Role::Client,
+                "net_memif0,role=client,socket=/tmp/f.sock",
+            ),
+            (
+                &["--link", "af-packet"],
+                Role::Server,
+                "net_af_packet0,iface=rpcveth0,qpairs=1",
+            ),
+            (
+                &["--link", "af-packet", "--iface", "v0"],
+                Role::Client,
+                "net_af_packet0,iface=v0p,qpairs=1",
+            ),
+            (
+                &["--link", "af-packet", "--qdisc-bypass", "false"],
+                Role::Client,
+                "net_af_packet0,iface=rpcveth0p,qpairs=1,qdisc_bypass=0",
+            ),
+            (&["--link", "ring"], Role::Server, "net_ring0"),
+            (&["--link", "null"], Role::Server, "net_null0,copy=1"),
+            (
+                &["--link", "pcap"],
+                Role::Server,
+                "net_pcap0,rx_pcap=/dev/null,tx_pcap=/dev/null",
+            ),
+            (
+                &[
+                    "--vdev",
+                    "net_pcap0,rx_pcap=/tmp/in.pcap,tx_pcap=/tmp/out.pcap",
+                ],
+                Role::Server,
+                "net_pcap0,rx_pcap=/tmp/in.pcap,tx_pcap=/tmp/out.pcap",
+            ),
+            (
+                &["--vdev", "net_nosuchdriver0"],
+                Role::Server,
+                "net_nosuchdriver0",
+            ),
+        ];
+        for (a, role, spec) in cases {
+            let name = spec.split(',').next().unwrap();
+            assert_eq!(
+                raw(&flags(a), *role, 1),
+                (vdev_args("1", spec), name.to_string()),
+                "{a:?} {role:?}"
+            );
+        }
+        let l = flags(&["--link", "pci", "--pci", "0000:99:00.0"]);
+        let args = [
+            "rpc-engine",
+            "-l",
+            "0",
+            "--no-huge",
+            "-m",
+            "512",
+            "-a",
+            "0000:99:00.0",
+            "--no-shconf",
+            "--log-level=4",
+        ];
+        assert_eq!(
+            raw(&l, Role::Server, 0),
+            (args.map(String::from).to_vec(), "0000:99:00.0".into())
+        );
+        let l = flags(&[
+            "--file-prefix",
+            "f",
+            "--huge",
+            "--log-level",
+            "6",
+            "--eal-arg=--iova-mode=pa",
+        ]);
+        let args = [
+            "rpc-engine",
+            "-l",
+            "1",
+            "--no-pci",
+            "--vdev",
+            "net_memif0,role=server,socket=/tmp/rpc-engine.sock",
+            "--file-prefix",
+            "f",
+            "--log-level=6",
+            "--iova-mode=pa",
+        ];
+        assert_eq!(raw(&l, Role::Server, 1).0, args.map(String::from).to_vec());
+        let e = flags(&["--link", "pci"])
+            .eal_builder(Role::Server, &[0], None)
+            .unwrap_err();
+        assert!(e.to_string().contains("--link pci needs --pci"), "{e}");
+    }
+}
