@@ -65,6 +65,7 @@ fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<
             start_retry: std::time::Duration::ZERO,
         },
         pool_mbufs: 0,
+        pool_cache: 256,
         data_room: spec.data_room,
         link_timeout: std::time::Duration::from_millis(spec.link.link_timeout_ms),
         // memif pairs queue i with the peer's queue i; af_packet has one
