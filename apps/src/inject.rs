@@ -3,11 +3,12 @@
 //! (`attacks.rs`) at a bounded rate, reporting how many of each kind it sent.
 
 use crate::attacks::{Attack, AttackGen};
+use crate::config::setup::{self, PortShape};
 use crate::hostile::{HostileGen, HostileReport, Target};
 use crate::link::{LinkArgs, Role};
-use engine::dpdk::{MbufBatch, Mempool, Port, PortConfig, BURST};
+use engine::dpdk::{MbufBatch, BURST};
+use engine::runtime::HandlerTable;
 use std::net::Ipv4Addr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How `rpc-hostile` runs.
@@ -28,17 +29,11 @@ pub struct InjectParams {
 /// Opens the link as the client side and sends hostile frames at `rate`
 /// for `seconds`, sleeping between bursts (it does not poll a core).
 pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport> {
-    let (eal, dev) = link.init_eal(Role::Client, &[p.core])?;
-    let pool = Arc::new(Mempool::new(&eal, "hostile_pool", 4095, 256, 2048)?);
-    let cfg = PortConfig {
-        queues: 1,
-        promiscuous: true,
-        start_retry: std::time::Duration::from_millis(link.link_timeout_ms),
-        ..PortConfig::default()
-    };
-    let port = Port::open(&eal, &dev, &cfg, pool.clone())?;
-    port.wait_link_up(std::time::Duration::from_millis(link.link_timeout_ms))?;
-    let (_rx, mut tx) = port.queue_pair(0)?;
+    // One queue pair, 4095 mbufs, the driver's ring sizes.
+    let b = setup::builder(link, Role::Client, &[p.core], &PortShape::raw(4095, 256))?;
+    let nexus = setup::open(link, Role::Client, b, HandlerTable::<()>::new())?;
+    let pool = nexus.pool();
+    let (_rx, mut tx) = nexus.port().queue_pair(0)?;
     let mut mix = HostileGen::new(p.seed, p.target);
     let mut attack = AttackGen::new(p.attack, p.seed, p.target, p.victim);
     let mut report = HostileReport::default();
@@ -50,7 +45,7 @@ pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
-        batch.alloc(&pool, BURST)?;
+        batch.alloc(pool, BURST)?;
         for i in 0..batch.len() {
             let room = batch.room_mut(i);
             let (kind, len) = match p.attack {

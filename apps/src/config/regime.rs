@@ -205,7 +205,7 @@ mod tests {
         assert_eq!((t.pause_time_us, c.rto_low_us()), (200, 500));
         assert_eq!(c.ecn_mark_p(), 0.0);
         assert_eq!(c.link_bps(), 10_000_000_000);
-        let e = c.endpoint_config(Role::Client, 0, MAC);
+        let e = endpoint(&c, Role::Client, 0, MAC);
         assert_eq!(e.retransmit, Retransmit::GoBackN);
         assert_eq!(e.rto_low, Duration::from_micros(500));
         assert_eq!(e.link_bps, 10_000_000_000);
@@ -232,7 +232,7 @@ mod tests {
         .unwrap();
         c.validate(&ENV).unwrap();
         assert_eq!(c.ecn_mark_p(), 0.25);
-        let e = c.endpoint_config(Role::Server, 0, MAC);
+        let e = endpoint(&c, Role::Server, 0, MAC);
         e.validate().unwrap();
         let pause = PauseConfig {
             xoff: 800,
@@ -380,7 +380,7 @@ mod tests {
         ])
         .unwrap();
         c.validate_for(&ENV, Role::Client).unwrap();
-        let e = c.endpoint_config(Role::Client, 0, MAC);
+        let e = endpoint(&c, Role::Client, 0, MAC);
         e.validate().unwrap();
         assert_eq!(e.rate_cap_bps, Some(2_500_000_000));
         assert_eq!(e.dcqcn, engine::proto::DcqcnParams::hpcc100g());
@@ -389,7 +389,7 @@ mod tests {
         // Without a named set, the one that fits the link.
         let slow = with(&["transport.link_gbps=25"]).unwrap();
         let fast = with(&["transport.link_gbps=100"]).unwrap();
-        let set = |c: &Config| c.endpoint_config(Role::Client, 0, MAC).dcqcn;
+        let set = |c: &Config| endpoint(c, Role::Client, 0, MAC).dcqcn;
         assert_eq!(set(&slow), engine::proto::DcqcnParams::paper40g());
         assert_eq!(set(&fast), engine::proto::DcqcnParams::hpcc100g());
         // An unknown set is a parse error naming the key.
@@ -410,7 +410,7 @@ mod tests {
         let floor = serde_json::json!({"stream_gbps_mtu": 12.5, "burst_rtt_p50_us_mtu": 20.0});
         crate::bdp::apply(&mut c, Some(&floor));
         assert_eq!(c.link_bps(), 12_500_000_000);
-        let e = c.endpoint_config(Role::Client, 0, MAC);
+        let e = endpoint(&c, Role::Client, 0, MAC);
         assert_eq!(e.link_bps, 12_500_000_000);
     }
 }
