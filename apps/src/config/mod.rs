@@ -6,16 +6,19 @@
 //!
 //! Contract: [`Config::load`] parses (unknown keys and wrong types are errors
 //! naming the dotted key, for the file and the overrides alike); the caller
-//! then calls [`Config::validate`] once; after that [`setup`] (the one seam
-//! to the engine: [`Config::open_nexus`], [`Config::endpoint_config`], ...)
-//! produces engine configurations that pass the engine's own checks.
+//! then calls [`Config::validate`] once, which runs the engine's own checks
+//! on what [`setup`] builds; after that [`setup`] (the one seam to the
+//! engine: [`Config::open_nexus`], [`Config::endpoint_config`], ...)
+//! produces engine configurations the engine accepts.
 //!
 //! Layout: [`schema`] (the structs), [`load`] (file, presets, overrides),
-//! [`validate`] (limits), [`regime`] (pause, selective retransmission,
-//! congestion control and ECN keys: defaults and limits),
+//! [`validate`] (what only the config knows), [`engine_check`] (the
+//! engine's checks, worded by key), [`regime`] (pause, selective
+//! retransmission, congestion control and ECN keys: defaults and limits),
 //! [`engine_map`] (derived values: credits, ports, targets), [`setup`] (the
 //! engine's builder, devices and each worker's endpoint).
 
+mod engine_check;
 mod engine_map;
 mod limits;
 mod load;

@@ -668,6 +668,23 @@ mod tests {
     }
 
     #[test]
+    fn memif_ring_over_2_pow_14_is_refused_naming_the_key() {
+        let env = crate::config::ValidationEnv { online_cores: 2 };
+        let e = cfg(&["link.rx_desc=32768"]).validate(&env).unwrap_err();
+        assert_eq!(e.key(), Some("link.rx_desc"), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("link.rx_desc = 32768") && msg.contains("at most 16384"),
+            "{msg}"
+        );
+        // Not a memif ring: the descriptor limit is DPDK's 32768.
+        let mut ok = cfg(&["link.rx_desc=32768", "link.kind=af_packet"]);
+        ok.trust_own_client();
+        ok.validate(&env).unwrap();
+        cfg(&["link.rx_desc=16384"]).validate(&env).unwrap();
+    }
+
+    #[test]
     fn each_worker_gets_its_own_endpoint_config() {
         let c = cfg(&["cores.client=[0, 1]", "link.kind=ring"]);
         let mac = MacAddr([2, 0, 0, 0, 0, 7]);
