@@ -10,7 +10,6 @@ use crate::workload::Mode;
 use clap::Args;
 use engine::runtime::FaultSide;
 use engine::time::Duration;
-use engine::wire::MacAddr;
 use std::path::PathBuf;
 
 #[derive(Args, Clone, Debug, Default)]
@@ -158,16 +157,9 @@ pub fn node_spec(cfg: &Config, role: Role) -> NodeSpec {
             .wrapping_add(0xEC0 + matches!(role, Role::Client) as u64);
         (cfg.ecn_mark_p(), seed)
     });
-    let port = cfg.port_config(role);
     NodeSpec {
-        link: cfg.link_args(),
+        config: cfg.clone(),
         role,
-        cores: cfg.cores(role).to_vec(),
-        endpoint: cfg.endpoint_config(role, 0, MacAddr::BROADCAST),
-        rx_desc: port.rx_desc,
-        tx_desc: port.tx_desc,
-        mtu: port.mtu,
-        data_room: cfg.link.mbuf_data_room as u16,
         fault,
         ecn_marker,
         capture: None,

@@ -47,8 +47,12 @@ impl Wire {
 pub fn run(cfg: &Config, n: u64) -> anyhow::Result<Value> {
     let mac_c = MacAddr([2, 0, 0, 0, 0, 1]);
     let mac_s = MacAddr([2, 0, 0, 0, 0, 2]);
-    let mut client = Endpoint::new(cfg.endpoint_config(Role::Client, 0, mac_c))?;
-    let mut server = Endpoint::new(cfg.endpoint_config(Role::Server, 0, mac_s))?;
+    let (client_w, server_w) = (
+        cfg.offline_worker(Role::Client, 0, mac_c),
+        cfg.offline_worker(Role::Server, 0, mac_s),
+    );
+    let mut client = Endpoint::new(cfg.endpoint_config(Role::Client, &client_w))?;
+    let mut server = Endpoint::new(cfg.endpoint_config(Role::Server, &server_w))?;
     let (req, resp) = (
         cfg.workload.req_size as usize,
         cfg.workload.resp_size as usize,

@@ -6,13 +6,15 @@
 //! request-response rate), and the round trip of one 32-frame MTU burst (the
 //! loaded RTT a measured BDP uses). Every later figure is a ratio to these.
 
+use crate::config::setup::{self, PortShape};
 use crate::hist::LatencyHist;
 use crate::link::{LinkArgs, Role};
 use crate::stream_rate::{
     median_window_gbps, train_gbps, Streamed, STREAM_WINDOW_NS, TRAIN_LONG, TRAIN_SHORT,
 };
 use anyhow::{bail, Context};
-use engine::dpdk::{Mbuf, MbufBatch, Mempool, Port, PortConfig, RxQueue, TscClock, TxQueue, BURST};
+use engine::dpdk::{Mbuf, MbufBatch, Mempool, Port, RxQueue, TscClock, TxQueue, BURST};
+use engine::runtime::{HandlerTable, Nexus};
 use engine::wire::{checksum, MacAddr};
 use std::sync::Arc;
 use std::time::Duration;
@@ -109,31 +111,23 @@ struct Io {
     pool: Arc<Mempool>,
     clock: TscClock,
     mac: MacAddr,
+    /// EAL and the port's owner; dropped after the queues.
+    _nexus: Nexus,
 }
 
+/// One queue pair on `core`, 8191 mbufs, the driver's ring sizes.
 fn open(link: &LinkArgs, role: Role, core: u32) -> anyhow::Result<Io> {
-    let (eal, dev) = link.init_eal(role, &[core])?;
-    let pool = Arc::new(Mempool::new(&eal, "floor_pool", 8191, 256, 2048)?);
-    let cfg = PortConfig {
-        queues: 1,
-        rx_desc: 1024,
-        tx_desc: 1024,
-        mtu: None,
-        promiscuous: true,
-        start_retry: Duration::from_millis(link.link_timeout_ms),
-    };
-    let port = Port::open(&eal, &dev, &cfg, pool.clone())?;
-    port.wait_link_up(Duration::from_millis(link.link_timeout_ms))?;
-    let mac = port.mac()?;
-    let (rx, tx) = port.queue_pair(0)?;
-    let clock = TscClock::new(&eal);
+    let b = setup::builder(link, role, &[core], &PortShape::raw(8191, 256))?;
+    let nexus = setup::open(link, role, b, HandlerTable::new())?;
+    let (rx, tx) = nexus.port().queue_pair(0)?;
     Ok(Io {
-        port,
+        port: nexus.port().clone(),
         rx,
         tx,
-        pool,
-        clock,
-        mac,
+        pool: nexus.pool().clone(),
+        clock: TscClock::new(nexus.eal()),
+        mac: nexus.mac(),
+        _nexus: nexus,
     })
 }
 

@@ -3,12 +3,13 @@
 //! (`attacks.rs`) at a bounded rate, reporting how many of each kind it sent.
 
 use crate::attacks::{Attack, AttackGen};
+use crate::config::setup::{self, PortShape};
 use crate::hostile::{HostileGen, HostileReport, Target};
 use crate::link::{LinkArgs, Role};
 use crate::pin_attack::{self, PinSource};
-use engine::dpdk::{MbufBatch, Mempool, Port, PortConfig, BURST};
+use engine::dpdk::{MbufBatch, BURST};
+use engine::runtime::HandlerTable;
 use std::net::Ipv4Addr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How `rpc-hostile` runs.
@@ -29,24 +30,18 @@ pub struct InjectParams {
 /// Opens the link as the client side and sends hostile frames at `rate`
 /// for `seconds`, sleeping between bursts (it does not poll a core).
 pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport> {
-    let (eal, dev) = link.init_eal(Role::Client, &[p.core])?;
-    let pool = Arc::new(Mempool::new(&eal, "hostile_pool", 4095, 256, 2048)?);
-    let cfg = PortConfig {
-        queues: 1,
-        promiscuous: true,
-        start_retry: std::time::Duration::from_millis(link.link_timeout_ms),
-        ..PortConfig::default()
-    };
-    let port = Port::open(&eal, &dev, &cfg, pool.clone())?;
-    port.wait_link_up(std::time::Duration::from_millis(link.link_timeout_ms))?;
-    let (mut rx, mut tx) = port.queue_pair(0)?;
+    // One queue pair, 4095 mbufs, the driver's ring sizes.
+    let b = setup::builder(link, Role::Client, &[p.core], &PortShape::raw(4095, 256))?;
+    let nexus = setup::open(link, Role::Client, b, HandlerTable::<()>::new())?;
+    let pool = nexus.pool();
+    let (mut rx, mut tx) = nexus.port().queue_pair(0)?;
     if p.attack == Attack::MemPin {
         let src = PinSource {
-            mac: port.mac()?,
+            mac: nexus.mac(),
             ip: p.victim.0,
             port: p.victim.1,
         };
-        return pin_attack::run(&mut rx, &mut tx, &pool, src, p.target, p.rate, p.seconds);
+        return pin_attack::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
     }
     let mut mix = HostileGen::new(p.seed, p.target);
     let mut attack = AttackGen::new(p.attack, p.seed, p.target, p.victim);
@@ -59,7 +54,7 @@ pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport
         if let Some(wait) = due.checked_duration_since(Instant::now()) {
             std::thread::sleep(wait);
         }
-        batch.alloc(&pool, BURST)?;
+        batch.alloc(pool, BURST)?;
         for i in 0..batch.len() {
             let room = batch.room_mut(i);
             let (kind, len) = match p.attack {

@@ -1,9 +1,9 @@
-//! Which link a process runs on, and how that becomes EAL arguments and a
-//! port name: memif between two processes (the default), af_packet on a veth
-//! pair, ring / null / pcap in one process, or a real PCI NIC.
+//! Which link a process runs on, as flags shared by every binary: memif
+//! between two processes (the default), af_packet on a veth pair, ring /
+//! null / pcap in one process, or a real PCI NIC. `config::setup` turns
+//! them into the engine's device and builder.
 
 use clap::{Args, ValueEnum};
-use engine::dpdk::{Eal, EalBuilder};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -86,38 +86,6 @@ pub struct LinkArgs {
 }
 
 impl LinkArgs {
-    /// The vdev spec (if any) and the DPDK device name for this role.
-    pub fn device(&self, role: Role) -> (Option<String>, String) {
-        if let Some(spec) = &self.vdev {
-            let name = spec.split(',').next().unwrap_or(spec).to_string();
-            return (Some(spec.clone()), name);
-        }
-        let spec = match self.link {
-            LinkKind::Memif => format!("net_memif0,role={},socket={}", role.as_str(), self.socket),
-            LinkKind::AfPacket => {
-                let iface = match role {
-                    Role::Server => self.iface.clone(),
-                    Role::Client => format!("{}p", self.iface),
-                };
-                let bypass = if self.qdisc_bypass {
-                    ""
-                } else {
-                    ",qdisc_bypass=0"
-                };
-                format!("net_af_packet0,iface={iface},qpairs=1{bypass}")
-            }
-            LinkKind::Ring => "net_ring0".to_string(),
-            LinkKind::Null => "net_null0,copy=1".to_string(),
-            LinkKind::Pcap => "net_pcap0,rx_pcap=/dev/null,tx_pcap=/dev/null".to_string(),
-            LinkKind::Pci => {
-                let pci = self.pci.clone().unwrap_or_default();
-                return (None, pci);
-            }
-        };
-        let name = spec.split(',').next().unwrap_or(&spec).to_string();
-        (Some(spec), name)
-    }
-
     /// Moves this process into the client's network namespace, if one is
     /// configured and this is the client. Must run before EAL starts threads.
     pub fn enter_netns(&self, role: Role) -> anyhow::Result<()> {
@@ -131,47 +99,6 @@ impl LinkArgs {
         crate::sys::enter_net_namespace(file.as_raw_fd())
             .map_err(|e| anyhow::anyhow!("cannot enter network namespace {ns:?}: {e}"))?;
         Ok(())
-    }
-
-    /// The EAL arguments for `role` on `cores` and the DPDK device name.
-    /// Enters the client's network namespace first (it must precede EAL's
-    /// threads). `ring_size`: make memif/af_packet rings match the RX
-    /// descriptor count unless the vdev spec already sets them.
-    pub fn eal_builder(
-        &self,
-        role: Role,
-        cores: &[u32],
-        ring_size: Option<u16>,
-    ) -> anyhow::Result<(EalBuilder, String)> {
-        self.enter_netns(role)?;
-        if self.link == LinkKind::Pci && self.pci.is_none() && self.vdev.is_none() {
-            anyhow::bail!("--link pci needs --pci ADDRESS (e.g. --pci 0000:01:00.0)");
-        }
-        let (vdev, name) = self.device(role);
-        let mut b = EalBuilder::new()
-            .cores(cores)
-            .no_huge((!self.huge).then_some(self.mem_mb))
-            .file_prefix(self.file_prefix.clone())
-            .log_level(self.log_level);
-        if let Some(v) = vdev {
-            b = b.vdev(match ring_size {
-                Some(n) => with_ring_size(&v, n),
-                None => v,
-            });
-        }
-        if let Some(p) = &self.pci {
-            b = b.pci(p.clone());
-        }
-        for a in &self.eal_args {
-            b = b.extra_arg(a.clone());
-        }
-        Ok((b, name))
-    }
-
-    /// Initialises EAL on `cores` for this role; returns it with the device name.
-    pub fn init_eal(&self, role: Role, cores: &[u32]) -> anyhow::Result<(Eal, String)> {
-        let (b, name) = self.eal_builder(role, cores, None)?;
-        Ok((b.init()?, name))
     }
 
     /// The same flags as command-line arguments, for launching a child process.
@@ -244,18 +171,4 @@ pub fn af_packet_rx_drops() -> Option<u64> {
         }
     }
     total
-}
-
-/// memif and af_packet size their rings from devargs, not from the queue
-/// setup's descriptor count; the lossless reservation counts on `rx_desc`
-/// entries, so make the driver's ring match (unless the spec sets it).
-fn with_ring_size(spec: &str, rx_desc: u16) -> String {
-    let has = |k: &str| spec.split(',').any(|kv| kv.starts_with(k));
-    if spec.starts_with("net_memif") && !has("rsize=") {
-        format!("{spec},rsize={}", rx_desc.max(2).ilog2())
-    } else if spec.starts_with("net_af_packet") && !has("framecnt=") {
-        format!("{spec},framecnt={rx_desc}")
-    } else {
-        spec.to_string()
-    }
 }

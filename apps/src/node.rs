@@ -1,20 +1,18 @@
-//! One process's run: build the Nexus (EAL, pool, port) from the link flags,
-//! start one endpoint per pinned core, run the server loop or the client
-//! workload, and gather every worker's counters and histogram into one
-//! JSON-ready summary.
+//! One process's run: open the Nexus (EAL, pool, port) through the config's
+//! seam (`config::setup`), start one endpoint per pinned core with its own
+//! `EndpointConfig`, run the server loop or the client workload, and gather
+//! every worker's counters and histogram into one JSON-ready summary.
 
+use crate::config::{Config, Worker};
 use crate::hist::LatencyHist;
-use crate::link::{LinkArgs, Role};
+use crate::link::Role;
 pub use crate::report::stats_json;
 pub use crate::workload::ClientParams;
 use crate::workload::{self, ClientApp, ClientSide, LoopApp, Mode, ServerApp, REQ_ECHO};
 use engine::counters::Counters;
-use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
-use engine::proto::{EndpointConfig, PeerAddr, SessionId, Stats};
-use engine::runtime::{
-    Capture, FaultSide, Handler, HandlerTable, Nexus, NexusConfig, Rpc, RunCounters,
-};
+use engine::proto::{PeerAddr, SessionId, Stats};
+use engine::runtime::{Capture, FaultSide, Handler, HandlerTable, Nexus, Rpc, RunCounters};
 use engine::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -24,16 +22,10 @@ use std::sync::Mutex;
 /// Everything about one process that is not the workload.
 #[derive(Clone, Debug)]
 pub struct NodeSpec {
-    pub link: LinkArgs,
+    /// The validated run configuration: the port, the cores and every
+    /// worker's endpoint come from it (`config::setup`).
+    pub config: Config,
     pub role: Role,
-    pub cores: Vec<u32>,
-    /// Endpoint template: `local.ip` and `local.port` (the base port; worker
-    /// i listens on base + i) are used, the MAC comes from the port.
-    pub endpoint: EndpointConfig,
-    pub rx_desc: u16,
-    pub tx_desc: u16,
-    pub mtu: Option<u16>,
-    pub data_room: u16,
     pub fault: Option<(FaultSide, DropModel, u64)>,
     /// `faults.ecn_p`: the injected ECN marker's probability and seed.
     pub ecn_marker: Option<(f64, u64)>,
@@ -49,42 +41,21 @@ pub struct CaptureSpec {
     pub limit: u64,
 }
 
-fn nexus<A>(spec: &NodeSpec, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<A>> {
-    let (eal, device) = spec
-        .link
-        .eal_builder(spec.role, &spec.cores, Some(spec.rx_desc))?;
-    let cfg = NexusConfig {
-        eal,
-        device,
-        port: PortConfig {
-            queues: spec.cores.len() as u16,
-            rx_desc: spec.rx_desc,
-            tx_desc: spec.tx_desc,
-            mtu: spec.mtu,
-            promiscuous: true,
-            start_retry: std::time::Duration::ZERO,
-        },
-        pool_mbufs: 0,
-        data_room: spec.data_room,
-        link_timeout: std::time::Duration::from_millis(spec.link.link_timeout_ms),
-        // memif pairs queue i with the peer's queue i; af_packet has one
-        // kernel interface; a real NIC needs rte_flow to keep workers apart.
-        steer_udp_base: (spec.link.link == crate::link::LinkKind::Pci)
-            .then_some(spec.endpoint.local.port),
+/// Worker `index`'s endpoint, its `EndpointConfig` built once from the
+/// config and the port (the loopback endpoint serves at the server's
+/// address), capturing into its file if `spec.capture` says so.
+fn endpoint<A>(
+    nx: &Nexus<A>,
+    spec: &NodeSpec,
+    index: u16,
+    loopback: bool,
+) -> anyhow::Result<Rpc<A>> {
+    let w = Worker::of(nx, index);
+    let cfg = match loopback {
+        true => spec.config.loopback_endpoint_config(&w),
+        false => spec.config.endpoint_config(spec.role, &w),
     };
-    Ok(Nexus::new(cfg, handlers)?)
-}
-
-fn endpoint_cfg(spec: &NodeSpec, worker: u16) -> EndpointConfig {
-    let mut c = spec.endpoint.clone();
-    c.local.port = spec.endpoint.local.port + worker;
-    c.seed = spec.endpoint.seed.wrapping_add(worker as u64 * 0x9E37);
-    c
-}
-
-/// Worker `index`'s endpoint, capturing into its file if `spec.capture` says so.
-fn endpoint<A>(nx: &Nexus<A>, spec: &NodeSpec, index: u16) -> anyhow::Result<Rpc<A>> {
-    let mut rpc = Rpc::new(nx, index, endpoint_cfg(spec, index))?;
+    let mut rpc = Rpc::new(nx, index, cfg)?;
     if let Some(c) = &spec.capture {
         let path = Capture::worker_path(&c.path, index);
         rpc.set_capture(Capture::create(&path, c.limit, rpc.clock().now())?);
@@ -196,22 +167,23 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSum
     } else {
         handlers.register(REQ_ECHO, Handler::Inline(workload::echo_handler));
     }
-    let nx = nexus(spec, handlers)?;
+    let cfg = &spec.config;
+    let nx = cfg.open_nexus(spec.role, handlers)?;
     let mbufs_in_use_start = nx.pool().in_use() as u64;
     eprintln!(
         "rpc-server: {} on {} (mac {}), {} worker(s) on cores {:?}, udp {}..{}",
-        spec.endpoint.local.ip,
+        cfg.link.server_ip,
         nx.port().name(),
         nx.mac(),
         nx.workers(),
-        spec.cores,
-        spec.endpoint.local.port,
-        spec.endpoint.local.port + nx.workers() as u16 - 1
+        cfg.cores(spec.role),
+        cfg.worker_port(0),
+        cfg.worker_port(nx.workers() - 1)
     );
     let outs = Mutex::new(Vec::new());
     nx.run(&|w| {
         let mut out = WorkerOut::default();
-        match endpoint::<ServerApp>(&nx, spec, w.index) {
+        match endpoint::<ServerApp>(&nx, spec, w.index, false) {
             Err(e) => out.error = Some(format!("worker {}: {e:#}", w.index)),
             Ok(mut rpc) => {
                 if let Some((side, model, seed)) = spec.fault {
@@ -345,7 +317,9 @@ pub fn run_client(
     targets: Targets<'_>,
 ) -> anyhow::Result<ClientResult> {
     crate::child::install_signal_handlers();
-    let nx = nexus(spec, HandlerTable::<ClientApp>::new())?;
+    let nx = spec
+        .config
+        .open_nexus(spec.role, HandlerTable::<ClientApp>::new())?;
     let mbufs_start = nx.pool().in_use() as u64;
     let outs = Mutex::new(Vec::new());
     nx.run(&|w| {
@@ -353,7 +327,8 @@ pub fn run_client(
         let make = |sessions: Vec<SessionId>, now: engine::time::Instant| {
             ClientApp::new(p.clone(), sessions, now)
         };
-        if let Err(e) = client_worker(&nx, spec, p, targets, w.index, &mut out, &make) {
+        let at = (targets, false);
+        if let Err(e) = client_worker(&nx, spec, p, at, w.index, &mut out, &make) {
             out.error = Some(format!("worker {}: {e:#}", w.index));
         }
         outs.lock().map(|mut v| v.push(out)).ok();
@@ -385,16 +360,22 @@ impl ClientResult {
     }
 }
 
+/// One client worker's run; `(targets, loopback)`: where its sessions
+/// connect, and whether its endpoint serves them itself (net_ring).
 fn client_worker<A: ClientSide>(
     nx: &Nexus<A>,
     spec: &NodeSpec,
     p: &ClientParams,
-    targets: Targets<'_>,
+    (targets, loopback): (Targets<'_>, bool),
     index: u16,
     out: &mut WorkerOut,
     make_app: &dyn Fn(Vec<SessionId>, engine::time::Instant) -> A,
 ) -> anyhow::Result<()> {
-    let mut rpc = endpoint::<A>(nx, spec, index)?;
+    let mut rpc = endpoint::<A>(nx, spec, index, loopback)?;
+    let (connect_timeout, session_timeout) = {
+        let c = rpc.endpoint().config();
+        (c.connect_timeout, c.session_timeout)
+    };
     out.bytes_per_session = rpc.endpoint().bytes_per_session();
     if let Some((side, model, seed)) = spec.fault {
         rpc.set_fault(side, model, seed + index as u64);
@@ -407,7 +388,7 @@ fn client_worker<A: ClientSide>(
     let mut app = make_app(Vec::new(), rpc.clock().now());
     // Handshakes are paced (`workload::connect_all`): allow for their turns.
     let paced = Duration::from_micros(50 * peers.len() as u64);
-    let connect_timeout = spec.endpoint.connect_timeout + Duration::from_secs(2) + paced;
+    let connect_timeout = connect_timeout + Duration::from_secs(2) + paced;
     let sessions = workload::connect_all(&mut rpc, &mut app, &peers, connect_timeout)?;
     let mut app = make_app(sessions.clone(), rpc.clock().now());
     let run_start = rpc.clock().now();
@@ -415,7 +396,7 @@ fn client_worker<A: ClientSide>(
     let mut last_done = 0u64;
     workload::start(&mut rpc, &mut app);
     // Bound the drain: a request still out this long after the end has failed.
-    let hard_end = app.client().stop_at + Duration::from_secs(3) + spec.endpoint.session_timeout;
+    let hard_end = app.client().stop_at + Duration::from_secs(3) + session_timeout;
     loop {
         rpc.run_once(&mut app);
         if let Mode::Open { .. } = p.mode {
@@ -488,13 +469,16 @@ pub fn run_loopback(
     let mut handlers = HandlerTable::<LoopApp>::new();
     handlers.register(REQ_ECHO, Handler::Inline(workload::echo_handler::<LoopApp>));
     let mut one = spec.clone();
-    one.cores.truncate(1);
-    let nx = nexus(&one, handlers)?;
+    match one.role {
+        Role::Server => one.config.cores.server.truncate(1),
+        Role::Client => one.config.cores.client.truncate(1),
+    }
+    let nx = one.config.open_nexus(one.role, handlers)?;
     let mbufs_start = nx.pool().in_use() as u64;
     let me = PeerAddr {
         mac: Some(nx.mac()),
-        ip: spec.endpoint.local.ip,
-        port: spec.endpoint.local.port,
+        ip: one.config.link.server_ip,
+        port: one.config.worker_port(0),
     };
     let handled = std::sync::atomic::AtomicU64::new(0);
     let outs = Mutex::new(Vec::new());
@@ -505,7 +489,7 @@ pub fn run_loopback(
             cli: ClientApp::new(p.clone(), sessions, now),
         };
         let targets = |_w: u16, _s: usize| me;
-        if let Err(e) = client_worker(&nx, &one, p, &targets, w.index, &mut out, &make) {
+        if let Err(e) = client_worker(&nx, &one, p, (&targets, true), w.index, &mut out, &make) {
             out.error = Some(format!("worker {}: {e:#}", w.index));
         }
         handled.fetch_add(

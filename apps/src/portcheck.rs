@@ -2,11 +2,12 @@
 //! process, pushes frames through it, and reports link state, frame counts
 //! and mbuf accounting. The bring-up and error-path tests drive it.
 
+use crate::config::setup::{self, PortShape};
 use crate::floor::{MIN_FRAME, SERVER_IP};
 use crate::link::{LinkArgs, Role};
-use engine::dpdk::{Mbuf, MbufBatch, Mempool, Port, PortConfig};
+use engine::dpdk::{Mbuf, MbufBatch};
+use engine::runtime::HandlerTable;
 use engine::wire::MacAddr;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub fn run(
@@ -15,11 +16,13 @@ pub fn run(
     frames: u64,
     rx_wait_ms: u64,
 ) -> anyhow::Result<serde_json::Value> {
-    let (eal, dev) = link.init_eal(Role::Server, &[core])?;
-    let pool = Arc::new(Mempool::new(&eal, "check_pool", 4095, 0, 2048)?);
-    let port = Port::open(&eal, &dev, &PortConfig::default(), pool.clone())?;
-    let link_status = port.wait_link_up(Duration::from_millis(link.link_timeout_ms))?;
-    let mac = port.mac()?;
+    // One queue pair, 4095 mbufs with no per-core cache, the driver's ring
+    // sizes; the Nexus has waited for link-up.
+    let b = setup::builder(link, Role::Server, &[core], &PortShape::raw(4095, 0))?;
+    let nexus = setup::open(link, Role::Server, b, HandlerTable::<()>::new())?;
+    let (port, pool, mac) = (nexus.port(), nexus.pool(), nexus.mac());
+    let dev = port.name().to_string();
+    let link_status = port.link()?;
     let (mut rx, mut tx) = port.queue_pair(0)?;
     // Driver rings hold mbufs from the start; measure after start-up.
     let in_use_before = pool.in_use();
@@ -27,7 +30,7 @@ pub fn run(
     let mut received = 0u64;
     let mut batch = MbufBatch::new();
     for i in 0..frames {
-        let mut m = Mbuf::alloc(&pool)?;
+        let mut m = Mbuf::alloc(pool)?;
         let room = m.room_mut();
         room[..MIN_FRAME].fill(0);
         room[0..6].copy_from_slice(&MacAddr::BROADCAST.0);

@@ -44,9 +44,7 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     let params = client_params(&cfg, true);
     let (result, server) = if cfg.link.kind == apps::link::LinkKind::Ring {
         // net_ring loops frames back into this process: one endpoint serves
-        // its own requests (no rpc-server needed).
-        let mut spec = spec;
-        spec.endpoint.local.ip = cfg.link.server_ip;
+        // its own requests at the server's address (no rpc-server needed).
         let sp = apps::cli::server_params(&cfg, 0.0);
         let (r, s) = apps::node::run_loopback(&spec, &params, &sp)?;
         (r, Some(s))

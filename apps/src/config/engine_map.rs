@@ -1,16 +1,12 @@
-//! Mapping a validated [`Config`] to engine types: derived values (window,
-//! credits, worker ports, session targets), `EndpointConfig` (with the
-//! regime values of `regime.rs`), `PortConfig`, the binaries' `LinkArgs`
-//! and the injected-drop model.
+//! Values a validated [`Config`] derives for the engine: window, credits
+//! (the BDP), admission limits, worker ports, session targets, the
+//! binaries' `LinkArgs` and the injected-drop model. `setup.rs` assembles
+//! them into the engine's builder and each worker's `EndpointConfig`.
 
 use super::schema::*;
 use crate::link::{LinkArgs, LinkKind, Role};
-use engine::dpdk::PortConfig;
 use engine::fault::DropModel;
-use engine::proto::{
-    bdp_credits, Admission, CcKind, DcqcnParams, EndpointAddr, EndpointConfig, FlowMode,
-    LossPolicy, MemBudget, PeerAddr, Retransmit, SecretKey, MAX_SESSIONS,
-};
+use engine::proto::{bdp_credits, Admission, PeerAddr};
 use engine::time::Duration;
 use engine::wire::MacAddr;
 
@@ -139,101 +135,6 @@ impl Config {
         }
     }
 
-    /// The engine configuration of worker `worker_index` of `role`, whose
-    /// port has MAC `mac`. Valid for the engine once `validate` passed.
-    pub fn endpoint_config(&self, role: Role, worker_index: usize, mac: MacAddr) -> EndpointConfig {
-        let t = &self.transport;
-        let ip = match role {
-            Role::Server => self.link.server_ip,
-            Role::Client => self.link.client_ip,
-        };
-        let sessions = match role {
-            Role::Server => self.max_sessions_per_server_worker(),
-            Role::Client => self.workload.sessions_per_thread as usize,
-        };
-        let mode = match t.mode {
-            Mode::Lossy => FlowMode::Lossy,
-            Mode::Pause => FlowMode::Pause(self.pause_config()),
-            Mode::Lossless => FlowMode::Lossless {
-                on_loss: match t.on_loss {
-                    OnLoss::Retransmit => LossPolicy::Retransmit,
-                    OnLoss::Reset => LossPolicy::ResetSession,
-                },
-            },
-        };
-        EndpointConfig {
-            local: EndpointAddr {
-                mac,
-                ip,
-                port: self.worker_port(worker_index),
-            },
-            mtu: self.link.mtu as usize,
-            session_credits: self.effective_credits(),
-            req_window: t.req_window as usize,
-            rx_ring_entries: self.link.rx_desc as usize,
-            max_sessions: sessions.clamp(MIN_TABLE_SESSIONS, MAX_SESSIONS),
-            max_msg_size: t.max_msg_size as usize,
-            rto: Duration::from_micros(t.rto_us),
-            scan_interval: Duration::from_micros(t.scan_us),
-            session_timeout: Duration::from_millis(t.session_timeout_ms),
-            connect_retry: Duration::from_millis(t.connect_retry_ms),
-            connect_timeout: Duration::from_millis(t.connect_timeout_ms),
-            idle_timeout: Duration::from_millis(t.idle_timeout_ms),
-            half_open_timeout: Duration::from_millis(t.half_open_timeout_ms),
-            keepalive_interval: Duration::from_millis(t.keepalive_ms),
-            max_sessions_per_peer: t.max_sessions_per_peer as usize,
-            admission: self.admission(),
-            mem: MemBudget {
-                per_worker: (t.mem_per_worker_mib << 20) as usize,
-                per_peer: (t.mem_per_peer_mib << 20) as usize,
-                reassembly_timeout: Duration::from_millis(t.reassembly_timeout_ms),
-                pool_keep: (t.pool_keep_mib << 20) as usize,
-            },
-            mode,
-            retransmit: match t.retransmit {
-                RetransmitKind::GoBackN => Retransmit::GoBackN,
-                RetransmitKind::Selective => Retransmit::Selective,
-            },
-            rto_low: Duration::from_micros(self.rto_low_us()),
-            cc: match t.cc {
-                CongestionControl::None => CcKind::None,
-                CongestionControl::Timely => CcKind::Timely,
-                CongestionControl::Dcqcn => CcKind::Dcqcn,
-            },
-            link_bps: self.link_bps(),
-            rate_cap_bps: t
-                .rate_cap_gbps
-                .map(|g| (g * 1e9).min(u64::MAX as f64) as u64),
-            base_rtt: Duration::from_nanos((t.rtt_us.max(0.0) * 1e3) as u64),
-            dcqcn: match t.dcqcn {
-                Some(DcqcnPreset::Paper40g) => DcqcnParams::paper40g(),
-                Some(DcqcnPreset::Hpcc100g) => DcqcnParams::hpcc100g(),
-                None => DcqcnParams::for_link(self.link_bps()),
-            },
-            nak: t.nak,
-            verify_ipv4_checksum: self.verify_ipv4_checksum(),
-            seed: token_seed(role, worker_index),
-            // Server tokens and cookies under 128 OS-random bits; the
-            // seed-derived key is the fallback if the OS source fails.
-            secret: SecretKey::from_os(),
-            ..EndpointConfig::default()
-        }
-    }
-
-    /// Port setup for `role`: one queue pair per worker core, the ring sizes
-    /// and MTU of `[link]`; promiscuous on virtual devices (peer MACs are
-    /// learned late), off on a real NIC.
-    pub fn port_config(&self, role: Role) -> PortConfig {
-        PortConfig {
-            queues: self.cores(role).len() as u16,
-            rx_desc: self.link.rx_desc as u16,
-            tx_desc: self.link.tx_desc as u16,
-            mtu: Some(self.link.mtu as u16),
-            promiscuous: self.link.kind != LinkKind::Pci,
-            ..PortConfig::default()
-        }
-    }
-
     /// The `[link]` section as the binaries' shared link flags.
     pub fn link_args(&self) -> LinkArgs {
         let l = &self.link;
@@ -275,21 +176,11 @@ impl Config {
     }
 }
 
-/// Session-token seed: random per process (a restarted server must not hand
-/// out the tokens of its previous run, or stale packets would be accepted).
-fn token_seed(role: Role, worker_index: usize) -> u64 {
-    use std::hash::BuildHasher;
-    std::collections::hash_map::RandomState::new().hash_one((
-        role.as_str(),
-        worker_index,
-        std::process::id(),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::config::testutil::*;
+    use engine::proto::{CcKind, FlowMode, LossPolicy, MemBudget};
     use std::net::Ipv4Addr;
 
     #[test]
@@ -302,7 +193,7 @@ mod tests {
         ])
         .unwrap();
         let mac = engine::wire::MacAddr([2, 0, 0, 0, 0, 1]);
-        let mem = c.endpoint_config(Role::Server, 0, mac).mem;
+        let mem = endpoint(&c, Role::Server, 0, mac).mem;
         assert_eq!(
             mem,
             MemBudget {
@@ -314,10 +205,7 @@ mod tests {
         );
         // The defaults are the engine's.
         let d = with(&[]).unwrap();
-        assert_eq!(
-            d.endpoint_config(Role::Server, 0, mac).mem,
-            MemBudget::default()
-        );
+        assert_eq!(endpoint(&d, Role::Server, 0, mac).mem, MemBudget::default());
     }
 
     #[test]
@@ -373,7 +261,7 @@ mod tests {
     fn ipv4_checksum_trusted_only_on_shared_memory_by_default() {
         let verify = |sets: &[&str]| {
             let c = with(sets).unwrap();
-            let e = c.endpoint_config(Role::Server, 0, MacAddr([2, 0, 0, 0, 0, 1]));
+            let e = endpoint(&c, Role::Server, 0, MacAddr([2, 0, 0, 0, 0, 1]));
             assert_eq!(e.verify_ipv4_checksum, c.verify_ipv4_checksum());
             e.verify_ipv4_checksum
         };
@@ -403,7 +291,7 @@ mod tests {
         ])
         .unwrap();
         c.validate(&ENV).unwrap();
-        let e = c.endpoint_config(Role::Server, 1, MacAddr([2, 0, 0, 0, 0, 2]));
+        let e = endpoint(&c, Role::Server, 1, MacAddr([2, 0, 0, 0, 0, 2]));
         e.validate().unwrap();
         assert_eq!(e.local.port, 31852);
         assert_eq!(e.local.ip, Ipv4Addr::new(127, 77, 0, 2));
@@ -416,7 +304,13 @@ mod tests {
             }
         );
         assert_eq!(e.rto, Duration::from_micros(5000));
-        assert_eq!(c.port_config(Role::Server).queues, 2);
+        let port = c
+            .nexus_builder(Role::Server)
+            .unwrap()
+            .config()
+            .unwrap()
+            .port;
+        assert_eq!((port.queues, port.rx_desc, port.mtu), (2, 1024, Some(1500)));
         assert!(
             matches!(c.drop_model(), DropModel::GilbertElliott { loss_bad, .. } if loss_bad == 1.0)
         );
@@ -435,7 +329,7 @@ mod tests {
         ] {
             let set = format!("transport.cc={value}");
             let c = with(&[set.as_str(), "transport.link_gbps=25"]).unwrap();
-            let e = c.endpoint_config(Role::Client, 0, MacAddr([2, 0, 0, 0, 0, 1]));
+            let e = endpoint(&c, Role::Client, 0, MacAddr([2, 0, 0, 0, 0, 1]));
             assert_eq!(e.cc, kind);
             assert_eq!(e.link_bps, 25_000_000_000);
             e.validate().unwrap();

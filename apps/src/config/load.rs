@@ -167,7 +167,7 @@ mod tests {
             let mac = MacAddr([2, 0, 0, 0, 0, 9]);
             for role in [Role::Server, Role::Client] {
                 for w in 0..c.cores(role).len() {
-                    c.endpoint_config(role, w, mac)
+                    endpoint(&c, role, w as u16, mac)
                         .validate()
                         .unwrap_or_else(|e| panic!("{name} {role:?} {w}: {e}"));
                 }

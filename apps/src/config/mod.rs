@@ -6,24 +6,30 @@
 //!
 //! Contract: [`Config::load`] parses (unknown keys and wrong types are errors
 //! naming the dotted key, for the file and the overrides alike); the caller
-//! then calls [`Config::validate`] once; after that the mapping helpers
-//! ([`Config::endpoint_config`], [`Config::port_config`], ...) produce
-//! engine configurations that pass the engine's own checks.
+//! then calls [`Config::validate`] once, which runs the engine's own checks
+//! on what [`setup`] builds; after that [`setup`] (the one seam to the
+//! engine: [`Config::open_nexus`], [`Config::endpoint_config`], ...)
+//! produces engine configurations the engine accepts.
 //!
 //! Layout: [`schema`] (the structs), [`load`] (file, presets, overrides),
-//! [`validate`] (limits), [`regime`] (pause, selective retransmission,
-//! congestion control and ECN keys: defaults and limits), [`engine_map`]
-//! (engine types).
+//! [`validate`] (what only the config knows), [`engine_check`] (the
+//! engine's checks, worded by key), [`regime`] (pause, selective
+//! retransmission, congestion control and ECN keys: defaults and limits),
+//! [`engine_map`] (derived values: credits, ports, targets), [`setup`] (the
+//! engine's builder, devices and each worker's endpoint).
 
+mod engine_check;
 mod engine_map;
 mod limits;
 mod load;
 mod mac;
 mod regime;
 mod schema;
+pub mod setup;
 mod validate;
 
 pub use schema::*;
+pub use setup::{PortShape, Worker};
 pub use validate::ValidationEnv;
 
 #[cfg(test)]
@@ -42,6 +48,17 @@ pub(crate) mod testutil {
         "tbf-veth",
         "slow-receiver",
     ];
+
+    /// `c`'s endpoint for `role`'s worker `index` with MAC `mac` and the
+    /// ring the configured device would have.
+    pub fn endpoint(
+        c: &Config,
+        role: crate::link::Role,
+        index: u16,
+        mac: engine::wire::MacAddr,
+    ) -> engine::proto::EndpointConfig {
+        c.endpoint_config(role, &c.offline_worker(role, index, mac))
+    }
 
     pub fn preset_path(name: &str) -> PathBuf {
         Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -11,21 +11,9 @@ use std::fmt;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
-/// Ethernet header bytes added to the IP MTU to get the frame an mbuf holds
-/// (no VLAN tag, no FCS: DPDK strips it).
-pub const ETH_HEADER_LEN: usize = 14;
-/// Descriptor ring bounds: DPDK PMDs accept power-of-two sizes in this range
-/// (`u16` in `rte_eth_rx_queue_setup`; 32 is below every PMD's burst need).
-pub const MIN_DESC: u32 = 32;
-pub const MAX_DESC: u32 = 32768;
-/// Largest mbuf data room: `rte_pktmbuf_pool_create` takes the data room plus
-/// the 128-byte headroom as a `u16`.
-pub const MAX_MBUF_DATA_ROOM: u32 = u16::MAX as u32 - 128;
-/// Longest af_packet interface name: IFNAMSIZ is 16 with the NUL, and the
-/// client side appends "p" (see scripts/veth.sh).
-pub const MAX_IFACE_LEN: usize = 14;
-/// Longest memif socket path: `sun_path` is 108 bytes with the NUL.
-pub const MAX_SOCKET_PATH: usize = 107;
+/// The largest descriptor ring DPDK takes (the engine's limit; the others
+/// on `[link]` are `engine::runtime`'s too, checked by the engine).
+pub use engine::runtime::MAX_DESC;
 /// Pause mode's default headroom adds one receive burst: frames a poller may
 /// already hold in its `rx_burst` when it decides to send XOFF.
 pub const PAUSE_BURST_ENTRIES: u32 = engine::dpdk::BURST as u32;

@@ -1,14 +1,15 @@
 //! Validation: one pass over a loaded [`Config`] that rejects impossible
-//! combinations (credits the receive ring cannot back, an MTU the mbufs
-//! cannot hold, cores the machine does not have, ...) with a message naming
-//! the key and the limit.
+//! combinations with a message naming the key and the limit. The engine's
+//! limits (MTU, descriptors, memif rings, timers, windows, memory, ...) are
+//! checked by the engine itself on what the seam builds
+//! (`engine_check.rs`); this file keeps what only the config knows: cores
+//! on this machine, addresses, key combinations, values that must convert
+//! to the engine's units, and the lossless rule across all sessions of a
+//! worker (credits the receive ring cannot back).
 
 use super::schema::*;
 use crate::link::{LinkKind, Role};
-use engine::proto::{
-    lossless_ring_entries, MAX_MTU, MAX_PKTS_PER_MSG, MAX_REQ_WINDOW, MAX_SESSIONS, MIN_MTU,
-    PKT_OVERHEAD,
-};
+use engine::proto::{lossless_ring_entries, MAX_REQ_WINDOW, MAX_SESSIONS};
 use std::collections::BTreeSet;
 
 /// What validation needs to know about the machine.
@@ -63,53 +64,19 @@ impl Config {
         }
         self.validate_transport()?;
         self.validate_workload()?;
-        self.validate_credits()?;
+        self.validate_faults()?;
         if role.is_some() {
             self.check_rate_cap()?;
         }
-        self.validate_faults()
+        self.validate_with_engine(role)?;
+        self.validate_credits()
     }
 
+    /// Addresses and the device keys the engine cannot judge (its limits
+    /// on descriptors, MTU, mbufs, memory, UDP ports, socket paths and
+    /// interface names are `NexusBuilder::validate`'s).
     fn validate_link(&self) -> Result<(), ConfigError> {
         let l = &self.link;
-        range("link.mtu", l.mtu as u64, MIN_MTU as u64, MAX_MTU as u64)?;
-        for (key, n) in [("link.rx_desc", l.rx_desc), ("link.tx_desc", l.tx_desc)] {
-            range(key, n as u64, MIN_DESC as u64, MAX_DESC as u64)?;
-            if !n.is_power_of_two() {
-                return Err(ConfigError::invalid(
-                    key,
-                    format!("{key} = {n} must be a power of two"),
-                ));
-            }
-        }
-        range(
-            "link.mbuf_data_room",
-            l.mbuf_data_room as u64,
-            1,
-            MAX_MBUF_DATA_ROOM as u64,
-        )?;
-        let frame = l.mtu as usize + ETH_HEADER_LEN;
-        if frame > l.mbuf_data_room as usize {
-            return Err(ConfigError::invalid(
-                "link.mtu",
-                format!(
-                    "link.mtu = {} needs {frame}-byte frames but link.mbuf_data_room = {}",
-                    l.mtu, l.mbuf_data_room
-                ),
-            ));
-        }
-        if l.mem_mb == 0 {
-            return Err(ConfigError::invalid(
-                "link.mem_mb",
-                "link.mem_mb must be > 0",
-            ));
-        }
-        if l.udp_port == 0 {
-            return Err(ConfigError::invalid(
-                "link.udp_port",
-                "link.udp_port must be > 0",
-            ));
-        }
         for (key, mac) in [
             ("link.server_mac", l.server_mac),
             ("link.client_mac", l.client_mac),
@@ -130,30 +97,10 @@ impl Config {
                 ),
             ));
         }
-        self.validate_device()
-    }
-
-    fn validate_device(&self) -> Result<(), ConfigError> {
-        let l = &self.link;
         if l.vdev.is_some() {
             return Ok(()); // a raw spec overrides everything derived from kind
         }
         match l.kind {
-            LinkKind::Memif if l.socket.is_empty() || l.socket.len() > MAX_SOCKET_PATH => {
-                Err(ConfigError::invalid(
-                    "link.socket",
-                    format!("link.socket must be 1..={MAX_SOCKET_PATH} bytes (sun_path)"),
-                ))
-            }
-            LinkKind::AfPacket if l.iface.is_empty() || l.iface.len() > MAX_IFACE_LEN => {
-                Err(ConfigError::invalid(
-                    "link.iface",
-                    format!(
-                        "link.iface = {:?} must be 1..={MAX_IFACE_LEN} characters (the client side appends \"p\")",
-                        l.iface
-                    ),
-                ))
-            }
             LinkKind::Pci if l.pci.is_none() => Err(ConfigError::invalid(
                 "link.pci",
                 "link.kind = pci needs link.pci (e.g. \"0000:01:00.0\")",
@@ -162,6 +109,20 @@ impl Config {
                 "link.huge",
                 "link.kind = pci needs link.huge = true (NIC DMA needs hugepage memory)",
             )),
+            LinkKind::AfPacket if self.cores.server.len().max(self.cores.client.len()) > 1 => {
+                let role = match self.cores.server.len() > 1 {
+                    true => Role::Server,
+                    false => Role::Client,
+                };
+                let key = format!("cores.{}", role.as_str());
+                Err(ConfigError::invalid(
+                    &key,
+                    format!(
+                        "{key} = {:?}: link.kind = af_packet runs one worker per process (one AF_PACKET socket; the binaries open it with one queue pair), name one core",
+                        self.cores(role)
+                    ),
+                ))
+            }
             _ => Ok(()),
         }
     }
@@ -196,20 +157,15 @@ impl Config {
                 }
             }
         }
-        let last_port = self.link.udp_port as usize + list.len() - 1;
-        if last_port > u16::MAX as usize {
-            return Err(ConfigError::invalid(
-                "link.udp_port",
-                format!(
-                    "link.udp_port = {} + {} workers runs past port 65535",
-                    self.link.udp_port,
-                    list.len()
-                ),
-            ));
-        }
         Ok(())
     }
 
+    /// Rates and times that must convert to the engine's integers (finite
+    /// positive rates, durations whose nanoseconds fit 64 bits) and the
+    /// combinations the engine never sees (`on_loss` outside lossless
+    /// mode, the lossy credit multiple). The engine's own rules on these
+    /// keys (`rto_us >= scan_us`, `1..=64` windows, ...) are checked on the
+    /// built `EndpointConfig` (`engine_check.rs`).
     fn validate_transport(&self) -> Result<(), ConfigError> {
         let t = &self.transport;
         positive("transport.link_gbps", t.link_gbps)?;
@@ -217,96 +173,33 @@ impl Config {
             positive("transport.bdp_gbps", g)?;
         }
         positive("transport.rtt_us", t.rtt_us)?;
-        if t.credits == Some(0) {
-            return Err(ConfigError::invalid(
-                "transport.credits",
-                "transport.credits = 0 must be at least 1",
-            ));
+        // Nanoseconds of every duration fit a u64 (2 x keepalive too).
+        let us = [
+            ("transport.scan_us", t.scan_us),
+            ("transport.rto_us", t.rto_us),
+        ];
+        for (key, v) in us {
+            at_most(key, v, u64::MAX / 1000)?;
         }
-        range(
-            "transport.req_window",
-            t.req_window as u64,
-            1,
-            MAX_REQ_WINDOW as u64,
-        )?;
-        range("transport.scan_us", t.scan_us, 1, u64::MAX / 1000)?;
-        range("transport.rto_us", t.rto_us, t.scan_us, u64::MAX / 1000)
-            .map_err(|_| limit_err("transport.rto_us", t.rto_us, "transport.scan_us", t.scan_us))?;
-        let rto_ms_ceil = t.rto_us.div_ceil(1000);
-        range(
-            "transport.session_timeout_ms",
-            t.session_timeout_ms,
-            rto_ms_ceil,
-            u64::MAX / 1_000_000,
-        )
-        .map_err(|_| {
-            limit_err(
-                "transport.session_timeout_ms",
-                t.session_timeout_ms,
-                "transport.rto_us / 1000",
-                rto_ms_ceil,
-            )
-        })?;
-        range(
-            "transport.connect_retry_ms",
-            t.connect_retry_ms,
-            1,
-            u64::MAX / 1_000_000,
-        )?;
-        range(
-            "transport.connect_timeout_ms",
-            t.connect_timeout_ms,
-            t.connect_retry_ms,
-            u64::MAX / 1_000_000,
-        )
-        .map_err(|_| {
-            limit_err(
-                "transport.connect_timeout_ms",
-                t.connect_timeout_ms,
-                "transport.connect_retry_ms",
-                t.connect_retry_ms,
-            )
-        })?;
-        range(
+        let ms = [
+            ("transport.session_timeout_ms", t.session_timeout_ms),
+            ("transport.connect_retry_ms", t.connect_retry_ms),
+            ("transport.connect_timeout_ms", t.connect_timeout_ms),
+            ("transport.half_open_timeout_ms", t.half_open_timeout_ms),
+            ("transport.idle_timeout_ms", t.idle_timeout_ms),
+        ];
+        for (key, v) in ms {
+            at_most(key, v, u64::MAX / 1_000_000)?;
+        }
+        at_most(
             "transport.keepalive_ms",
             t.keepalive_ms,
-            1,
             u64::MAX / 2_000_000,
         )?;
-        let two_keepalives = 2 * t.keepalive_ms;
-        range(
-            "transport.half_open_timeout_ms",
-            t.half_open_timeout_ms,
-            two_keepalives,
-            u64::MAX / 1_000_000,
-        )
-        .map_err(|_| {
-            limit_err(
-                "transport.half_open_timeout_ms",
-                t.half_open_timeout_ms,
-                "2 x transport.keepalive_ms",
-                two_keepalives,
-            )
-        })?;
-        range(
-            "transport.idle_timeout_ms",
-            t.idle_timeout_ms,
-            t.half_open_timeout_ms,
-            u64::MAX / 1_000_000,
-        )
-        .map_err(|_| {
-            limit_err(
-                "transport.idle_timeout_ms",
-                t.idle_timeout_ms,
-                "transport.half_open_timeout_ms",
-                t.half_open_timeout_ms,
-            )
-        })?;
         self.validate_admission()?;
-        range(
+        at_most(
             "transport.max_sessions_per_peer",
             t.max_sessions_per_peer as u64,
-            1,
             MAX_SESSIONS as u64,
         )?;
         if let CreditMultiple::Factor(f) = t.lossy_credit_multiple {
@@ -322,17 +215,14 @@ impl Config {
             ));
         }
         self.validate_regime()?;
-        let per_pkt = self.link.mtu as u64 - PKT_OVERHEAD as u64;
-        let max_msg = (MAX_PKTS_PER_MSG as u64 * per_pkt).min(u32::MAX as u64);
-        range("transport.max_msg_size", t.max_msg_size, 1, max_msg).map_err(|_| {
-            ConfigError::invalid(
+        // The engine bounds it from above (packets x MTU); an empty limit
+        // would refuse every message.
+        if t.max_msg_size == 0 {
+            return Err(ConfigError::invalid(
                 "transport.max_msg_size",
-                format!(
-                    "transport.max_msg_size = {} must be in 1..={max_msg} ({MAX_PKTS_PER_MSG} packets of {per_pkt} bytes at link.mtu = {})",
-                    t.max_msg_size, self.link.mtu
-                ),
-            )
-        })?;
+                "transport.max_msg_size = 0 must be at least 1",
+            ));
+        }
         self.validate_mem()
     }
 
@@ -403,8 +293,9 @@ impl Config {
     }
 
     /// Lossless mode reserves `credits` receive-ring entries per session on
-    /// both ends: all sessions of one endpoint must fit its ring.
-    fn validate_credits(&self) -> Result<(), ConfigError> {
+    /// both ends: all sessions of one endpoint must fit its ring (the engine
+    /// checks one session; how many share a worker is the config's).
+    pub(super) fn validate_credits(&self) -> Result<(), ConfigError> {
         if self.transport.mode != Mode::Lossless {
             return Ok(());
         }
@@ -532,8 +423,15 @@ pub(super) fn range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigErr
     Err(ConfigError::invalid(key, msg))
 }
 
-pub(super) fn limit_err(key: &str, v: u64, other: &str, limit: u64) -> ConfigError {
-    ConfigError::invalid(key, format!("{key} = {v} must be >= {other} = {limit}"))
+/// `v` at most `max`: a value that must convert to the engine's units.
+pub(super) fn at_most(key: &str, v: u64, max: u64) -> Result<(), ConfigError> {
+    if v <= max {
+        return Ok(());
+    }
+    Err(ConfigError::invalid(
+        key,
+        format!("{key} = {v} must be at most {max}"),
+    ))
 }
 
 fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
@@ -681,6 +579,20 @@ mod tests {
             (
                 &["link.kind=af_packet", "link.iface=averyverylongname"],
                 "link.iface",
+            ),
+            (
+                &["link.kind=af_packet", "link.iface=fifteen-bytes!!"],
+                "link.iface",
+            ),
+            (
+                &["link.kind=af_packet", "cores.client=[0, 1]"],
+                "cores.client",
+            ),
+            (&["link.socket="], "link.socket"),
+            (&["link.rx_desc=32768"], "link.rx_desc"),
+            (
+                &["link.vdev=net_memif0,role=client,socket=/v,rsize=15"],
+                "link.vdev",
             ),
             (&["transport.credits=0"], "transport.credits"),
             (&["transport.link_gbps=0"], "transport.link_gbps"),

@@ -74,6 +74,13 @@ impl Admission {
                 "must be above zero",
             ));
         }
+        if self.wrong_tokens_per_sec == 0 {
+            return Err(ConfigError::new(
+                "admission.wrong_tokens_per_sec",
+                0,
+                "must be at least 1",
+            ));
+        }
         if self.cookie_above_pct > 100 {
             return Err(ConfigError::new(
                 "admission.cookie_above_pct",

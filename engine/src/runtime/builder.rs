@@ -1,171 +1,24 @@
 //! [`Nexus::builder`]: a [`Nexus`] from a [`Device`] named once, with the
-//! hardware-free defaults the apps use (no hugepages, no PCI scan, no shared
-//! runtime files), and the per-worker [`EndpointConfig`] derived from the
-//! port's real receive ring.
+//! hardware-free defaults (no hugepages, no PCI scan, no shared runtime
+//! files), checked against DPDK's limits before EAL starts
+//! ([`NexusBuilder::validate`]), and the per-worker [`EndpointConfig`]
+//! derived from the port's real receive ring. The only place a
+//! [`PortConfig`] is built from a device: queues, descriptors, MTU and the
+//! device's promiscuous mode ([`Device::promiscuous`]).
 
+use super::device::Device;
+use super::limits::{BuilderError, Ring, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MIN_DESC};
 use super::{HandlerTable, Nexus, NexusConfig, RuntimeError};
 use crate::dpdk::{EalBuilder, PortConfig};
 use crate::proto::EndpointConfig;
 use std::time::Duration;
 
-/// Which DPDK device a [`Nexus`] runs on. Each constructor derives both the
-/// EAL argument (`--vdev SPEC` or `-a ADDR`) and the port name, so the two
-/// cannot disagree.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Device {
-    kind: Kind,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Kind {
-    Memif { server: bool, socket: String },
-    Ring { name: String },
-    AfPacket { iface: String },
-    Pci { addr: String },
-}
-
-/// memif's ring size is `2^rsize`; DPDK 22.11 accepts at most 14.
-const MEMIF_MAX_LOG2_RING: u32 = 14;
-
-impl Device {
-    /// The listening side of a shared-memory wire between two processes
-    /// (`net_memif`). Start it before the client, or let the client wait.
-    ///
-    /// memif rings are created by the client with the client's `rsize`
-    /// (the server only sets an upper bound), so this end's real RX ring is
-    /// as large as the *client's*: give both processes the same RX
-    /// descriptor count, or lossless accounting on the server is off.
-    pub fn memif_server(socket: impl Into<String>) -> Self {
-        Device {
-            kind: Kind::Memif {
-                server: true,
-                socket: socket.into(),
-            },
-        }
-    }
-
-    /// The connecting side of a memif wire; it waits for the server up to
-    /// the link timeout ([`NexusBuilder::link_timeout`]).
-    pub fn memif_client(socket: impl Into<String>) -> Self {
-        Device {
-            kind: Kind::Memif {
-                server: false,
-                socket: socket.into(),
-            },
-        }
-    }
-
-    /// An in-process wire (rings, no vdev): worker `2k`'s frames arrive at
-    /// worker `2k + 1` and back, so two workers of one process talk to each
-    /// other; a last unpaired worker hears itself. The port is named
-    /// `net_ring_NAME` (`name` as given if it starts with `net_ring_`).
-    pub fn ring(name: impl Into<String>) -> Self {
-        let name = name.into();
-        let name = if name.starts_with("net_ring_") {
-            name
-        } else {
-            format!("net_ring_{name}")
-        };
-        Device {
-            kind: Kind::Ring { name },
-        }
-    }
-
-    /// Kernel AF_PACKET on interface `iface` (`net_af_packet`, e.g. one end
-    /// of a veth pair).
-    pub fn af_packet(iface: impl Into<String>) -> Self {
-        Device {
-            kind: Kind::AfPacket {
-                iface: iface.into(),
-            },
-        }
-    }
-
-    /// A real NIC by PCI address (bound to a DPDK driver; usually needs
-    /// hugepages: [`NexusBuilder::hugepages`]).
-    pub fn pci(addr: impl Into<String>) -> Self {
-        Device {
-            kind: Kind::Pci { addr: addr.into() },
-        }
-    }
-
-    /// The DPDK port name (`net_memif0`, `net_af_packet0`, the ring's name,
-    /// or the PCI address).
-    pub fn port_name(&self) -> String {
-        match &self.kind {
-            Kind::Memif { .. } => "net_memif0".into(),
-            Kind::Ring { name } => name.clone(),
-            Kind::AfPacket { .. } => "net_af_packet0".into(),
-            Kind::Pci { addr } => addr.clone(),
-        }
-    }
-
-    /// The `--vdev` spec for `queues` queue pairs of `rx_desc` entries, or
-    /// `None` (a PCI NIC, or the ring wire, which is created after EAL init).
-    /// memif and af_packet size their rings from these devargs, not from the
-    /// RX descriptor count, so the spec carries the size.
-    pub fn vdev_spec(&self, queues: u16, rx_desc: u16) -> Option<String> {
-        match &self.kind {
-            Kind::Memif { server, socket } => Some(format!(
-                "net_memif0,role={},socket={socket},rsize={}",
-                if *server { "server" } else { "client" },
-                memif_log2(rx_desc)
-            )),
-            Kind::AfPacket { iface } => Some(format!(
-                "net_af_packet0,iface={iface},qpairs={},framecnt={rx_desc}",
-                queues.max(1)
-            )),
-            Kind::Ring { .. } | Kind::Pci { .. } => None,
-        }
-    }
-
-    /// Adds this device's EAL arguments to `eal`.
-    pub fn apply(&self, eal: EalBuilder, queues: u16, rx_desc: u16) -> EalBuilder {
-        match (&self.kind, self.vdev_spec(queues, rx_desc)) {
-            (_, Some(spec)) => eal.vdev(spec),
-            (Kind::Pci { addr }, None) => eal.pci(addr.clone()),
-            _ => eal,
-        }
-    }
-
-    /// Frames one RX queue's ring really holds with `rx_desc` descriptors:
-    /// memif `2^rsize`, af_packet `framecnt`, the ring wire one less than its
-    /// power-of-two size, a NIC `rx_desc`.
-    pub fn rx_ring_entries(&self, rx_desc: u16) -> usize {
-        match &self.kind {
-            Kind::Memif { .. } => 1usize << memif_log2(rx_desc),
-            Kind::AfPacket { .. } | Kind::Pci { .. } => rx_desc as usize,
-            Kind::Ring { .. } => ring_slots(rx_desc) as usize - 1,
-        }
-    }
-
-    /// Whether this is the client end of a memif wire.
-    fn is_memif_client(&self) -> bool {
-        matches!(self.kind, Kind::Memif { server: false, .. })
-    }
-
-    /// Creates a device that is not a vdev (the ring wire), after EAL init.
-    pub(super) fn create_after_eal(&self, queues: u16, rx_desc: u16) -> Result<(), RuntimeError> {
-        if let Kind::Ring { name } = &self.kind {
-            crate::dpdk::create_crossover_ring(name, queues, ring_slots(rx_desc))?;
-        }
-        Ok(())
-    }
-}
-
-fn memif_log2(rx_desc: u16) -> u32 {
-    rx_desc.max(2).ilog2().min(MEMIF_MAX_LOG2_RING)
-}
-
-fn ring_slots(rx_desc: u16) -> u32 {
-    (rx_desc as u32).max(2).next_power_of_two()
-}
-
 /// Builds a [`Nexus`] (see [`Nexus::builder`]). Defaults: core 0 only, no
 /// hugepages (512 MiB of ordinary memory), no PCI scan unless a PCI device,
 /// `--no-shconf` unless a file prefix is set, EAL log level 4 (warnings),
 /// 1024 RX and TX descriptors, the driver's MTU, a pool sized from the queue
-/// and descriptor counts, 2048-byte mbufs, a 10 s link timeout.
+/// and descriptor counts with a 256-mbuf cache per core, 2048-byte mbufs, a
+/// 10 s link timeout.
 #[derive(Clone, Debug)]
 pub struct NexusBuilder {
     device: Option<Device>,
@@ -178,6 +31,7 @@ pub struct NexusBuilder {
     tx_desc: u16,
     mtu: Option<u16>,
     pool_mbufs: u32,
+    pool_cache: u32,
     data_room: u16,
     link_timeout: Duration,
     steer_udp: bool,
@@ -197,6 +51,7 @@ impl Default for NexusBuilder {
             tx_desc: 1024,
             mtu: None,
             pool_mbufs: 0,
+            pool_cache: 256,
             data_room: 2048,
             link_timeout: Duration::from_secs(10),
             steer_udp: false,
@@ -263,6 +118,12 @@ impl NexusBuilder {
         self.pool_mbufs = n;
         self
     }
+    /// Mbufs each core keeps in its own cache of the pool (default 256; 0
+    /// for none).
+    pub fn pool_cache(mut self, n: u32) -> Self {
+        self.pool_cache = n;
+        self
+    }
     /// Frame bytes one mbuf holds (at least the MTU plus 14; default 2048).
     pub fn data_room(mut self, bytes: u16) -> Self {
         self.data_room = bytes;
@@ -287,22 +148,73 @@ impl NexusBuilder {
         self
     }
 
+    /// Frames one RX queue's ring really holds on the device (the RX
+    /// descriptor count when no device is named yet).
+    pub fn rx_ring_entries(&self) -> usize {
+        match &self.device {
+            Some(d) => d.rx_ring_entries(self.rx_desc),
+            None => self.rx_desc as usize,
+        }
+    }
+
     /// The endpoint configuration worker `index` will get (see
     /// [`Nexus::endpoint_config`]; the MAC is known only after `build`).
     pub fn endpoint_config(&self, index: u16) -> EndpointConfig {
         let mut c = EndpointConfig::default();
         c.local.port = self.base_udp_port + index;
-        if let Some(d) = &self.device {
-            c.rx_ring_entries = d.rx_ring_entries(self.rx_desc);
-        }
+        c.rx_ring_entries = self.rx_ring_entries();
         c
     }
 
-    /// The [`NexusConfig`] this builder stands for (EAL arguments included).
+    /// What DPDK or the kernel would refuse, before EAL starts: no device
+    /// or no core, descriptor counts outside the powers of two in
+    /// 32..=32768, an mbuf data room outside 1..=65407 or too small for the
+    /// MTU's frames, no memory, worker UDP ports past 65535, and the
+    /// device's own limits ([`Device::validate`]). [`config`](Self::config)
+    /// and [`build`](Self::build) check it first.
+    pub fn validate(&self) -> Result<(), BuilderError> {
+        let device = self.device.as_ref().ok_or(BuilderError::NoDevice)?;
+        if self.cores.is_empty() {
+            return Err(BuilderError::NoCores);
+        }
+        for (ring, value) in [(Ring::Rx, self.rx_desc), (Ring::Tx, self.tx_desc)] {
+            if !(MIN_DESC..=MAX_DESC).contains(&value) || !value.is_power_of_two() {
+                return Err(BuilderError::Descriptors { ring, value });
+            }
+        }
+        if !(1..=MAX_DATA_ROOM).contains(&self.data_room) {
+            return Err(BuilderError::DataRoom {
+                data_room: self.data_room,
+            });
+        }
+        if let Some(mtu) = self.mtu {
+            let needed = mtu as usize + ETH_HEADER_LEN;
+            if needed > self.data_room as usize {
+                return Err(BuilderError::MbufTooSmall {
+                    mtu,
+                    needed,
+                    data_room: self.data_room,
+                });
+            }
+        }
+        if self.no_huge_mb == Some(0) {
+            return Err(BuilderError::NoMemory);
+        }
+        let last_port = self.base_udp_port as usize + self.cores.len() - 1;
+        if self.base_udp_port == 0 || last_port > u16::MAX as usize {
+            return Err(BuilderError::UdpPorts {
+                base: self.base_udp_port,
+                workers: self.cores.len(),
+            });
+        }
+        device.validate(self.rx_desc)
+    }
+
+    /// The [`NexusConfig`] this builder stands for (EAL arguments included),
+    /// once [`validate`](Self::validate) passed.
     pub fn config(&self) -> Result<NexusConfig, RuntimeError> {
-        let device = self.device.as_ref().ok_or_else(|| {
-            RuntimeError::Setup("no device: call NexusBuilder::device(Device::...)".into())
-        })?;
+        self.validate()?;
+        let device = self.device.as_ref().ok_or(BuilderError::NoDevice)?;
         let queues = self.cores.len() as u16;
         let mut eal = EalBuilder::new()
             .cores(&self.cores)
@@ -321,7 +233,7 @@ impl NexusBuilder {
                 rx_desc: self.rx_desc,
                 tx_desc: self.tx_desc,
                 mtu: self.mtu,
-                promiscuous: true,
+                promiscuous: device.promiscuous(),
                 start_retry: if device.is_memif_client() {
                     self.link_timeout
                 } else {
@@ -329,6 +241,7 @@ impl NexusBuilder {
                 },
             },
             pool_mbufs: self.pool_mbufs,
+            pool_cache: self.pool_cache,
             data_room: self.data_room,
             link_timeout: self.link_timeout,
             steer_udp_base: self.steer_udp.then_some(self.base_udp_port),
@@ -353,30 +266,6 @@ impl NexusBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn devices_name_their_port_and_eal_argument_together() {
-        let d = Device::memif_client("/tmp/x.sock");
-        assert_eq!(d.port_name(), "net_memif0");
-        assert_eq!(
-            d.vdev_spec(2, 1000).unwrap(),
-            "net_memif0,role=client,socket=/tmp/x.sock,rsize=9"
-        );
-        assert_eq!(d.rx_ring_entries(1000), 512);
-        let a = Device::af_packet("veth0");
-        assert_eq!(
-            a.vdev_spec(2, 1024).unwrap(),
-            "net_af_packet0,iface=veth0,qpairs=2,framecnt=1024"
-        );
-        assert_eq!(a.rx_ring_entries(1024), 1024);
-        let r = Device::ring("hello");
-        assert_eq!(r.port_name(), "net_ring_hello");
-        assert_eq!(r.vdev_spec(2, 1024), None);
-        assert_eq!(r.rx_ring_entries(1024), 1023);
-        let p = Device::pci("0000:01:00.0");
-        let args = p.apply(EalBuilder::new(), 1, 512).args().unwrap();
-        assert!(args.windows(2).any(|w| w == ["-a", "0000:01:00.0"]));
-    }
 
     #[test]
     fn builder_derives_config() {
@@ -411,5 +300,68 @@ mod tests {
             std_d.config().unwrap().link_timeout,
             Duration::from_millis(1500)
         );
+    }
+
+    #[test]
+    fn validation_refuses_what_dpdk_would() {
+        let b = || Nexus::builder().device(Device::memif_client("/tmp/c.sock"));
+        assert_eq!(b().validate(), Ok(()));
+        assert_eq!(Nexus::builder().validate(), Err(BuilderError::NoDevice));
+        assert_eq!(b().cores(&[]).validate(), Err(BuilderError::NoCores));
+        for (rx, tx, ring, value) in [(1000, 1024, Ring::Rx, 1000), (1024, 16, Ring::Tx, 16)] {
+            assert_eq!(
+                b().descriptors(rx, tx).validate(),
+                Err(BuilderError::Descriptors { ring, value })
+            );
+        }
+        assert_eq!(
+            b().descriptors(32768, 1024).validate(),
+            Err(BuilderError::MemifRing { entries: 32768 })
+        );
+        let err = b()
+            .descriptors(32768, 1024)
+            .config()
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("at most 16384"), "{err}");
+        assert_eq!(
+            b().mtu(9000).validate(),
+            Err(BuilderError::MbufTooSmall {
+                mtu: 9000,
+                needed: 9014,
+                data_room: 2048
+            })
+        );
+        assert_eq!(b().mtu(9000).data_room(9216).validate(), Ok(()));
+        assert_eq!(
+            b().data_room(65408).validate(),
+            Err(BuilderError::DataRoom { data_room: 65408 })
+        );
+        assert_eq!(b().memory_mb(0).validate(), Err(BuilderError::NoMemory));
+        assert_eq!(b().memory_mb(0).hugepages().validate(), Ok(()));
+        assert_eq!(
+            b().base_udp_port(65535).cores(&[0, 1]).validate(),
+            Err(BuilderError::UdpPorts {
+                base: 65535,
+                workers: 2
+            })
+        );
+    }
+
+    #[test]
+    fn promiscuous_off_only_on_a_real_nic() {
+        let port = |d: Device| {
+            let b = Nexus::builder().device(d).hugepages();
+            b.config().unwrap().port
+        };
+        assert!(!port(Device::pci("0000:01:00.0")).promiscuous);
+        assert!(port(Device::af_packet("v")).promiscuous);
+        assert!(port(Device::memif_server("/tmp/s.sock")).promiscuous);
+        let c = Nexus::builder()
+            .device(Device::ring_loopback())
+            .pool_cache(0)
+            .config()
+            .unwrap();
+        assert_eq!((c.pool_cache, c.device.as_str()), (0, "net_ring0"));
     }
 }

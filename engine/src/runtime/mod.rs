@@ -9,16 +9,23 @@
 mod background;
 mod builder;
 mod capture;
+mod device;
 mod handlers;
+mod limits;
 mod nexus;
 mod rpc;
 mod rx_signals;
 mod stop;
 
 pub use background::BackgroundFn;
-pub use builder::{Device, NexusBuilder};
+pub use builder::NexusBuilder;
 pub use capture::{Capture, CaptureError, CaptureStats, DEFAULT_CAPTURE_LIMIT};
+pub use device::Device;
 pub use handlers::{Completion, Continuation, Handler, HandlerTable, ReqHandler};
+pub use limits::{
+    BuilderError, Ring, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MAX_IFACE_LEN, MAX_SOCKET_PATH,
+    MEMIF_MAX_LOG2_RING, MEMIF_MAX_RING, MIN_DESC,
+};
 pub use nexus::{Nexus, NexusConfig, RunError, WorkerError, WorkerInfo};
 pub use rpc::{EventHandler, FaultSide, Rpc, RunCounters, EVENT_QUEUE_CAP};
 pub use stop::StopHandle;
@@ -32,6 +39,10 @@ pub enum RuntimeError {
     /// A DPDK call failed (EAL, mempool, port).
     #[error(transparent)]
     Dpdk(#[from] DpdkError),
+    /// A builder setting DPDK or the kernel would refuse (checked before
+    /// EAL starts).
+    #[error(transparent)]
+    Builder(#[from] BuilderError),
     /// The endpoint configuration did not validate.
     #[error("endpoint configuration: {0}")]
     Config(#[from] ConfigError),

@@ -2,7 +2,8 @@
 //! per worker core, and the handler table every worker copies. Workers run as
 //! EAL lcores (pinned, with lcore ids and mempool caches).
 
-use super::builder::{Device, NexusBuilder};
+use super::builder::NexusBuilder;
+use super::device::Device;
 use super::{HandlerTable, Rpc, RuntimeError};
 use crate::dpdk::{Eal, EalBuilder, LcoreId, Mempool, Port, PortConfig};
 use crate::proto::{EndpointConfig, PeerAddr, DEFAULT_IP};
@@ -10,9 +11,11 @@ use crate::wire::MacAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-/// Everything [`Nexus::new`] needs, spelled out (the apps' way). Libraries
-/// should prefer [`Nexus::builder`], which derives the EAL arguments, the
-/// port name and the ring sizes from one [`Device`].
+/// Everything [`Nexus::new`] needs, spelled out. Prefer [`Nexus::builder`]
+/// (the examples and the apps use it), which derives the EAL arguments, the
+/// port name, the ring sizes and promiscuous mode from one [`Device`] and
+/// checks DPDK's limits first; [`NexusBuilder::config`] shows what it
+/// derived.
 #[derive(Clone, Debug)]
 pub struct NexusConfig {
     /// EAL arguments (cores, vdevs, memory).
@@ -23,6 +26,8 @@ pub struct NexusConfig {
     pub port: PortConfig,
     /// Mbufs in the pool; 0 picks a size from the queue and descriptor counts.
     pub pool_mbufs: u32,
+    /// Mbufs each core caches from the pool (0: no cache).
+    pub pool_cache: u32,
     /// Frame bytes one mbuf holds (must fit the MTU plus the Ethernet header).
     pub data_room: u16,
     /// How long to wait for link-up (and for a memif client's server).
@@ -138,7 +143,13 @@ impl<A> Nexus<A> {
         } else {
             cfg.pool_mbufs
         };
-        let pool = Arc::new(Mempool::new(&eal, "rpc_pool", n, 256, cfg.data_room)?);
+        let pool = Arc::new(Mempool::new(
+            &eal,
+            "rpc_pool",
+            n,
+            cfg.pool_cache,
+            cfg.data_room,
+        )?);
         if let Some(d) = device {
             d.create_after_eal(workers, cfg.port.rx_desc)?;
         }

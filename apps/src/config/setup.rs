@@ -1,0 +1,715 @@
+//! The one seam from the apps' configuration to the engine's public builder,
+//! the same API the engine's examples use: which [`Device`] a role opens on
+//! a link (memif's role, the af_packet client's `iface + "p"`, qdisc
+//! bypass, a raw `vdev`, a PCI address), the [`NexusBuilder`] of one process
+//! (cores, EAL memory and flags, descriptors, MTU, pool, link timeout, UDP
+//! steering on a NIC), and each worker's [`EndpointConfig`], built once from
+//! the config and that worker's own facts ([`Worker`]: its index, its port's
+//! MAC, the receive ring the port really has).
+//!
+//! rpc-server and rpc-client ([`Config::open_nexus`]) and the raw tools
+//! (`floor`, `port-check`, `rpc-hostile`: [`open`] with
+//! [`PortShape::raw`]) all open their port here. Device strings, ring
+//! sizes, promiscuous mode and DPDK's limits are the engine's
+//! (`engine::runtime::Device`, `NexusBuilder::validate`); nothing else in the
+//! apps builds a vdev string or a `PortConfig`.
+
+use super::schema::*;
+use crate::link::{LinkArgs, LinkKind, Role};
+use engine::proto::{
+    CcKind, DcqcnParams, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, MemBudget, Retransmit,
+    SecretKey, MAX_SESSIONS,
+};
+use engine::runtime::{Device, HandlerTable, Nexus, NexusBuilder};
+use engine::time::Duration;
+use engine::wire::MacAddr;
+use std::net::Ipv4Addr;
+
+/// The port and pool one process opens, apart from its link and cores.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortShape {
+    /// RX and TX descriptors per queue.
+    pub rx_desc: u16,
+    pub tx_desc: u16,
+    /// IP MTU to set on the port; `None` keeps the driver's.
+    pub mtu: Option<u16>,
+    /// Frame bytes one mbuf holds.
+    pub data_room: u16,
+    /// Mbufs in the pool; 0 derives it from the queue and descriptor counts.
+    pub pool_mbufs: u32,
+    /// Mbufs each core caches from the pool.
+    pub pool_cache: u32,
+    /// Size memif's and af_packet's rings from `rx_desc` (the RPC binaries:
+    /// lossless reservations count on the real ring), or leave the
+    /// driver's default (the raw tools).
+    pub size_rings: bool,
+}
+
+impl PortShape {
+    /// The raw tools' port: 1024 descriptors each way, the driver's MTU and
+    /// ring sizes, `pool_mbufs` mbufs of 2048 bytes, `pool_cache` per core.
+    pub fn raw(pool_mbufs: u32, pool_cache: u32) -> Self {
+        PortShape {
+            rx_desc: 1024,
+            tx_desc: 1024,
+            mtu: None,
+            data_room: 2048,
+            pool_mbufs,
+            pool_cache,
+            size_rings: false,
+        }
+    }
+}
+
+/// The device `role` opens on `link`: a raw `vdev` spec as given, else the
+/// kind's device (the server opens af_packet's `iface`, the client `iface`
+/// + "p", as `scripts/veth.sh` names the pair).
+pub fn device(link: &LinkArgs, role: Role, size_rings: bool) -> anyhow::Result<Device> {
+    let d = match (&link.vdev, link.link) {
+        (Some(spec), _) => Device::vdev(spec),
+        (None, LinkKind::Memif) => match role {
+            Role::Server => Device::memif_server(&link.socket),
+            Role::Client => Device::memif_client(&link.socket),
+        },
+        (None, LinkKind::AfPacket) => {
+            let iface = match role {
+                Role::Server => link.iface.clone(),
+                Role::Client => format!("{}p", link.iface),
+            };
+            Device::af_packet(iface).qdisc_bypass(link.qdisc_bypass)
+        }
+        (None, LinkKind::Ring) => Device::ring_loopback(),
+        (None, LinkKind::Null) => Device::null(),
+        (None, LinkKind::Pcap) => Device::pcap("/dev/null", "/dev/null"),
+        (None, LinkKind::Pci) => match &link.pci {
+            Some(addr) => Device::pci(addr),
+            None => anyhow::bail!("--link pci needs --pci ADDRESS (e.g. --pci 0000:01:00.0)"),
+        },
+    };
+    Ok(if size_rings { d } else { d.driver_ring_size() })
+}
+
+/// The engine builder for one process of `role` on `cores`: the device, the
+/// EAL flags of `link`, the port and pool of `shape`.
+pub fn builder(
+    link: &LinkArgs,
+    role: Role,
+    cores: &[u32],
+    shape: &PortShape,
+) -> anyhow::Result<NexusBuilder> {
+    let mut b = Nexus::builder()
+        .device(device(link, role, shape.size_rings)?)
+        .cores(cores)
+        .log_level(link.log_level)
+        .descriptors(shape.rx_desc, shape.tx_desc)
+        .data_room(shape.data_room)
+        .pool_mbufs(shape.pool_mbufs)
+        .pool_cache(shape.pool_cache)
+        .link_timeout(std::time::Duration::from_millis(link.link_timeout_ms));
+    b = match link.huge {
+        true => b.hugepages(),
+        false => b.memory_mb(link.mem_mb),
+    };
+    if let Some(p) = &link.file_prefix {
+        b = b.file_prefix(p);
+    }
+    if let Some(mtu) = shape.mtu {
+        b = b.mtu(mtu);
+    }
+    for a in &link.eal_args {
+        b = b.eal_arg(a);
+    }
+    Ok(b)
+}
+
+/// Enters the client's network namespace if `link` names one (it must
+/// precede EAL's threads), then starts EAL, the pool and the port.
+pub fn open<A>(
+    link: &LinkArgs,
+    role: Role,
+    builder: NexusBuilder,
+    handlers: HandlerTable<A>,
+) -> anyhow::Result<Nexus<A>> {
+    link.enter_netns(role)?;
+    Ok(builder.build(handlers)?)
+}
+
+/// What a worker's endpoint takes from its port rather than the config.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Worker {
+    /// 0-based; the queue pair and the UDP port offset.
+    pub index: u16,
+    /// The port's MAC.
+    pub mac: MacAddr,
+    /// Frames the port's RX ring really holds (lossless reservations).
+    pub rx_ring_entries: usize,
+}
+
+impl Worker {
+    /// Worker `index` of a running Nexus.
+    pub fn of<A>(nexus: &Nexus<A>, index: u16) -> Self {
+        Worker {
+            index,
+            mac: nexus.mac(),
+            rx_ring_entries: nexus.rx_ring_entries(),
+        }
+    }
+}
+
+/// u32 config values to the engine's u16; out of range becomes `u16::MAX`,
+/// which the engine refuses (validation names the key and the config's own
+/// value), never a wrapped value it would accept.
+fn to_u16(v: u32) -> u16 {
+    u16::try_from(v).unwrap_or(u16::MAX)
+}
+
+impl Config {
+    /// The port and pool of the RPC binaries: `[link]`'s descriptors, MTU
+    /// and mbuf size, a pool derived from them, rings sized from `rx_desc`.
+    pub fn port_shape(&self) -> PortShape {
+        let l = &self.link;
+        PortShape {
+            rx_desc: to_u16(l.rx_desc),
+            tx_desc: to_u16(l.tx_desc),
+            mtu: Some(to_u16(l.mtu)),
+            data_room: to_u16(l.mbuf_data_room),
+            pool_mbufs: 0,
+            pool_cache: 256,
+            size_rings: true,
+        }
+    }
+
+    /// The engine builder of `role`'s process: [`builder`] with
+    /// [`Self::port_shape`], worker `i` on UDP port `link.udp_port + i`, and
+    /// rte_flow steering of those ports to their queues on a real NIC
+    /// (memif pairs queue i with the peer's queue i; af_packet, ring, null
+    /// and pcap run one queue per port or loop back).
+    pub fn nexus_builder(&self, role: Role) -> anyhow::Result<NexusBuilder> {
+        Ok(builder(
+            &self.link_args(),
+            role,
+            self.cores(role),
+            &self.port_shape(),
+        )?
+        .base_udp_port(self.link.udp_port)
+        .steer_udp(self.link.kind == LinkKind::Pci))
+    }
+
+    /// Starts `role`'s Nexus (EAL, pool, port) on its cores.
+    pub fn open_nexus<A>(&self, role: Role, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<A>> {
+        open(&self.link_args(), role, self.nexus_builder(role)?, handlers)
+    }
+
+    /// Worker `index` of `role` before any port is open (validation, the
+    /// engine-cost bench): MAC `mac` and the ring the configured device
+    /// would have.
+    pub fn offline_worker(&self, role: Role, index: u16, mac: MacAddr) -> Worker {
+        let rx = to_u16(self.link.rx_desc);
+        let ring = device(&self.link_args(), role, true).map(|d| d.rx_ring_entries(rx));
+        Worker {
+            index,
+            mac,
+            rx_ring_entries: ring.unwrap_or(rx as usize),
+        }
+    }
+
+    /// The engine configuration of `role`'s worker `w`, built once from the
+    /// config and the worker's facts; valid for the engine once `validate`
+    /// passed (which runs the engine's own checks on it).
+    pub fn endpoint_config(&self, role: Role, w: &Worker) -> EndpointConfig {
+        let ip = match role {
+            Role::Server => self.link.server_ip,
+            Role::Client => self.link.client_ip,
+        };
+        self.endpoint_at(role, ip, w)
+    }
+
+    /// The endpoint of rpc-client on net_ring, which loops its frames back:
+    /// a client worker that serves its own requests at the server's address.
+    pub fn loopback_endpoint_config(&self, w: &Worker) -> EndpointConfig {
+        self.endpoint_at(Role::Client, self.link.server_ip, w)
+    }
+
+    fn endpoint_at(&self, role: Role, ip: Ipv4Addr, w: &Worker) -> EndpointConfig {
+        let t = &self.transport;
+        let sessions = match role {
+            Role::Server => self.max_sessions_per_server_worker(),
+            Role::Client => self.workload.sessions_per_thread as usize,
+        };
+        let mode = match t.mode {
+            Mode::Lossy => FlowMode::Lossy,
+            Mode::Pause => FlowMode::Pause(self.pause_config()),
+            Mode::Lossless => FlowMode::Lossless {
+                on_loss: match t.on_loss {
+                    OnLoss::Retransmit => LossPolicy::Retransmit,
+                    OnLoss::Reset => LossPolicy::ResetSession,
+                },
+            },
+        };
+        EndpointConfig {
+            local: EndpointAddr {
+                mac: w.mac,
+                ip,
+                port: self.worker_port(w.index as usize),
+            },
+            mtu: self.link.mtu as usize,
+            session_credits: self.effective_credits(),
+            req_window: t.req_window as usize,
+            rx_ring_entries: w.rx_ring_entries,
+            max_sessions: sessions.clamp(MIN_TABLE_SESSIONS, MAX_SESSIONS),
+            max_msg_size: t.max_msg_size as usize,
+            rto: Duration::from_micros(t.rto_us),
+            scan_interval: Duration::from_micros(t.scan_us),
+            session_timeout: Duration::from_millis(t.session_timeout_ms),
+            connect_retry: Duration::from_millis(t.connect_retry_ms),
+            connect_timeout: Duration::from_millis(t.connect_timeout_ms),
+            idle_timeout: Duration::from_millis(t.idle_timeout_ms),
+            half_open_timeout: Duration::from_millis(t.half_open_timeout_ms),
+            keepalive_interval: Duration::from_millis(t.keepalive_ms),
+            max_sessions_per_peer: t.max_sessions_per_peer as usize,
+            admission: self.admission(),
+            mem: MemBudget {
+                per_worker: (t.mem_per_worker_mib << 20) as usize,
+                per_peer: (t.mem_per_peer_mib << 20) as usize,
+                reassembly_timeout: Duration::from_millis(t.reassembly_timeout_ms),
+                pool_keep: (t.pool_keep_mib << 20) as usize,
+            },
+            mode,
+            retransmit: match t.retransmit {
+                RetransmitKind::GoBackN => Retransmit::GoBackN,
+                RetransmitKind::Selective => Retransmit::Selective,
+            },
+            rto_low: Duration::from_micros(self.rto_low_us()),
+            cc: match t.cc {
+                CongestionControl::None => CcKind::None,
+                CongestionControl::Timely => CcKind::Timely,
+                CongestionControl::Dcqcn => CcKind::Dcqcn,
+            },
+            link_bps: self.link_bps(),
+            rate_cap_bps: t
+                .rate_cap_gbps
+                .map(|g| (g * 1e9).min(u64::MAX as f64) as u64),
+            base_rtt: Duration::from_nanos((t.rtt_us.max(0.0) * 1e3) as u64),
+            dcqcn: match t.dcqcn {
+                Some(DcqcnPreset::Paper40g) => DcqcnParams::paper40g(),
+                Some(DcqcnPreset::Hpcc100g) => DcqcnParams::hpcc100g(),
+                None => DcqcnParams::for_link(self.link_bps()),
+            },
+            nak: t.nak,
+            verify_ipv4_checksum: self.verify_ipv4_checksum(),
+            seed: token_seed(role, w.index),
+            // Server tokens and cookies under 128 OS-random bits; the
+            // seed-derived key is the fallback if the OS source fails.
+            secret: SecretKey::from_os(),
+            ..EndpointConfig::default()
+        }
+    }
+}
+
+/// Session-token seed: random per process and worker (a restarted server
+/// must not hand out the tokens of its previous run, or stale packets would
+/// be accepted).
+fn token_seed(role: Role, worker_index: u16) -> u64 {
+    use std::hash::BuildHasher;
+    std::collections::hash_map::RandomState::new().hash_one((
+        role.as_str(),
+        worker_index,
+        std::process::id(),
+    ))
+}
+#[cfg(test)]
+mod tests {
+    //! Golden EAL arguments: what each role passes to `rte_eal_init` on each
+    //! link kind, the strings `link.rs` built before this seam (commit
+    //! befb726 pins them against that code).
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        link: LinkArgs,
+    }
+
+    fn flags(a: &[&str]) -> LinkArgs {
+        Flags::parse_from(std::iter::once("t").chain(a.iter().copied())).link
+    }
+
+    fn cfg(sets: &[&str]) -> Config {
+        let o: Vec<String> = sets.iter().map(|s| s.to_string()).collect();
+        Config::load(None, &o).unwrap()
+    }
+
+    /// `-l CORES --no-huge -m 512 --no-pci --vdev SPEC --no-shconf --log-level=4`.
+    fn vdev_args(cores: &str, spec: &str) -> Vec<String> {
+        [
+            "rpc-engine",
+            "-l",
+            cores,
+            "--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--vdev",
+            spec,
+            "--no-shconf",
+            "--log-level=4",
+        ]
+        .map(String::from)
+        .to_vec()
+    }
+
+    /// The RPC binaries (rpc-server, rpc-client): rings sized from rx_desc.
+    fn node(c: &Config, role: Role) -> (Vec<String>, String) {
+        let n = c.nexus_builder(role).unwrap().config().unwrap();
+        (n.eal.args().unwrap(), n.device)
+    }
+
+    /// The raw tools (floor, port-check, rpc-hostile): the driver's ring sizes.
+    fn raw(l: &LinkArgs, role: Role, core: u32) -> (Vec<String>, String) {
+        let n = builder(l, role, &[core], &PortShape::raw(8191, 256))
+            .unwrap()
+            .config()
+            .unwrap();
+        (n.eal.args().unwrap(), n.device)
+    }
+
+    #[test]
+    fn node_eal_args_per_role_and_link_kind() {
+        let sock = "socket=/tmp/rpc-engine.sock";
+        let cases: &[(&[&str], Role, &str, &str)] = &[
+            (
+                &[],
+                Role::Server,
+                "1",
+                &format!("net_memif0,role=server,{sock},rsize=10"),
+            ),
+            (
+                &[],
+                Role::Client,
+                "0",
+                &format!("net_memif0,role=client,{sock},rsize=10"),
+            ),
+            (
+                &["link.rx_desc=4096"],
+                Role::Server,
+                "1",
+                &format!("net_memif0,role=server,{sock},rsize=12"),
+            ),
+            (
+                &["link.rx_desc=16384"],
+                Role::Client,
+                "0",
+                &format!("net_memif0,role=client,{sock},rsize=14"),
+            ),
+            (
+                &["link.kind=af_packet"],
+                Role::Server,
+                "1",
+                "net_af_packet0,iface=rpcveth0,qpairs=1,framecnt=1024",
+            ),
+            (
+                &["link.kind=af_packet"],
+                Role::Client,
+                "0",
+                "net_af_packet0,iface=rpcveth0p,qpairs=1,framecnt=1024",
+            ),
+            (
+                &[
+                    "link.kind=af_packet",
+                    "link.qdisc_bypass=false",
+                    "link.rx_desc=64",
+                ],
+                Role::Server,
+                "1",
+                "net_af_packet0,iface=rpcveth0,qpairs=1,qdisc_bypass=0,framecnt=64",
+            ),
+            (&["link.kind=ring"], Role::Server, "1", "net_ring0"),
+            (&["link.kind=ring"], Role::Client, "0", "net_ring0"),
+            (&["link.kind=null"], Role::Server, "1", "net_null0,copy=1"),
+            (&["link.kind=null"], Role::Client, "0", "net_null0,copy=1"),
+            (
+                &["link.kind=pcap"],
+                Role::Server,
+                "1",
+                "net_pcap0,rx_pcap=/dev/null,tx_pcap=/dev/null",
+            ),
+            (
+                &["link.vdev=net_memif0,role=server,socket=/tmp/v.sock"],
+                Role::Server,
+                "1",
+                "net_memif0,role=server,socket=/tmp/v.sock,rsize=10",
+            ),
+            (
+                &["link.vdev=net_memif0,role=client,socket=/tmp/v.sock,rsize=8"],
+                Role::Client,
+                "0",
+                "net_memif0,role=client,socket=/tmp/v.sock,rsize=8",
+            ),
+            (
+                &["link.vdev=net_af_packet0,iface=x"],
+                Role::Server,
+                "1",
+                "net_af_packet0,iface=x,framecnt=1024",
+            ),
+            (&["link.vdev=net_null0"], Role::Server, "1", "net_null0"),
+            (
+                &["cores.server=[0, 1]"],
+                Role::Server,
+                "0,1",
+                &format!("net_memif0,role=server,{sock},rsize=10"),
+            ),
+        ];
+        for (sets, role, cores, spec) in cases {
+            let name = spec.split(',').next().unwrap();
+            assert_eq!(
+                node(&cfg(sets), *role),
+                (vdev_args(cores, spec), name.to_string()),
+                "{sets:?} {role:?}"
+            );
+        }
+        // A real NIC: hugepages, the PCI address instead of --no-pci and a vdev.
+        let c = cfg(&["link.kind=pci", "link.pci=0000:01:00.0", "link.huge=true"]);
+        let args = [
+            "rpc-engine",
+            "-l",
+            "1",
+            "-a",
+            "0000:01:00.0",
+            "--no-shconf",
+            "--log-level=4",
+        ];
+        assert_eq!(
+            node(&c, Role::Server),
+            (args.map(String::from).to_vec(), "0000:01:00.0".into())
+        );
+        // EAL memory, file prefix and extra arguments.
+        let c = cfg(&[
+            "link.mem_mb=256",
+            "link.file_prefix=p1",
+            "link.eal_args=[\"--iova-mode=va\"]",
+        ]);
+        let args = [
+            "rpc-engine",
+            "-l",
+            "1",
+            "--no-huge",
+            "-m",
+            "256",
+            "--no-pci",
+            "--vdev",
+            "net_memif0,role=server,socket=/tmp/rpc-engine.sock,rsize=10",
+            "--file-prefix",
+            "p1",
+            "--log-level=4",
+            "--iova-mode=va",
+        ];
+        assert_eq!(node(&c, Role::Server).0, args.map(String::from).to_vec());
+    }
+
+    #[test]
+    fn raw_tool_eal_args_leave_ring_sizes_to_the_driver() {
+        let cases: &[(&[&str], Role, &str)] = &[
+            (
+                &[],
+                Role::Server,
+                "net_memif0,role=server,socket=/tmp/rpc-engine.sock",
+            ),
+            (
+                &["--socket", "/tmp/f.sock"],
+                Role::Client,
+                "net_memif0,role=client,socket=/tmp/f.sock",
+            ),
+            (
+                &["--link", "af-packet"],
+                Role::Server,
+                "net_af_packet0,iface=rpcveth0,qpairs=1",
+            ),
+            (
+                &["--link", "af-packet", "--iface", "v0"],
+                Role::Client,
+                "net_af_packet0,iface=v0p,qpairs=1",
+            ),
+            (
+                &["--link", "af-packet", "--qdisc-bypass", "false"],
+                Role::Client,
+                "net_af_packet0,iface=rpcveth0p,qpairs=1,qdisc_bypass=0",
+            ),
+            (&["--link", "ring"], Role::Server, "net_ring0"),
+            (&["--link", "null"], Role::Server, "net_null0,copy=1"),
+            (
+                &["--link", "pcap"],
+                Role::Server,
+                "net_pcap0,rx_pcap=/dev/null,tx_pcap=/dev/null",
+            ),
+            (
+                &[
+                    "--vdev",
+                    "net_pcap0,rx_pcap=/tmp/in.pcap,tx_pcap=/tmp/out.pcap",
+                ],
+                Role::Server,
+                "net_pcap0,rx_pcap=/tmp/in.pcap,tx_pcap=/tmp/out.pcap",
+            ),
+            (
+                &["--vdev", "net_nosuchdriver0"],
+                Role::Server,
+                "net_nosuchdriver0",
+            ),
+        ];
+        for (a, role, spec) in cases {
+            let name = spec.split(',').next().unwrap();
+            assert_eq!(
+                raw(&flags(a), *role, 1),
+                (vdev_args("1", spec), name.to_string()),
+                "{a:?} {role:?}"
+            );
+        }
+        let l = flags(&["--link", "pci", "--pci", "0000:99:00.0"]);
+        let args = [
+            "rpc-engine",
+            "-l",
+            "0",
+            "--no-huge",
+            "-m",
+            "512",
+            "-a",
+            "0000:99:00.0",
+            "--no-shconf",
+            "--log-level=4",
+        ];
+        assert_eq!(
+            raw(&l, Role::Server, 0),
+            (args.map(String::from).to_vec(), "0000:99:00.0".into())
+        );
+        let l = flags(&[
+            "--file-prefix",
+            "f",
+            "--huge",
+            "--log-level",
+            "6",
+            "--eal-arg=--iova-mode=pa",
+        ]);
+        let args = [
+            "rpc-engine",
+            "-l",
+            "1",
+            "--no-pci",
+            "--vdev",
+            "net_memif0,role=server,socket=/tmp/rpc-engine.sock",
+            "--file-prefix",
+            "f",
+            "--log-level=6",
+            "--iova-mode=pa",
+        ];
+        assert_eq!(raw(&l, Role::Server, 1).0, args.map(String::from).to_vec());
+        let e = device(&flags(&["--link", "pci"]), Role::Server, false).unwrap_err();
+        assert!(e.to_string().contains("--link pci needs --pci"), "{e}");
+    }
+
+    #[test]
+    fn each_tool_gets_its_port_and_pool() {
+        use std::time::Duration as Std;
+        // rpc-server / rpc-client: [link]'s geometry, a derived pool, 30 s.
+        let c = cfg(&[
+            "cores.server=[0, 1]",
+            "link.rx_desc=512",
+            "link.tx_desc=256",
+        ]);
+        let n = c.nexus_builder(Role::Server).unwrap().config().unwrap();
+        let p = &n.port;
+        assert_eq!(
+            (p.queues, p.rx_desc, p.tx_desc, p.mtu, p.promiscuous),
+            (2, 512, 256, Some(1500), true)
+        );
+        assert_eq!((n.pool_mbufs, n.pool_cache, n.data_room), (0, 256, 2048));
+        assert_eq!(
+            (n.link_timeout, n.steer_udp_base),
+            (Std::from_secs(30), None)
+        );
+        // floor, port-check, rpc-hostile: one queue, the driver's MTU.
+        for (mbufs, cache) in [(8191, 256), (4095, 0), (4095, 256)] {
+            let b = builder(
+                &flags(&[]),
+                Role::Server,
+                &[1],
+                &PortShape::raw(mbufs, cache),
+            );
+            let n = b.unwrap().config().unwrap();
+            let p = &n.port;
+            assert_eq!(
+                (p.queues, p.rx_desc, p.tx_desc, p.mtu, p.promiscuous),
+                (1, 1024, 1024, None, true)
+            );
+            assert_eq!(
+                (n.pool_mbufs, n.pool_cache, n.data_room),
+                (mbufs, cache, 2048)
+            );
+            assert_eq!(n.link_timeout, Std::from_secs(10));
+        }
+    }
+
+    #[test]
+    fn pci_means_promiscuous_off_and_steered_queues() {
+        let c = cfg(&[
+            "link.kind=pci",
+            "link.pci=0000:01:00.0",
+            "link.huge=true",
+            "cores.server=[0, 1]",
+        ]);
+        let n = c.nexus_builder(Role::Server).unwrap().config().unwrap();
+        assert!(!n.port.promiscuous, "a real NIC filters by MAC");
+        assert_eq!(n.steer_udp_base, Some(31851));
+        let l = flags(&["--link", "pci", "--pci", "0000:99:00.0"]);
+        let b = builder(&l, Role::Server, &[0], &PortShape::raw(4095, 0)).unwrap();
+        assert!(!b.config().unwrap().port.promiscuous);
+        // Every virtual device stays promiscuous.
+        for kind in ["memif", "af_packet", "ring", "null", "pcap"] {
+            let c = cfg(&[&format!("link.kind={kind}")]);
+            let n = c.nexus_builder(Role::Client).unwrap().config().unwrap();
+            assert!(n.port.promiscuous, "{kind}");
+        }
+    }
+
+    #[test]
+    fn memif_ring_over_2_pow_14_is_refused_naming_the_key() {
+        let env = crate::config::ValidationEnv { online_cores: 2 };
+        let e = cfg(&["link.rx_desc=32768"]).validate(&env).unwrap_err();
+        assert_eq!(e.key(), Some("link.rx_desc"), "{e}");
+        let msg = e.to_string();
+        assert!(
+            msg.contains("link.rx_desc = 32768") && msg.contains("at most 16384"),
+            "{msg}"
+        );
+        // Not a memif ring: the descriptor limit is DPDK's 32768.
+        let mut ok = cfg(&["link.rx_desc=32768", "link.kind=af_packet"]);
+        ok.trust_own_client();
+        ok.validate(&env).unwrap();
+        cfg(&["link.rx_desc=16384"]).validate(&env).unwrap();
+    }
+
+    #[test]
+    fn each_worker_gets_its_own_endpoint_config() {
+        let c = cfg(&["cores.client=[0, 1]", "link.kind=ring"]);
+        let mac = MacAddr([2, 0, 0, 0, 0, 7]);
+        let w = |index| Worker {
+            index,
+            mac,
+            rx_ring_entries: 777,
+        };
+        let (a, b) = (
+            c.endpoint_config(Role::Client, &w(0)),
+            c.endpoint_config(Role::Client, &w(1)),
+        );
+        assert_eq!((a.local.port, b.local.port), (31851, 31852));
+        assert_eq!((a.local.mac, a.rx_ring_entries), (mac, 777));
+        assert_eq!(a.local.ip, c.link.client_ip);
+        assert_ne!(a.seed, b.seed);
+        // rpc-client's loopback endpoint serves at the server's address.
+        let l = c.loopback_endpoint_config(&w(0));
+        assert_eq!((l.local.ip, l.local.port), (c.link.server_ip, 31851));
+        // Before a port is open: the ring the device would have.
+        assert_eq!(c.offline_worker(Role::Client, 0, mac).rx_ring_entries, 1023);
+        let m = cfg(&["link.rx_desc=4096"]);
+        assert_eq!(m.offline_worker(Role::Server, 0, mac).rx_ring_entries, 4096);
+    }
+}
