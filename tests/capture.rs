@@ -249,7 +249,7 @@ fn memif_capture_read_back_by_tshark_with_the_dissector() {
     let sm = |ip: &str, sm_type: u32| pick(&frames, ip, SESSION_MGMT, Some(sm_type));
     let connect_req = sm(CLIENT_IP, CONNECT_REQ);
     assert!(!connect_req.is_empty(), "no ConnectReq: {frames:?}");
-    assert!(connect_req.iter().all(|f| f.msg_size == Some(16)));
+    assert!(connect_req.iter().all(|f| f.msg_size == Some(20)));
     let connect_resp = sm(SERVER_IP, CONNECT_RESP);
     assert!(!connect_resp.is_empty(), "no ConnectResp: {frames:?}");
     assert!(
