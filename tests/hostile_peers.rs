@@ -230,6 +230,9 @@ fn memory_pinning_from_real_sessions_stays_within_the_peer_budget() {
     let peak = status_kib(server.pid(), "VmPeak:");
     let srv = server.stop();
     assert_eq!(u(&sent, &["connected"]), 48, "{sent}");
+    // All 48 kept their sessions (their ring entries fit the address's
+    // share): the attacker's packets carried live tokens.
+    assert_eq!(u(&srv, &["stats", "drops", "no_ring_space"]), 0, "{srv}");
     assert!(u(&sent, &["by_kind", "mem_pin"]) > 50_000, "{sent}");
     assert_unharmed(&normal);
     // The per-peer budget (transport.mem_per_peer_mib, 128 MiB) stopped
@@ -242,9 +245,10 @@ fn memory_pinning_from_real_sessions_stays_within_the_peer_budget() {
     );
     let grew_mib = peak.saturating_sub(base) / 1024;
     eprintln!(
-        "mem-pin: {} frames, server VmSize {base} KiB before, VmPeak {peak} KiB, {} budget drops",
+        "mem-pin: {} frames, server VmSize {base} KiB before, VmPeak {peak} KiB, {} budget drops, {} bad tokens",
         u(&sent, &["sent"]),
-        u(&srv, &["stats", "drops", "reassembly_budget"])
+        u(&srv, &["stats", "drops", "reassembly_budget"]),
+        u(&srv, &["stats", "drops", "bad_token"])
     );
     assert!(
         grew_mib < 256,

