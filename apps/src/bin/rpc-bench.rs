@@ -5,10 +5,10 @@
 //! `lab` crate's command, the same as `rpc-lab`.
 
 use anyhow::Context;
-use apps::child::{install_signal_handlers, last_json, ChildProc};
-use apps::cli::ConfigArgs;
-use apps::floor::{self, ClientPlan};
-use apps::link::{LinkArgs, LinkKind, Role};
+use apps::config::cli::ConfigArgs;
+use apps::config::link::{LinkArgs, LinkKind, Role};
+use apps::measure::floor::{self, ClientPlan};
+use apps::run::child::{install_signal_handlers, last_json, ChildProc};
 use clap::{Args, Parser, Subcommand};
 use std::time::Duration;
 
@@ -58,7 +58,7 @@ struct RunArgs {
     #[command(flatten)]
     cfg: ConfigArgs,
     #[command(flatten)]
-    out: apps::cli::ReportArgs,
+    out: apps::config::cli::ReportArgs,
     /// Skip the raw floor measurement (no ratios in the report).
     #[arg(long)]
     no_floor: bool,
@@ -152,7 +152,8 @@ fn main() {
         Some(Cmd::KernelUdp(a)) => kernel_udp_cmd(a),
         Some(Cmd::Engine(a)) => engine_cmd(a),
         Some(Cmd::PortCheck(a)) => {
-            apps::portcheck::run(&a.link, a.core, a.frames, a.rx_wait_ms).map(|v| println!("{v}"))
+            apps::measure::portcheck::run(&a.link, a.core, a.frames, a.rx_wait_ms)
+                .map(|v| println!("{v}"))
         }
         Some(Cmd::Compare(a)) => apps::compare::compare_cmd(&a),
         Some(Cmd::Sweep(a)) => apps::compare::sweep_cmd(&a),
@@ -303,7 +304,7 @@ fn print_floor(v: &serde_json::Value, json: bool) {
 fn floor_for(cfg: &apps::config::Config, pings: u64) -> anyhow::Result<serde_json::Value> {
     let mut link = cfg.link_args();
     if link.link == LinkKind::Memif {
-        link.socket = format!("/tmp/rpc-floor-{}.sock", apps::bench::unique_tag());
+        link.socket = format!("/tmp/rpc-floor-{}.sock", apps::run::bench::unique_tag());
     }
     let cores = vec![cfg.cores.client[0], cfg.cores.server[0]];
     let a = FloorArgs {
@@ -320,15 +321,15 @@ fn floor_for(cfg: &apps::config::Config, pings: u64) -> anyhow::Result<serde_jso
 fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
     install_signal_handlers();
     let mut cfg = a.cfg.load(None)?;
-    apps::bench::isolate(&mut cfg);
-    apps::bench::preflight(&cfg)?;
+    apps::run::bench::isolate(&mut cfg);
+    apps::run::bench::preflight(&cfg)?;
     // The floor needs two processes on a wire; net_ring runs in one.
     let floor = if a.no_floor || cfg.link.kind == LinkKind::Ring {
         None
     } else {
         Some(floor_for(&cfg, a.floor_pings).context("raw floor")?)
     };
-    let bdp = apps::bdp::apply(&mut cfg, floor.as_ref());
+    let bdp = apps::measure::bdp::apply(&mut cfg, floor.as_ref());
     cfg.check_rate_cap()?;
     eprintln!(
         "rpc-bench: {} credits per session; BDP {} credits from {}{} ({:.2} Gb/s x {:.1} us / {} B; line rate {:.2} Gb/s){}",
@@ -351,7 +352,7 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         "rpc-bench: {} over {} ({}), {} B requests, {} B responses, {} s (+{} s warm-up); server cores {:?}, client cores {:?}",
         cfg.workload.kind.as_str(),
         format!("{:?}", cfg.link.kind).to_lowercase(),
-        apps::cli::mode_name(&cfg),
+        apps::config::cli::mode_name(&cfg),
         cfg.workload.req_size,
         cfg.workload.resp_size,
         cfg.workload.seconds,
@@ -359,7 +360,7 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         cfg.cores.server,
         cfg.cores.client
     );
-    let mut rep = apps::bench::run_pair(&cfg)?;
+    let mut rep = apps::run::bench::run_pair(&cfg)?;
     if let Some(f) = &floor {
         rep.floor_p50_us = f["p50_us"].as_f64();
         rep.floor_p99_us = f["p99_us"].as_f64();
@@ -404,7 +405,7 @@ fn kernel_udp_cmd(a: KernelUdpArgs) -> anyhow::Result<()> {
     if a.cores.len() < 2 {
         anyhow::bail!("--cores needs two cores (client,echo), got {:?}", a.cores);
     }
-    let v = apps::kudp::run((a.cores[0], a.cores[1]), a.pings, 1000)?;
+    let v = apps::measure::kudp::run((a.cores[0], a.cores[1]), a.pings, 1000)?;
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     println!(
         "kernel UDP over loopback, 64 B ping-pong, threads on cores {:?}: p50 {:.2} us  p99 {:.2} us  p99.9 {:.2} us  ({} pings, {} lost)",
@@ -418,7 +419,7 @@ fn kernel_udp_cmd(a: KernelUdpArgs) -> anyhow::Result<()> {
 
 fn engine_cmd(a: EngineArgs) -> anyhow::Result<()> {
     let cfg = a.cfg.load(None)?;
-    let v = apps::enginecost::run(&cfg, a.rpcs)?;
+    let v = apps::measure::enginecost::run(&cfg, a.rpcs)?;
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     println!(
         "engine cost, no wire ({} B requests, {} B responses, window {}): {:.0} ns per RPC (both endpoints), {:.0} ns per packet, {:.3} Mrps, {:.2} Gbps on one core",

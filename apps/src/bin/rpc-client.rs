@@ -2,8 +2,10 @@
 //! against rpc-server and prints a latency report (and JSON with --json).
 //! Exits 1 if any request failed or any response had a wrong byte.
 
-use apps::cli::{client_params, client_report, node_spec, CaptureArgs, ConfigArgs, ReportArgs};
-use apps::link::Role;
+use apps::config::cli::{
+    client_params, client_report, node_spec, CaptureArgs, ConfigArgs, ReportArgs,
+};
+use apps::config::link::Role;
 use clap::Parser;
 
 #[derive(Parser, Debug)]
@@ -42,15 +44,15 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     let mut spec = node_spec(&cfg, Role::Client);
     spec.capture = cli.capture.spec()?;
     let params = client_params(&cfg, true);
-    let (result, server) = if cfg.link.kind == apps::link::LinkKind::Ring {
+    let (result, server) = if cfg.link.kind == apps::config::link::LinkKind::Ring {
         // net_ring loops frames back into this process: one endpoint serves
         // its own requests at the server's address (no rpc-server needed).
-        let sp = apps::cli::server_params(&cfg, 0.0);
-        let (r, s) = apps::node::run_loopback(&spec, &params, &sp)?;
+        let sp = apps::config::cli::server_params(&cfg, 0.0);
+        let (r, s) = apps::run::node::run_loopback(&spec, &params, &sp)?;
         (r, Some(s))
     } else {
         let targets = |w: u16, s: usize| cfg.server_peer(cfg.target_server_worker(w as usize, s));
-        (apps::node::run_client(&spec, &params, &targets)?, None)
+        (apps::run::node::run_client(&spec, &params, &targets)?, None)
     };
     let mut rep = client_report(&cfg, &result);
     rep.server = server;

@@ -4,11 +4,11 @@
 //! client side of the link, at a bounded rate, for robustness and soak
 //! tests. Prints one JSON line: what it sent, by kind.
 
-use apps::attacks::Attack;
-use apps::cli::ConfigArgs;
+use apps::config::cli::ConfigArgs;
+use apps::config::link::Role;
+use apps::hostile::attacks::Attack;
+use apps::hostile::inject::{inject, InjectParams};
 use apps::hostile::Target;
-use apps::inject::{inject, InjectParams};
-use apps::link::Role;
 use clap::Parser;
 use engine::wire::MacAddr;
 

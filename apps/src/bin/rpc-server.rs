@@ -1,8 +1,8 @@
 //! rpc-server: one RPC endpoint per pinned core, serving the benchmark's echo
 //! RPC until SIGINT/SIGTERM or --max-seconds; prints its counters on exit.
 
-use apps::cli::{node_spec, server_params, CaptureArgs, ConfigArgs};
-use apps::link::Role;
+use apps::config::cli::{node_spec, server_params, CaptureArgs, ConfigArgs};
+use apps::config::link::Role;
 use clap::Parser;
 
 #[derive(Parser, Debug)]
@@ -28,7 +28,7 @@ fn main() {
         let cfg = cli.cfg.load(Some(Role::Server))?;
         let mut spec = node_spec(&cfg, Role::Server);
         spec.capture = cli.capture.spec()?;
-        let summary = apps::node::run_server(&spec, &server_params(&cfg, cli.max_seconds))?;
+        let summary = apps::run::node::run_server(&spec, &server_params(&cfg, cli.max_seconds))?;
         println!("{}", serde_json::to_string(&summary)?);
         Ok(())
     })();

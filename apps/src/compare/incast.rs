@@ -6,7 +6,7 @@ use super::probes::*;
 use super::report::*;
 use super::run::*;
 use super::sweep::*;
-use crate::cli::ConfigArgs;
+use crate::config::cli::ConfigArgs;
 use crate::config::{Config, Mode};
 use anyhow::bail;
 use clap::Args;
@@ -55,7 +55,7 @@ pub fn incast_credits(base: &Config, mode: Mode, sessions: u32) -> Option<u16> {
 
 /// `rpc-bench incast`: fan-in sessions to one server worker, both modes.
 pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
-    crate::child::install_signal_handlers();
+    crate::run::child::install_signal_handlers();
     let modes = parse_presets(&a.modes)?;
     let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &modes)?;
     bases.each(|c| c.workload.kind = crate::config::WorkloadKind::Incast);
@@ -80,7 +80,7 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     let mut points = Vec::new();
     for &n in &a.fan_in {
         for mode in &modes {
-            if crate::child::interrupted() {
+            if crate::run::child::interrupted() {
                 bail!("interrupted");
             }
             let label = format!("[{}/{total}] {} x {n}", points.len() + 1, mode.name());

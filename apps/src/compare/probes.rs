@@ -3,8 +3,8 @@
 //! the hypervisor's CPU steal from /proc/stat.
 
 use super::tc::*;
+use crate::config::link::LinkKind;
 use crate::config::Config;
-use crate::link::LinkKind;
 use std::path::Path;
 use std::process::{Command, Stdio};
 

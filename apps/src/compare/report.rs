@@ -559,7 +559,7 @@ pub(super) fn plot_points(
         let refs: Vec<(&str, Vec<(f64, f64)>)> =
             s.iter().map(|(n, p)| (n.as_str(), p.clone())).collect();
         let title = format!("{what} against {x_label}: {context}");
-        crate::plot::plot_xy(&file, &title, x_label, y_label, &refs, log_x)?;
+        crate::report::plot::plot_xy(&file, &title, x_label, y_label, &refs, log_x)?;
         println!("plot: {}", file.display());
     }
     Ok(())

@@ -5,10 +5,10 @@ use super::modes::*;
 use super::probes::*;
 use super::report::*;
 use super::tc::*;
-use crate::bench;
-use crate::cli::ConfigArgs;
+use crate::config::cli::ConfigArgs;
 use crate::config::{Config, Mode, ValidationEnv, MAX_DESC};
 use crate::report::{render_columns, Report};
+use crate::run::bench;
 use anyhow::{bail, Context};
 use clap::Args;
 use serde_json::{json, Value};
@@ -205,7 +205,7 @@ pub(super) fn load_bases(
 
 /// `rpc-bench compare`: the same workload in each mode of `--modes`.
 pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
-    crate::child::install_signal_handlers();
+    crate::run::child::install_signal_handlers();
     let presets = parse_presets(&a.modes)?;
     let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &presets)?;
     if bases.clear_credits() {
@@ -264,13 +264,13 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
             .map(label)
             .map(|(n, c)| format!("{n}, {c} credits"))
             .collect();
-        let series: Vec<(&str, &crate::hist::LatencyHist)> = names
+        let series: Vec<(&str, &crate::measure::hist::LatencyHist)> = names
             .iter()
             .zip(&reports)
             .map(|(n, r)| (n.as_str(), &r.latency))
             .collect();
         let (workload, link) = (&reports[0].workload, &reports[0].link);
-        crate::plot::plot_latency_percentiles(
+        crate::report::plot::plot_latency_percentiles(
             path,
             &format!("{workload} over {link}: {}", title.join(" vs ")),
             &series,

@@ -4,7 +4,7 @@ use super::modes::*;
 use super::probes::*;
 use super::report::*;
 use super::run::*;
-use crate::cli::ConfigArgs;
+use crate::config::cli::ConfigArgs;
 use crate::config::Config;
 use anyhow::bail;
 use clap::Args;
@@ -144,7 +144,7 @@ pub(super) fn run_point(
 
 /// `rpc-bench sweep`: one run per credit value (and mode).
 pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
-    crate::child::install_signal_handlers();
+    crate::run::child::install_signal_handlers();
     let specs = parse_credit_list(&a.credit_list)?;
     let modes = parse_presets(&a.modes)?;
     let bases = load_bases(&a.cfg, None, &a.mode_sets, &modes)?;
@@ -157,7 +157,7 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     let mut points = Vec::new();
     for mode in &modes {
         for spec in &specs {
-            if crate::child::interrupted() {
+            if crate::run::child::interrupted() {
                 bail!("interrupted");
             }
             let mut cfg = bases.get(*mode).clone();

@@ -11,7 +11,7 @@
 
 use super::schema::{Config, ConfigError};
 use super::setup::Worker;
-use crate::link::Role;
+use crate::config::link::Role;
 use engine::proto::ConfigError as EngineError;
 use engine::runtime::{
     BuilderError, Ring, ETH_HEADER_LEN, MAX_DATA_ROOM, MEMIF_MAX_LOG2_RING, MEMIF_MAX_RING,

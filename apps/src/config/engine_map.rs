@@ -4,7 +4,7 @@
 //! them into the engine's builder and each worker's `EndpointConfig`.
 
 use super::schema::*;
-use crate::link::{LinkArgs, LinkKind, Role};
+use crate::config::link::{LinkArgs, LinkKind, Role};
 use engine::fault::DropModel;
 use engine::proto::{bdp_credits, Admission, PeerAddr};
 use engine::time::Duration;

@@ -145,9 +145,9 @@ fn parse_override_value(raw: &str) -> toml::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::link::Role;
     use crate::config::testutil::*;
     use crate::config::{ValidationEnv, WorkloadKind};
-    use crate::link::Role;
     use engine::wire::MacAddr;
     use std::net::Ipv4Addr;
 

@@ -18,9 +18,11 @@
 //! [`engine_map`] (derived values: credits, ports, targets), [`setup`] (the
 //! engine's builder, devices and each worker's endpoint).
 
+pub mod cli;
 mod engine_check;
 mod engine_map;
 mod limits;
+pub mod link;
 mod load;
 mod mac;
 mod regime;
@@ -53,7 +55,7 @@ pub(crate) mod testutil {
     /// ring the configured device would have.
     pub fn endpoint(
         c: &Config,
-        role: crate::link::Role,
+        role: crate::config::link::Role,
         index: u16,
         mac: engine::wire::MacAddr,
     ) -> engine::proto::EndpointConfig {

@@ -171,8 +171,8 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::link::Role;
     use crate::config::testutil::*;
-    use crate::link::Role;
     use engine::proto::{FlowMode, Retransmit};
     use engine::wire::MacAddr;
 
@@ -391,7 +391,7 @@ mod tests {
     fn link_rate_follows_the_measured_bdp() {
         let mut c = Config::default();
         let floor = serde_json::json!({"stream_gbps_mtu": 12.5, "burst_rtt_p50_us_mtu": 20.0});
-        crate::bdp::apply(&mut c, Some(&floor));
+        crate::measure::bdp::apply(&mut c, Some(&floor));
         assert_eq!(c.link_bps(), 12_500_000_000);
         let e = endpoint(&c, Role::Client, 0, MAC);
         assert_eq!(e.link_bps, 12_500_000_000);

@@ -4,7 +4,7 @@
 //! forms (MACs, the lossy credit multiple).
 
 pub use super::mac::Mac;
-use crate::link::LinkKind;
+use crate::config::link::LinkKind;
 use engine::proto::DEFAULT_MAX_MSG_SIZE;
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -15,7 +15,7 @@
 //! apps builds a vdev string or a `PortConfig`.
 
 use super::schema::*;
-use crate::link::{LinkArgs, LinkKind, Role};
+use crate::config::link::{LinkArgs, LinkKind, Role};
 use engine::proto::{
     CcKind, DcqcnParams, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, MemBudget, Retransmit,
     SecretKey, MAX_SESSIONS,

@@ -8,7 +8,7 @@
 //! worker (credits the receive ring cannot back).
 
 use super::schema::*;
-use crate::link::{LinkKind, Role};
+use crate::config::link::{LinkKind, Role};
 use engine::proto::{lossless_ring_entries, MAX_REQ_WINDOW, MAX_SESSIONS};
 use std::collections::BTreeSet;
 

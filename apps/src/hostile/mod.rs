@@ -4,6 +4,10 @@
 //! from made-up addresses. A seeded generator (same seed, same frames);
 //! `inject.rs` sends them over a DPDK port.
 
+pub mod attacks;
+pub mod inject;
+pub mod pin;
+
 use engine::rng::Rng;
 use engine::wire::{HeaderTemplate, MacAddr, PktType, RpcRepr, SmRepr, SESSION_NONE};
 use serde::{Deserialize, Serialize};

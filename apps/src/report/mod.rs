@@ -8,8 +8,10 @@
 //! Goodput counts application bytes only (request + response payloads of
 //! completed RPCs), never headers or retransmissions.
 
+pub mod plot;
+
 use crate::config::Config;
-use crate::hist::LatencyHist;
+use crate::measure::hist::LatencyHist;
 use base64::Engine as _;
 use engine::counters::Counters;
 use engine::proto::Stats;

@@ -3,12 +3,12 @@
 //! `EndpointConfig`, run the server loop or the client workload, and gather
 //! every worker's counters and histogram into one JSON-ready summary.
 
+use crate::config::link::Role;
 use crate::config::{Config, Worker};
-use crate::hist::LatencyHist;
-use crate::link::Role;
+use crate::measure::hist::LatencyHist;
 pub use crate::report::stats_json;
-pub use crate::workload::ClientParams;
-use crate::workload::{self, ClientApp, ClientSide, LoopApp, Mode, ServerApp, REQ_ECHO};
+pub use crate::run::workload::ClientParams;
+use crate::run::workload::{self, ClientApp, ClientSide, LoopApp, Mode, ServerApp, REQ_ECHO};
 use engine::counters::Counters;
 use engine::fault::DropModel;
 use engine::proto::{PeerAddr, SessionId, Stats};
@@ -128,7 +128,7 @@ fn port_json<A>(nx: &Nexus<A>) -> Value {
         Ok(s) => {
             // af_packet: the PMD reports no ring overflow; the kernel's
             // socket counters do (rx_missed = both).
-            let ring = crate::link::af_packet_rx_drops();
+            let ring = crate::config::link::af_packet_rx_drops();
             let mut v = json!({"rx_packets": s.rx_packets, "tx_packets": s.tx_packets,
                         "rx_missed": s.rx_missed + ring.unwrap_or(0),
                         "rx_errors": s.rx_errors, "tx_errors": s.tx_errors, "rx_no_mbuf": s.rx_no_mbuf});
@@ -154,7 +154,7 @@ pub struct ServerParams {
 
 /// Runs the server until SIGINT/SIGTERM or `max_secs`; returns its summary.
 pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSummary> {
-    crate::child::install_signal_handlers();
+    crate::run::child::install_signal_handlers();
     let mut handlers = HandlerTable::<ServerApp>::new();
     if p.background {
         handlers.register(
@@ -207,7 +207,7 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSum
                     // Check the stop flag every 1024 busy iterations
                     // (cheap enough), every iteration when idle.
                     if (idle || n.is_multiple_of(1024))
-                        && (crate::child::interrupted() || rpc.now() >= end)
+                        && (crate::run::child::interrupted() || rpc.now() >= end)
                     {
                         break;
                     }
@@ -316,7 +316,7 @@ pub fn run_client(
     p: &ClientParams,
     targets: Targets<'_>,
 ) -> anyhow::Result<ClientResult> {
-    crate::child::install_signal_handlers();
+    crate::run::child::install_signal_handlers();
     let nx = spec
         .config
         .open_nexus(spec.role, HandlerTable::<ClientApp>::new())?;
@@ -404,7 +404,7 @@ fn client_worker<A: ClientSide>(
         }
         let now = rpc.now();
         let c = app.client();
-        if c.done(now) || now >= hard_end || crate::child::interrupted() {
+        if c.done(now) || now >= hard_end || crate::run::child::interrupted() {
             break;
         }
         if let Some(every) = p.live_every {
@@ -465,7 +465,7 @@ pub fn run_loopback(
     p: &ClientParams,
     sp: &ServerParams,
 ) -> anyhow::Result<(ClientResult, Value)> {
-    crate::child::install_signal_handlers();
+    crate::run::child::install_signal_handlers();
     let mut handlers = HandlerTable::<LoopApp>::new();
     handlers.register(REQ_ECHO, Handler::Inline(workload::echo_handler::<LoopApp>));
     let mut one = spec.clone();

@@ -2,9 +2,9 @@
 //! process, pushes frames through it, and reports link state, frame counts
 //! and mbuf accounting. The bring-up and error-path tests drive it.
 
+use crate::config::link::{LinkArgs, Role};
 use crate::config::setup::{self, PortShape};
-use crate::floor::{MIN_FRAME, SERVER_IP};
-use crate::link::{LinkArgs, Role};
+use crate::measure::floor::{MIN_FRAME, SERVER_IP};
 use engine::dpdk::{Mbuf, MbufBatch};
 use engine::runtime::HandlerTable;
 use engine::wire::MacAddr;

@@ -2,11 +2,11 @@
 //! key=value` overrides, and shortcut flags that are just named overrides; then
 //! validation and the mapping to what `node` runs.
 
+use crate::config::link::Role;
 use crate::config::{Config, Direction, DropKind, ValidationEnv, WorkloadKind};
-use crate::link::Role;
-use crate::node::{CaptureSpec, ClientParams, NodeSpec, ServerParams};
 use crate::report::Report;
-use crate::workload::Mode;
+use crate::run::node::{CaptureSpec, ClientParams, NodeSpec, ServerParams};
+use crate::run::workload::Mode;
 use clap::Args;
 use engine::runtime::FaultSide;
 use engine::time::Duration;
@@ -207,7 +207,7 @@ pub fn mode_name(cfg: &Config) -> &'static str {
 }
 
 /// The client's report from its merged results.
-pub fn client_report(cfg: &Config, r: &crate::node::ClientResult) -> Report {
+pub fn client_report(cfg: &Config, r: &crate::run::node::ClientResult) -> Report {
     let mut rep = Report::from_config(cfg);
     rep.completed = r.completed;
     rep.measured = Some(r.completed_measured);
@@ -272,7 +272,7 @@ impl ReportArgs {
             rep.write_hist(p)?;
         }
         if let Some(p) = &self.plot {
-            crate::plot::plot_latency_percentiles(
+            crate::report::plot::plot_latency_percentiles(
                 p,
                 "RPC latency",
                 &[(rep.mode.as_str(), &rep.latency)],

@@ -96,7 +96,7 @@ impl LinkArgs {
         let file = std::fs::File::open(&path)
             .map_err(|e| anyhow::anyhow!("network namespace {ns:?} ({path}): {e}; create it with scripts/veth.sh up IFACE --netns {ns}"))?;
         use std::os::fd::AsRawFd;
-        crate::sys::enter_net_namespace(file.as_raw_fd())
+        crate::run::sys::enter_net_namespace(file.as_raw_fd())
             .map_err(|e| anyhow::anyhow!("cannot enter network namespace {ns:?}: {e}"))?;
         Ok(())
     }
@@ -166,7 +166,7 @@ pub fn af_packet_rx_drops() -> Option<u64> {
         if !is_socket {
             continue;
         }
-        if let Some(n) = crate::sys::packet_socket_drops(fd) {
+        if let Some(n) = crate::run::sys::packet_socket_drops(fd) {
             *total.get_or_insert(0) += n;
         }
     }

@@ -9,11 +9,11 @@ use std::time::{Duration, Instant};
 
 /// Routes SIGINT/SIGTERM to a flag that `wait` checks, so children get stopped.
 pub fn install_signal_handlers() {
-    crate::sys::install_interrupt_flag();
+    crate::run::sys::install_interrupt_flag();
 }
 
 pub fn interrupted() -> bool {
-    crate::sys::interrupted()
+    crate::run::sys::interrupted()
 }
 
 #[derive(Debug)]
@@ -34,7 +34,7 @@ impl ChildProc {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .stdin(Stdio::null());
-        crate::sys::kill_with_parent(&mut cmd);
+        crate::run::sys::kill_with_parent(&mut cmd);
         let child = cmd
             .spawn()
             .with_context(|| format!("cannot start {name} ({})", program.display()))?;
@@ -107,7 +107,7 @@ impl ChildProc {
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
             if let Ok(None) = c.try_wait() {
-                crate::sys::terminate(c.id());
+                crate::run::sys::terminate(c.id());
                 let t = Instant::now();
                 while t.elapsed() < Duration::from_secs(1) {
                     if let Ok(Some(_)) = c.try_wait() {

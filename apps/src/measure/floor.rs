@@ -6,10 +6,10 @@
 //! request-response rate), and the round trip of one 32-frame MTU burst (the
 //! loaded RTT a measured BDP uses). Every later figure is a ratio to these.
 
+use crate::config::link::{LinkArgs, Role};
 use crate::config::setup::{self, PortShape};
-use crate::hist::LatencyHist;
-use crate::link::{LinkArgs, Role};
-use crate::stream_rate::{
+use crate::measure::hist::LatencyHist;
+use crate::measure::stream_rate::{
     median_window_gbps, train_gbps, Streamed, STREAM_WINDOW_NS, TRAIN_LONG, TRAIN_SHORT,
 };
 use anyhow::{bail, Context};

@@ -6,7 +6,7 @@
 //! bodies follow a fixed pattern with an 8-byte sequence number in front, so
 //! the receiver can check every byte.
 
-use crate::hist::LatencyHist;
+use crate::measure::hist::LatencyHist;
 use engine::proto::{MsgBuf, PeerAddr, ReqHandle, SessionId};
 use engine::runtime::{Completion, Rpc};
 use engine::time::{Duration, Instant};

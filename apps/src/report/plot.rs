@@ -5,7 +5,7 @@
 //! plotters sizes labels with its built-in estimate, so no fontconfig or
 //! freetype is needed at build or run time.
 
-use crate::hist::LatencyHist;
+use crate::measure::hist::LatencyHist;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
 use plotters::prelude::*;
 use std::ops::Range;

@@ -2,11 +2,11 @@
 //! the frames of the malformed mix (`hostile.rs`) or of one protocol attack
 //! (`attacks.rs`) at a bounded rate, reporting how many of each kind it sent.
 
-use crate::attacks::{Attack, AttackGen};
+use crate::config::link::{LinkArgs, Role};
 use crate::config::setup::{self, PortShape};
+use crate::hostile::attacks::{Attack, AttackGen};
+use crate::hostile::pin::{self, PinSource};
 use crate::hostile::{HostileGen, HostileReport, Target};
-use crate::link::{LinkArgs, Role};
-use crate::pin_attack::{self, PinSource};
 use engine::dpdk::{MbufBatch, BURST};
 use engine::runtime::HandlerTable;
 use std::net::Ipv4Addr;
@@ -41,7 +41,7 @@ pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport
             ip: p.victim.0,
             port: p.victim.1,
         };
-        return pin_attack::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
+        return pin::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
     }
     let mut mix = HostileGen::new(p.seed, p.target);
     let mut attack = AttackGen::new(p.attack, p.seed, p.target, p.victim);

@@ -3,11 +3,11 @@
 //! their cores, gather both sides' counters, and merge them into one report
 //! (with the raw floor from the same invocation when asked).
 
-use crate::child::{last_json, ChildProc};
+use crate::config::link::LinkKind;
 use crate::config::Config;
-use crate::link::LinkKind;
-use crate::node::ServerSummary;
 use crate::report::Report;
+use crate::run::child::{last_json, ChildProc};
+use crate::run::node::ServerSummary;
 use anyhow::{bail, Context};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -103,7 +103,7 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path) -> anyhow::Result<Report> {
     let client_out = client.wait_exit(limit);
     // Stop the server (SIGTERM: it prints its counters and exits 0).
     if let Some(pid) = server.pid() {
-        crate::sys::terminate(pid);
+        crate::run::sys::terminate(pid);
     }
     let server_out = server.wait(Duration::from_secs(10));
     // A failed run (exit 1) still prints its report as the last line.

@@ -1,0 +1,13 @@
+//! Measuring what the RPC layer is compared against: the raw DPDK floor
+//! and its robust rates (`floor`, `stream_rate`), the kernel UDP baseline
+//! (`kudp`), the engine's own cost with no wire (`enginecost`), the
+//! bandwidth-delay product (`bdp`), one port's bring-up (`portcheck`), and
+//! the latency histograms every figure is read from (`hist`).
+
+pub mod bdp;
+pub mod enginecost;
+pub mod floor;
+pub mod hist;
+pub mod kudp;
+pub mod portcheck;
+pub mod stream_rate;
