@@ -18,7 +18,7 @@
 //! address index is touched only when sessions come and go. The same
 //! account counts the peer's sessions for `max_sessions_per_peer`.
 
-use super::error::ConfigError;
+use super::error::{ConfigError, RpcError};
 pub use super::msgbuf::DEFAULT_POOL_KEEP;
 use super::msgbuf::{capacity_for, MsgPool};
 use crate::time::Duration;
@@ -130,10 +130,15 @@ pub(crate) struct Ledger {
     peers: Vec<PeerUse>,
     free: Vec<u32>,
     index: HashMap<Ipv4Addr, u32>,
+    /// Receive-ring entries in all (`rx_ring_entries`).
+    ring_entries: usize,
+    /// Receive-ring entries reserved by live sessions of either role
+    /// (lossless mode; the per-peer shares are the accounts' `ring`).
+    ring_reserved: usize,
 }
 
 impl Ledger {
-    pub fn new(b: &MemBudget, pool: MsgPool) -> Self {
+    pub fn new(b: &MemBudget, pool: MsgPool, ring_entries: usize) -> Self {
         Ledger {
             pool,
             per_worker: b.per_worker,
@@ -142,7 +147,37 @@ impl Ledger {
             peers: Vec::new(),
             free: Vec::new(),
             index: HashMap::new(),
+            ring_entries,
+            ring_reserved: 0,
         }
+    }
+
+    /// Reserves `need` receive-ring entries or says how many are free.
+    pub fn reserve_ring(&mut self, need: usize) -> Result<(), RpcError> {
+        let available = self.ring_free();
+        if need > available {
+            return Err(RpcError::NoRingSpace {
+                needed: need,
+                available,
+            });
+        }
+        self.ring_reserved += need;
+        Ok(())
+    }
+
+    /// `n` reserved ring entries come back.
+    pub fn unreserve_ring(&mut self, n: usize) {
+        self.ring_reserved -= n;
+    }
+
+    /// Ring entries not reserved.
+    pub fn ring_free(&self) -> usize {
+        self.ring_entries - self.ring_reserved
+    }
+
+    /// Ring entries reserved and the total.
+    pub fn ring_usage(&self) -> (usize, usize) {
+        (self.ring_reserved, self.ring_entries)
     }
 
     /// Server sessions `ip` holds.
@@ -294,7 +329,7 @@ mod tests {
             per_peer: 200,
             ..MemBudget::default()
         };
-        let mut l = Ledger::new(&budget, MsgPool::new(1 << 20));
+        let mut l = Ledger::new(&budget, MsgPool::new(1 << 20), 0);
         let (a, b) = (Ipv4Addr::new(10, 0, 0, 1), Ipv4Addr::new(10, 0, 0, 2));
         let ia = l.attach(a);
         assert_eq!(l.attach(a), ia);
@@ -314,5 +349,21 @@ mod tests {
         l.detach(ia);
         l.detach(ia);
         assert_eq!((l.sessions_of(a), l.worker_bytes()), (0, 0));
+    }
+
+    #[test]
+    fn ring_reservations_stay_within_the_ring() {
+        let mut l = Ledger::new(&MemBudget::default(), MsgPool::new(1 << 20), 10);
+        assert_eq!(l.reserve_ring(6), Ok(()));
+        assert_eq!(
+            l.reserve_ring(5),
+            Err(RpcError::NoRingSpace {
+                needed: 5,
+                available: 4
+            })
+        );
+        l.unreserve_ring(2);
+        assert_eq!(l.ring_usage(), (4, 10));
+        assert_eq!(l.ring_free(), 6);
     }
 }

@@ -1,5 +1,6 @@
 //! Congestion control at the endpoint: pacing client sessions at their
-//! rate through the timing wheel, and DCQCN's notification path.
+//! rate through the pacer (`pacing.rs`, which decides whether a session is
+//! paced), and DCQCN's notification path.
 //!
 //! A client session whose controller (`cc/`) runs below the link rate may
 //! send its next packet only at its pacing time; until then it waits on
@@ -15,61 +16,47 @@
 //! it cuts the session's rate at once, under the same interval.
 
 use super::cc::CcKind;
-use super::endpoint::{Endpoint, PACING_GRAIN};
+use super::endpoint::Endpoint;
 use super::ids::SessionId;
+use super::pacing::PACING_SLACK;
 use super::state::SessionState;
 use super::table::Session;
 use super::txq::TxDesc;
 use crate::time::Instant;
 use crate::wire::{Parsed, PktType, RpcRepr};
 
-/// How far behind its pacing schedule a session may fall and still catch
-/// up: the wheel releases a session up to one grain after its time, and
-/// the run loop may come round a little later still. Also the most that
-/// idle time earns as a burst (see `RateLimit::on_send`).
-const PACING_SLACK: crate::time::Duration =
-    crate::time::Duration::from_nanos(2 * PACING_GRAIN.as_nanos());
-
 impl Endpoint {
-    /// Whether the endpoint's client sessions are paced at all: congestion
-    /// control or a rate cap (decided once from the config, not per packet).
-    #[inline]
-    pub(crate) fn paces(&self) -> bool {
-        self.cfg.cc != CcKind::None || self.cfg.rate_cap_bps.is_some()
-    }
-
     /// Whether client session `s` must wait for its pacing time before
     /// sending; if so it goes on the wheel (it stays marked queued).
     pub(crate) fn pace_or_wait(&mut self, now: Instant, s: SessionId) -> bool {
-        let link = self.cfg.link_bps;
         let Some(c) = self.table.client_mut(s).and_then(|c| c.cc.as_mut()) else {
             return false;
         };
         c.rate.advance(now);
-        let limited = c.rate_bps().is_some_and(|r| r < link);
+        let pacer = &mut self.txq.pacer;
+        let limited = pacer.paced_rate(c.rate_bps()).is_some();
         if !limited || c.pace.ready(now) {
             return false;
         }
-        self.wheel.insert(c.pace.next_send_at, s);
-        self.stats.pacing_waits += 1;
+        pacer.wait(c.pace.next_send_at, s);
+        self.out.stats.pacing_waits += 1;
         true
     }
 
     /// Client session `s` sent a `len`-byte frame at `now`.
     pub(crate) fn on_client_sent(&mut self, now: Instant, s: SessionId, len: usize) {
-        let link = self.cfg.link_bps;
         let Some(c) = self.table.client_mut(s).and_then(|c| c.cc.as_mut()) else {
             return;
         };
         c.rate.on_sent(now, len);
-        if let Some(rate) = c.rate_bps().filter(|&r| r < link) {
+        if let Some(rate) = self.txq.pacer.paced_rate(c.rate_bps()) {
             c.pace.on_send(now, len, rate, PACING_SLACK);
         }
     }
 
     /// Sessions whose pacing time has come go back to the transmit queue.
     pub(crate) fn release_paced(&mut self, now: Instant) {
-        while let Some(s) = self.wheel.pop_due(now) {
+        while let Some(s) = self.txq.pacer.pop_due(now) {
             if let Some(c) = self.table.client_mut(s) {
                 c.tx_queued = false;
             }
@@ -113,7 +100,7 @@ impl Endpoint {
         }
         c.cnp_at = now;
         if server {
-            self.stats.cnps_sent += 1;
+            self.out.stats.cnps_sent += 1;
             self.txq.ctrl.push_back(TxDesc::Cnp(s));
         } else if let Some(c) = self.table.client_mut(s).and_then(|c| c.cc.as_mut()) {
             c.rate.on_cnp(now);
@@ -122,15 +109,15 @@ impl Endpoint {
 
     /// A CNP for one of our client sessions: cut its rate.
     pub(crate) fn rx_cnp(&mut self, now: Instant, p: &Parsed<'_>) {
-        let (d, wrong) = (&mut self.stats.drops, &mut self.wrong_tokens);
+        let (d, wrong) = (&mut self.out.stats.drops, &mut self.gate.wrong_tokens);
         let Some(c) = self.table.client_for_packet(now, p, d, wrong) else {
             return;
         };
         if let Some(cc) = c.cc.as_mut() {
             cc.rate.on_cnp(now);
         }
-        self.stats.cnps_received += 1;
-        self.stats.rx_accepted += 1;
+        self.out.stats.cnps_received += 1;
+        self.out.stats.rx_accepted += 1;
     }
 
     /// Writes the CNP queued for server session `s`.

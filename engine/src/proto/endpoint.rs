@@ -1,39 +1,32 @@
-//! The [`Endpoint`]: its fields, getters, and `handle_frame`, which parses
-//! a frame once and hands it to the concern that owns its packet kind. The
-//! other `impl Endpoint` blocks live beside their concern: `handshake.rs`,
-//! `requests.rs`, `transmit.rs`, `loss.rs`, `lifecycle.rs`.
+//! The [`Endpoint`]: its fields, one struct per concern that owns its own
+//! state (settings, sessions, handshake gate, ledger, transmit queues and
+//! pacer, timers, pause links, output), getters, and `handle_frame`, which
+//! parses a frame once and hands it to the concern that owns its packet
+//! kind. The other `impl Endpoint` blocks, which orchestrate several
+//! concerns, live beside their concern: `handshake.rs`, `requests.rs`,
+//! `transmit.rs`, `loss.rs`, `lifecycle.rs`, `pause.rs`, `congestion.rs`.
 
 use super::budget::Ledger;
-use super::cc::TimingWheel;
 use super::client_rx::AnswerRx;
 use super::config::{EndpointAddr, EndpointConfig, Retransmit};
 use super::error::ConfigError;
 use super::event::{Delivery, Event};
+use super::gate::Gate;
 use super::ids::SessionId;
 use super::links::PauseLinks;
 use super::msgbuf::{MsgBuf, MsgPool, PoolStats};
-use super::secrets::{SecretKey, Secrets};
+use super::output::Output;
+use super::recovery::Timers;
+use super::secrets::SecretKey;
 use super::server_rx::{GapRule, RequestRx};
+use super::settings::Settings;
 use super::state::SessionState;
 use super::stats::{SessionCounts, Stats};
 use super::table::SessionTable;
-use super::timers::TimerHeap;
 use super::txq::{AnswerKind, TxQueues};
-use super::wrong_tokens::WrongTokens;
-use crate::rng::Rng;
 use crate::time::Instant;
 use crate::wire::{self, Parsed, PktType, HEADERS_LEN};
-use std::collections::{HashMap, VecDeque};
 use std::net::Ipv4Addr;
-
-/// Pacing wheel: 1 us slots (a 1500-byte frame at 10 Gb/s), 4096 of them
-/// (a 4 ms horizon: a gap at Timely's minimum rate fits many times).
-pub(crate) const PACING_GRAIN: crate::time::Duration = crate::time::Duration::from_micros(1);
-const PACING_SLOTS: usize = 4096;
-
-/// Events pre-sized per endpoint: a session reset with a full window and a
-/// modest backlog fits without growing the queue.
-const EVENT_QUEUE_PRESIZE: usize = 256;
 
 /// One RPC endpoint: a client and a server at once, owned by one thread.
 ///
@@ -65,41 +58,25 @@ const EVENT_QUEUE_PRESIZE: usize = 256;
 /// `poll_transmit` into TX buffers, drain `poll_event`, read `poll_timeout`.
 #[derive(Debug)]
 pub struct Endpoint {
-    pub(crate) cfg: EndpointConfig,
-    /// Payload bytes per packet (`cfg.max_data_per_pkt()`).
-    pub(crate) dpp: usize,
+    /// The configuration and the values derived from it once.
+    pub(crate) cfg: Settings,
+    /// The sessions, by number, with their counts per state.
     pub(crate) table: SessionTable,
-    /// Receive-ring entries reserved by live sessions (lossless mode).
-    pub(crate) ring_reserved: usize,
-    /// Server side: (client ip, client port, client session) -> (our
-    /// session, token), to answer duplicate ConnectReqs without allocating.
-    pub(crate) accepted: HashMap<(Ipv4Addr, u16, u16), (SessionId, u64)>,
-    /// Server sessions and bytes held per client IP, and bytes held in
-    /// all (`max_sessions_per_peer`, `MemBudget`).
+    /// Handshake state apart from the sessions: accepted client sessions,
+    /// secrets, the wrong-token tally, the client-token stream.
+    pub(crate) gate: Gate,
+    /// Memory and receive-ring reservations held for peers, and the
+    /// message-buffer pool they come from.
     pub(crate) ledger: Ledger,
-    pub(crate) pool: MsgPool,
+    /// Transmit work: control descriptors, client sessions with packets,
+    /// and client sessions waiting for their pacing time.
     pub(crate) txq: TxQueues,
-    pub(crate) events: VecDeque<Event>,
-    pub(crate) stats: Stats,
-    pub(crate) rng: Rng,
-    /// Server tokens and connect cookies, under the server's secret (a
-    /// stream of their own, so accepting sessions does not move the client
-    /// tokens `rng` draws).
-    pub(crate) secrets: Secrets,
-    /// Wrong tokens per source address (`admission.wrong_tokens_per_sec`).
-    pub(crate) wrong_tokens: WrongTokens,
-    /// Every session's next deadline (see `timers.rs`).
-    pub(crate) timers: TimerHeap,
-    /// Client requests in slots (any session): busy while > 0.
-    pub(crate) active_client_reqs: usize,
-    /// Sessions in Connecting or Disconnecting: busy while > 0.
-    pub(crate) sm_pending: usize,
-    /// Timeouts under judgement (client slots' suspects): busy while > 0.
-    pub(crate) pending_suspects: usize,
+    /// Every session's deadline, the loss timeouts, the busy counts.
+    pub(crate) timers: Timers,
     /// Pause mode: peer links, their pauses and the receiver's XOFF state.
     pub(crate) pause: PauseLinks,
-    /// Congestion control: client sessions waiting for their pacing time.
-    pub(crate) wheel: TimingWheel<SessionId>,
+    /// Events for the application and the counters.
+    pub(crate) out: Output,
 }
 
 impl Endpoint {
@@ -115,26 +92,16 @@ impl Endpoint {
     /// a pool per endpoint). Its pool counters are the shared pool's.
     pub fn with_pool(cfg: EndpointConfig, pool: MsgPool) -> Result<Self, ConfigError> {
         cfg.validate()?;
+        let secret = cfg.secret.unwrap_or(SecretKey::from_seed(cfg.seed));
         Ok(Endpoint {
-            dpp: cfg.max_data_per_pkt(),
             table: SessionTable::new(cfg.max_sessions),
-            ring_reserved: 0,
-            accepted: HashMap::new(),
-            ledger: Ledger::new(&cfg.mem, pool.clone()),
-            pool,
-            txq: TxQueues::new(),
-            events: VecDeque::with_capacity(EVENT_QUEUE_PRESIZE),
-            stats: Stats::default(),
-            rng: Rng::new(cfg.seed),
-            secrets: Secrets::new(cfg.secret.unwrap_or(SecretKey::from_seed(cfg.seed))),
-            wrong_tokens: WrongTokens::new(cfg.admission.wrong_tokens_per_sec),
-            timers: TimerHeap::new(cfg.scan_interval, cfg.max_sessions),
-            active_client_reqs: 0,
-            sm_pending: 0,
-            pending_suspects: 0,
+            gate: Gate::new(cfg.seed, secret, cfg.admission.wrong_tokens_per_sec),
+            ledger: Ledger::new(&cfg.mem, pool, cfg.rx_ring_entries),
+            txq: TxQueues::new(&cfg),
+            timers: Timers::new(&cfg),
             pause: PauseLinks::default(),
-            wheel: TimingWheel::new(PACING_GRAIN, PACING_SLOTS, Instant::ZERO),
-            cfg,
+            out: Output::new(),
+            cfg: Settings::new(cfg),
         })
     }
 
@@ -142,7 +109,7 @@ impl Endpoint {
 
     /// The validated configuration.
     pub fn config(&self) -> &EndpointConfig {
-        &self.cfg
+        self.cfg.config()
     }
 
     /// This endpoint's own address.
@@ -152,24 +119,24 @@ impl Endpoint {
 
     /// Counters (see [`Stats`]).
     pub fn stats(&self) -> &Stats {
-        &self.stats
+        &self.out.stats
     }
 
     /// Counters of the message-buffer pool.
     pub fn pool_stats(&self) -> PoolStats {
-        self.pool.stats()
+        self.ledger.pool.stats()
     }
 
     /// Message buffers handed out by this endpoint's pool and not yet
     /// returned (held by the application or by sessions).
     pub fn msgs_outstanding(&self) -> u64 {
-        self.pool.outstanding()
+        self.ledger.pool.outstanding()
     }
 
     /// Bytes of free buffers the pool keeps (at most `mem.pool_keep` for
     /// a pool of its own).
     pub fn pool_free_bytes(&self) -> usize {
-        self.pool.free_bytes()
+        self.ledger.pool.free_bytes()
     }
 
     /// Bytes the server side holds for all peers (reassembly buffers and
@@ -186,12 +153,12 @@ impl Endpoint {
 
     /// Payload bytes one packet carries (`mtu - 52`).
     pub fn max_data_per_pkt(&self) -> usize {
-        self.dpp
+        self.cfg.dpp
     }
 
     /// Smallest `buf` that `poll_transmit` accepts: headers plus one packet of data.
     pub fn min_tx_buf_len(&self) -> usize {
-        HEADERS_LEN + self.dpp
+        HEADERS_LEN + self.cfg.dpp
     }
 
     /// `None` if the session does not exist (any more).
@@ -227,7 +194,7 @@ impl Endpoint {
     /// Sessions whose handshake timer is armed (Connecting or
     /// Disconnecting ones, by construction).
     pub fn handshakes_pending(&self) -> usize {
-        self.sm_pending
+        self.timers.sm_pending
     }
 
     /// Memory one session costs this endpoint, in bytes: its table entry,
@@ -240,7 +207,7 @@ impl Endpoint {
         use super::client::{ClientSlot, Pending, BACKLOG_PRESIZE};
         use super::server::ServerSlot;
         use std::mem::size_of;
-        type AcceptedEntry = ((Ipv4Addr, u16, u16), (SessionId, u64));
+        type AcceptedEntry = (super::gate::ClientKey, (SessionId, u64));
         let w = self.cfg.req_window;
         let entry = size_of::<Option<super::table::Session>>();
         let client = w * size_of::<ClientSlot>() + BACKLOG_PRESIZE * size_of::<Pending>();
@@ -251,7 +218,7 @@ impl Endpoint {
 
     /// Receive-ring entries reserved by live sessions and the total.
     pub fn ring_usage(&self) -> (usize, usize) {
-        (self.ring_reserved, self.cfg.rx_ring_entries)
+        self.ledger.ring_usage()
     }
 
     /// Whether `poll_transmit` may produce a frame. May be `true` spuriously
@@ -274,8 +241,8 @@ impl Endpoint {
             (x, y) => x.or(y),
         };
         earliest(
-            earliest(self.timers.next(), self.pause.next_expiry()),
-            self.wheel.next_due(),
+            earliest(self.timers.heap.next(), self.pause.next_expiry()),
+            self.txq.pacer.next_due(),
         )
     }
 
@@ -283,17 +250,18 @@ impl Endpoint {
     /// handshake pending, no timeout under judgement, nothing queued to
     /// send. Timers may still be armed for keepalives and idle reclamation.
     pub fn is_idle(&self) -> bool {
-        self.active_client_reqs + self.sm_pending + self.pending_suspects == 0
+        !self.timers.busy()
             && self.txq.is_empty()
             && self.pause.next_expiry().is_none()
-            && self.wheel.is_empty()
+            && self.txq.pacer.is_empty()
     }
 
     /// Next event, if any.
     pub fn poll_event(&mut self) -> Option<Event> {
-        self.events
+        self.out
+            .events
             .pop_front()
-            .or_else(|| self.wrong_tokens.next_report().map(Event::WrongTokens))
+            .or_else(|| self.gate.wrong_tokens.next_report().map(Event::WrongTokens))
     }
 
     // ---- commands: message buffers ----
@@ -301,7 +269,7 @@ impl Endpoint {
     /// A pooled message buffer of `len` bytes (contents unspecified); it
     /// returns to the pool when dropped.
     pub fn alloc_msg(&mut self, len: usize) -> MsgBuf {
-        self.pool.alloc(len)
+        self.ledger.pool.alloc(len)
     }
 
     // ---- inputs ----
@@ -311,20 +279,20 @@ impl Endpoint {
     /// other outcomes (credit returns, handshake, drops) show up in stats,
     /// events and transmit work. Never panics on any input bytes.
     pub fn handle_frame<'f>(&mut self, now: Instant, frame: &'f [u8]) -> Option<Delivery<'f>> {
-        self.stats.rx_pkts += 1;
-        self.stats.rx_bytes += frame.len() as u64;
+        self.out.stats.rx_pkts += 1;
+        self.out.stats.rx_bytes += frame.len() as u64;
         let Ok(p) = wire::parse_frame_with(frame, self.cfg.verify_ipv4_checksum) else {
-            self.stats.drops.malformed += 1;
+            self.out.stats.drops.malformed += 1;
             return None;
         };
         let local = &self.cfg.local;
         let mac_ok = p.dst_mac == local.mac || p.dst_mac.is_broadcast();
         if !mac_ok || p.dst_ip != local.ip || p.dst_port != local.port {
-            self.stats.drops.not_ours += 1;
+            self.out.stats.drops.not_ours += 1;
             return None;
         }
         if p.congestion_experienced() {
-            self.stats.ecn_marks += 1;
+            self.out.stats.ecn_marks += 1;
             self.on_ce(now, &p.rpc);
         }
         match p.rpc.pkt_type {
@@ -351,7 +319,7 @@ impl Endpoint {
                 None
             }
             PktType::Unknown(_) => {
-                self.stats.drops.malformed += 1;
+                self.out.stats.drops.malformed += 1;
                 None
             }
         }
@@ -359,9 +327,12 @@ impl Endpoint {
 
     /// A request packet: to its server session.
     fn rx_request<'f>(&mut self, now: Instant, p: &Parsed<'f>) -> Option<Delivery<'f>> {
-        let mut srv =
-            self.table
-                .server_for_packet(now, p, &mut self.stats.drops, &mut self.wrong_tokens)?;
+        let mut srv = self.table.server_for_packet(
+            now,
+            p,
+            &mut self.out.stats.drops,
+            &mut self.gate.wrong_tokens,
+        )?;
         if !srv.common.heard {
             // The handshake's last step (rare: once per session).
             let id = srv.common.id();
@@ -370,7 +341,7 @@ impl Endpoint {
             }
             srv = self.table.server_mut(id)?;
         }
-        let d = &mut self.stats.drops;
+        let d = &mut self.out.stats.drops;
         srv.common.heard_at(now);
         let sid = srv.common.id();
         let gaps = GapRule {
@@ -380,11 +351,11 @@ impl Endpoint {
         let max_msg = self.cfg.max_msg_size;
         let armed = srv.expiry_armed;
         let ledger = &mut self.ledger;
-        let rx = srv.rx_request(p, self.dpp, max_msg, gaps, ledger, now, d);
+        let rx = srv.rx_request(p, self.cfg.dpp, max_msg, gaps, ledger, now, d);
         match rx {
             RequestRx::Dropped => None,
             RequestRx::Nak(k) => {
-                self.stats.naks_sent += 1;
+                self.out.stats.naks_sent += 1;
                 self.txq.answer(sid, p.rpc.req_num, AnswerKind::Nak, k);
                 None
             }
@@ -392,8 +363,8 @@ impl Endpoint {
                 if arm && !armed {
                     self.arm_expiry(sid, now);
                 }
-                self.stats.rx_accepted += 1;
-                self.stats.sacks_sent += 1;
+                self.out.stats.rx_accepted += 1;
+                self.out.stats.sacks_sent += 1;
                 self.txq.answer(sid, p.rpc.req_num, AnswerKind::Sack, k);
                 None
             }
@@ -408,7 +379,7 @@ impl Endpoint {
                     // The request's first buffer (in order: at packet 0).
                     self.arm_expiry(sid, now);
                 }
-                self.stats.rx_accepted += 1;
+                self.out.stats.rx_accepted += 1;
                 if cr {
                     let cr = AnswerKind::CreditReturn;
                     self.txq.answer(sid, p.rpc.req_num, cr, 0);
@@ -420,8 +391,8 @@ impl Endpoint {
                     let cr = AnswerKind::CreditReturn;
                     self.txq.answer(sid, p.rpc.req_num, cr, 0);
                 }
-                self.stats.rx_accepted += 1;
-                self.stats.handler_invocations += 1;
+                self.out.stats.rx_accepted += 1;
+                self.out.stats.handler_invocations += 1;
                 Some(delivery)
             }
         }
@@ -433,7 +404,9 @@ impl Endpoint {
     /// inlined it slowed every packet of `rx_request` (register pressure).
     #[inline(never)]
     pub(crate) fn arm_expiry(&mut self, sid: SessionId, now: Instant) {
-        self.timers.arm(sid, now + self.cfg.mem.reassembly_timeout);
+        self.timers
+            .heap
+            .arm(sid, now + self.cfg.mem.reassembly_timeout);
         if let Some(s) = self.table.server_mut(sid) {
             s.expiry_armed = true;
         }
@@ -441,7 +414,7 @@ impl Endpoint {
 
     /// A request-for-response: to its server session.
     fn rx_rfr(&mut self, now: Instant, p: &Parsed<'_>) {
-        let (d, wrong) = (&mut self.stats.drops, &mut self.wrong_tokens);
+        let (d, wrong) = (&mut self.out.stats.drops, &mut self.gate.wrong_tokens);
         let Some(mut srv) = self.table.server_for_packet(now, p, d, wrong) else {
             return;
         };
@@ -455,22 +428,23 @@ impl Endpoint {
             };
             srv = s;
         }
-        let d = &mut self.stats.drops;
+        let d = &mut self.out.stats.drops;
         srv.common.heard_at(now);
         let sid = srv.common.id();
-        if let Some((kind, k, new)) = srv.rx_rfr(p, self.dpp, now, d) {
-            self.stats.rx_accepted += new as u64;
+        if let Some((kind, k, new)) = srv.rx_rfr(p, self.cfg.dpp, now, d) {
+            self.out.stats.rx_accepted += new as u64;
             self.txq.answer(sid, p.rpc.req_num, kind, k);
         }
     }
 
     /// A credit return, response or error answer: to its client session.
     fn rx_answer<'f>(&mut self, now: Instant, p: &Parsed<'f>) -> Option<Delivery<'f>> {
-        let (d, wrong) = (&mut self.stats.drops, &mut self.wrong_tokens);
+        let (d, wrong) = (&mut self.out.stats.drops, &mut self.gate.wrong_tokens);
         let c = self.table.client_for_packet(now, p, d, wrong)?;
         let sid = c.common.id();
         let max_msg = self.cfg.max_msg_size;
-        let rx = c.rx_answer(now, p, self.dpp, max_msg, &self.pool, &mut self.stats);
+        let (pool, stats) = (&self.ledger.pool, &mut self.out.stats);
+        let rx = c.rx_answer(now, p, self.cfg.dpp, max_msg, pool, stats);
         let dropped = matches!(
             rx,
             AnswerRx::Dropped
@@ -479,13 +453,13 @@ impl Endpoint {
                 | AnswerRx::GapRollback
         );
         if !dropped {
-            self.stats.rx_accepted += 1;
+            self.out.stats.rx_accepted += 1;
         }
         match rx {
             AnswerRx::Dropped => None,
             AnswerRx::Spurious => {
-                self.stats.spurious_timeouts += 1;
-                self.pending_suspects -= 1;
+                self.out.stats.spurious_timeouts += 1;
+                self.timers.pending_suspects -= 1;
                 None
             }
             AnswerRx::Progress => {

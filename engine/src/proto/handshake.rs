@@ -62,7 +62,7 @@ impl Endpoint {
         let id = self.reserve_session(need)?;
         let template = self.template_to(peer.mac.unwrap_or(MacAddr::BROADCAST), peer);
         let common = SessionCommon {
-            token: self.rng.next_u64(),
+            token: self.gate.rng.next_u64(),
             ring_reserved: need,
             link: self.attach_link(peer),
             ..SessionCommon::new(id, SessionState::Connecting, peer, template, now)
@@ -97,7 +97,7 @@ impl Endpoint {
     /// A SessionMgmt packet.
     pub(crate) fn handle_sm(&mut self, now: Instant, p: &Parsed<'_>) {
         let Ok(body) = SmBody::new_checked(p.payload).and_then(|b| SmRepr::parse(&b)) else {
-            self.stats.drops.malformed += 1;
+            self.out.stats.drops.malformed += 1;
             return;
         };
         match body.sm_type {
@@ -105,18 +105,18 @@ impl Endpoint {
             SmType::DisconnectReq => self.server_rx_disconnect(now, p, &body),
             SmType::ConnectResp | SmType::DisconnectResp => self.client_rx_sm_resp(now, p, &body),
             SmType::KeepAlive => self.rx_keepalive(now, p),
-            SmType::Unknown(_) => self.stats.drops.malformed += 1,
+            SmType::Unknown(_) => self.out.stats.drops.malformed += 1,
         }
     }
 
     fn server_rx_connect(&mut self, now: Instant, p: &Parsed<'_>, req: &SmRepr) {
         let key = (p.src_ip, p.src_port, req.client_session);
         let token = p.rpc.token;
-        let live = self.accepted.get(&key).copied();
+        let live = self.gate.accepted.get(&key).copied();
         if let Some((old, old_token)) = live {
             if old_token == token {
-                self.stats.drops.duplicate += 1;
-                self.stats.drops.dup_sm += 1;
+                self.out.stats.drops.duplicate += 1;
+                self.out.stats.drops.dup_sm += 1;
                 let grant = self
                     .table
                     .server_mut(old)
@@ -134,15 +134,15 @@ impl Endpoint {
             // session is replaced (`admission::restart`); a source over its
             // wrong-token limit (its forged restarts were refused by the
             // live client's answers) draws no more probes this second.
-            if self.wrong_tokens.over(now, p.src_ip, p.src_port) {
-                self.stats.replies_withheld += 1;
-                self.stats.drops.restart_refused += 1;
+            if self.gate.wrong_tokens.over(now, p.src_ip, p.src_port) {
+                self.out.stats.replies_withheld += 1;
+                self.out.stats.drops.restart_refused += 1;
                 return;
             }
             if !self.old_session_is_dead(now, p, old) {
                 return;
             }
-            self.stats.sessions_replaced += 1;
+            self.out.stats.sessions_replaced += 1;
             self.step(
                 now,
                 old,
@@ -150,17 +150,17 @@ impl Endpoint {
                 RpcError::SessionClosed,
             );
         }
-        self.stats.rx_accepted += 1;
+        self.out.stats.rx_accepted += 1;
         match self.accept(now, p, req) {
             Ok((id, credits)) => {
-                self.accepted.insert(key, (id, token));
-                self.stats.sessions_accepted += 1;
-                self.events.push_back(Event::PeerSessionAccepted(id));
+                self.gate.accepted.insert(key, (id, token));
+                self.out.stats.sessions_accepted += 1;
+                self.out.events.push_back(Event::PeerSessionAccepted(id));
                 let token = self.table.server_mut(id).map_or(0, |s| s.common.token);
                 self.reply_connect(p, req, (SmStatus::Ok, id.num), (credits, token));
             }
             Err(status) => {
-                self.stats.connects_refused += 1;
+                self.out.stats.connects_refused += 1;
                 self.reply_connect(p, req, (status, SESSION_NONE), (0, 0));
             }
         }
@@ -181,19 +181,19 @@ impl Endpoint {
             client_token: p.rpc.token,
         };
         if req.server_token != 0 {
-            if self.secrets.cookie_ok(now, &who, req.server_token) {
+            if self.gate.secrets.cookie_ok(now, &who, req.server_token) {
                 return true;
             }
-            self.stats.cookies_bad += 1;
+            self.out.stats.cookies_bad += 1;
         }
         let adm = self.cfg.admission;
         if !adm.cookie_needed(self.table.live(), self.cfg.max_sessions) {
             return true;
         }
-        let cookie = self.secrets.cookie(now, &who);
+        let cookie = self.gate.secrets.cookie(now, &who);
         // Handled and answered: accounted as accepted, not dropped.
-        self.stats.rx_accepted += 1;
-        self.stats.cookies_sent += 1;
+        self.out.stats.rx_accepted += 1;
+        self.out.stats.cookies_sent += 1;
         self.reply_connect(p, req, (SmStatus::Retry, SESSION_NONE), (0, cookie));
         false
     }
@@ -231,14 +231,14 @@ impl Endpoint {
                     token: c.token,
                     body,
                 }));
-                self.stats.restart_probes += 1;
-                self.stats.drops.restart_pending += 1;
+                self.out.stats.restart_probes += 1;
+                self.out.stats.drops.restart_pending += 1;
             }
-            Restart::Wait => self.stats.drops.restart_pending += 1,
+            Restart::Wait => self.out.stats.drops.restart_pending += 1,
             Restart::Refuse => {
                 // Proven forged (or stale): a wrong token from its source.
-                self.stats.drops.restart_refused += 1;
-                self.wrong_tokens.note(now, p.src_ip, p.src_port);
+                self.out.stats.drops.restart_refused += 1;
+                self.gate.wrong_tokens.note(now, p.src_ip, p.src_port);
             }
         }
         false
@@ -277,7 +277,7 @@ impl Endpoint {
         // that received the ConnectResp (and its server token) can send.
         // Refused now if they could not be taken then.
         let need = self.cfg.ring_reservation(credits);
-        if need > self.cfg.rx_ring_entries - self.ring_reserved {
+        if need > self.ledger.ring_free() {
             return Err(SmStatus::NoRingSpace);
         }
         let id = self
@@ -291,7 +291,7 @@ impl Endpoint {
         let template = self.template_to(p.src_mac, peer);
         let common = SessionCommon {
             remote: req.client_session,
-            token: self.secrets.next_token(p.rpc.token),
+            token: self.gate.secrets.next_token(p.rpc.token),
             link: self.attach_link(peer),
             ..SessionCommon::new(id, SessionState::Connected, peer, template, now)
         };
@@ -321,8 +321,8 @@ impl Endpoint {
         );
         let peer_share =
             self.cfg.rx_ring_entries * self.cfg.admission.peer_ring_share_pct as usize / 100;
-        if self.ledger.ring_of(ip) + need > peer_share || self.reserve_ring(need).is_err() {
-            self.stats.drops.no_ring_space += 1;
+        if self.ledger.ring_of(ip) + need > peer_share || self.ledger.reserve_ring(need).is_err() {
+            self.out.stats.drops.no_ring_space += 1;
             let reason = RpcError::SessionClosed;
             self.step(now, id, SessionInput::PeerDisconnect, reason);
             return false;
@@ -340,7 +340,7 @@ impl Endpoint {
     /// answered. To a connected client session: the server's liveness
     /// probe, answered with a keepalive so the server keeps the session.
     fn rx_keepalive(&mut self, now: Instant, p: &Parsed<'_>) {
-        let d = &mut self.stats.drops;
+        let d = &mut self.out.stats.drops;
         match self.table.by_num_mut(p.rpc.dest_session) {
             Some(Session::Server(s)) if s.common.token == p.rpc.token => {
                 if s.common.heard {
@@ -351,19 +351,19 @@ impl Endpoint {
                         return;
                     }
                 }
-                self.stats.rx_accepted += 1;
+                self.out.stats.rx_accepted += 1;
             }
             Some(Session::Client(c))
                 if c.common.token == p.rpc.token && c.common.state == SessionState::Connected =>
             {
-                self.stats.rx_accepted += 1;
-                self.stats.probes_answered += 1;
+                self.out.stats.rx_accepted += 1;
+                self.out.stats.probes_answered += 1;
                 let id = c.common.id();
                 self.txq.ctrl.push_back(TxDesc::KeepAlive(id));
             }
             Some(_) => {
                 d.bad_token += 1;
-                self.wrong_tokens.note(now, p.src_ip, p.src_port);
+                self.gate.wrong_tokens.note(now, p.src_ip, p.src_port);
             }
             None => d.unknown_session += 1,
         }
@@ -373,10 +373,10 @@ impl Endpoint {
     /// source; whether the server may still answer that source this
     /// second (`wrong_tokens.rs`). Withheld answers are counted.
     fn may_answer_stranger(&mut self, now: Instant, p: &Parsed<'_>) -> bool {
-        match self.wrong_tokens.note(now, p.src_ip, p.src_port) {
+        match self.gate.wrong_tokens.note(now, p.src_ip, p.src_port) {
             Tally::Within => true,
             Tally::Crossed(_) | Tally::Over => {
-                self.stats.replies_withheld += 1;
+                self.out.stats.replies_withheld += 1;
                 false
             }
         }
@@ -392,11 +392,11 @@ impl Endpoint {
             return;
         };
         if cookie == 0 {
-            self.stats.drops.malformed += 1;
+            self.out.stats.drops.malformed += 1;
             return;
         }
-        self.stats.rx_accepted += 1;
-        self.stats.cookie_retries += 1;
+        self.out.stats.rx_accepted += 1;
+        self.out.stats.cookie_retries += 1;
         if c.common.sm.cookie == cookie {
             return;
         }
@@ -445,14 +445,14 @@ impl Endpoint {
         let num = p.rpc.dest_session;
         let status = match self.table.by_num(num) {
             Some(Session::Server(s)) if s.common.token != p.rpc.token => {
-                self.stats.drops.bad_token += 1;
+                self.out.stats.drops.bad_token += 1;
                 if !self.may_answer_stranger(now, p) {
                     return;
                 }
                 SmStatus::UnknownSession
             }
             Some(Session::Server(s)) => {
-                self.stats.rx_accepted += 1;
+                self.out.stats.rx_accepted += 1;
                 let id = s.common.id();
                 self.step(
                     now,
@@ -464,7 +464,7 @@ impl Endpoint {
             }
             _ => {
                 // Already freed (our DisconnectResp was lost) or never ours.
-                self.stats.drops.unknown_session += 1;
+                self.out.stats.drops.unknown_session += 1;
                 if !self.may_answer_stranger(now, p) {
                     return;
                 }
@@ -486,7 +486,7 @@ impl Endpoint {
 
     /// ConnectResp or DisconnectResp for one of our client sessions.
     fn client_rx_sm_resp(&mut self, now: Instant, p: &Parsed<'_>, resp: &SmRepr) {
-        let d = &mut self.stats.drops;
+        let d = &mut self.out.stats.drops;
         let c = match self.table.by_num_mut(p.rpc.dest_session) {
             Some(Session::Client(c)) => c,
             _ => {
@@ -496,7 +496,7 @@ impl Endpoint {
         };
         if c.common.token != p.rpc.token {
             d.bad_token += 1;
-            self.wrong_tokens.note(now, p.src_ip, p.src_port);
+            self.gate.wrong_tokens.note(now, p.src_ip, p.src_port);
             return;
         }
         let id = c.common.id();
@@ -512,7 +512,7 @@ impl Endpoint {
             return;
         }
         if !connect {
-            self.stats.rx_accepted += 1;
+            self.out.stats.rx_accepted += 1;
             // Any status ends the handshake: the server has no session.
             self.step(
                 now,
@@ -527,7 +527,7 @@ impl Endpoint {
             return;
         }
         if resp.status != SmStatus::Ok {
-            self.stats.rx_accepted += 1;
+            self.out.stats.rx_accepted += 1;
             let reason = RpcError::Refused(resp.status);
             self.step(now, id, SessionInput::ConnectRefused, reason);
             return;
@@ -540,7 +540,7 @@ impl Endpoint {
             d.malformed += 1;
             return;
         }
-        self.stats.rx_accepted += 1;
+        self.out.stats.rx_accepted += 1;
         c.common.remote = resp.server_session;
         // From here on the session's packets carry the server's token.
         c.common.token = resp.server_token;
@@ -555,8 +555,8 @@ impl Endpoint {
                 .ring_reserved
                 .saturating_sub(self.cfg.ring_reservation(resp.credits));
             c.common.ring_reserved -= back;
-            self.ring_reserved -= back;
-            self.stats.credits_lowered += 1;
+            self.ledger.unreserve_ring(back);
+            self.out.stats.credits_lowered += 1;
         }
         if c.common.peer.mac.is_none() && p.src_mac.is_unicast() {
             c.common.peer.mac = Some(p.src_mac);

@@ -59,7 +59,7 @@ impl Endpoint {
     ) {
         if let Err(e) = self.change_state(now, id, input, reason) {
             debug_assert!(false, "{input:?} on {id}: {e}");
-            self.stats.invalid_transitions += 1;
+            self.out.stats.invalid_transitions += 1;
         }
     }
 
@@ -78,14 +78,14 @@ impl Endpoint {
                     let sm = &mut s.common_mut().sm;
                     sm.next_retry = now + retry;
                     sm.deadline = now + timeout;
-                    self.sm_pending += 1;
+                    self.timers.sm_pending += 1;
                 }
                 self.rearm(now, id);
             }
             Effect::EndHandshake => {
                 if let Some(s) = self.table.get_mut(id) {
                     s.common_mut().sm = super::session::SmTimer::IDLE;
-                    self.sm_pending -= 1;
+                    self.timers.sm_pending -= 1;
                 }
             }
             Effect::SendDisconnectReq => self.txq.ctrl.push_back(TxDesc::DisconnectReq(id)),
@@ -104,7 +104,7 @@ impl Endpoint {
                         Session::Client(_) => None,
                     };
                     let back = std::mem::take(&mut s.common_mut().ring_reserved);
-                    self.ring_reserved -= back;
+                    self.ledger.unreserve_ring(back);
                     if let Some(acct) = acct {
                         self.ledger.hold_ring(acct, back, true);
                     }
@@ -122,7 +122,7 @@ impl Endpoint {
         if let Some(c) = self.table.client_mut(id) {
             for i in 0..c.slots.len() {
                 if c.take_suspect(i).is_some() {
-                    self.pending_suspects -= 1;
+                    self.timers.pending_suspects -= 1;
                 }
             }
         }
@@ -132,22 +132,22 @@ impl Endpoint {
     fn emit(&mut self, session: SessionId, kind: EventKind, reason: RpcError) {
         let ev = match kind {
             EventKind::Connected => {
-                self.stats.sessions_connected += 1;
+                self.out.stats.sessions_connected += 1;
                 Event::Connected(session)
             }
             EventKind::ConnectFailed => Event::ConnectFailed { session, reason },
             EventKind::Disconnected => Event::Disconnected(session),
             EventKind::SessionReset => {
-                self.stats.session_resets += 1;
+                self.out.stats.session_resets += 1;
                 Event::SessionReset { session, reason }
             }
             EventKind::PeerSessionClosed => Event::PeerSessionClosed(session),
             EventKind::PeerSessionReclaimed => {
-                self.stats.sessions_reclaimed += 1;
+                self.out.stats.sessions_reclaimed += 1;
                 Event::PeerSessionReclaimed(session)
             }
         };
-        self.events.push_back(ev);
+        self.out.events.push_back(ev);
     }
 
     /// Removes session `id`: its buffers go back to the pool (by drop), its
@@ -160,9 +160,9 @@ impl Endpoint {
         if self.table.live() == 0 {
             // Every heap entry is stale now: drop them, so `poll_timeout`
             // says `None` again.
-            self.timers.clear();
+            self.timers.heap.clear();
         }
-        self.ring_reserved -= sess.common().ring_reserved;
+        self.ledger.unreserve_ring(sess.common().ring_reserved);
         if sess.common().link != NO_LINK {
             self.pause.detach(sess.common().link);
         }
@@ -174,34 +174,18 @@ impl Endpoint {
                     .hold_ring(srv.acct, srv.common.ring_reserved, true);
                 self.ledger.detach(srv.acct);
                 let c = &srv.common;
-                let key = (c.peer.ip, c.peer.port, c.remote);
-                if self.accepted.get(&key).is_some_and(|&(s, _)| s == id) {
-                    self.accepted.remove(&key);
-                }
+                self.gate.forget((c.peer.ip, c.peer.port, c.remote), id);
             }
             Session::Client(c) => debug_assert_eq!(c.active(), 0, "freed with requests in slots"),
         }
     }
 
-    /// Reserves `need` receive-ring entries or says how many are free.
-    pub(crate) fn reserve_ring(&mut self, need: usize) -> Result<(), RpcError> {
-        let available = self.cfg.rx_ring_entries - self.ring_reserved;
-        if need > available {
-            return Err(RpcError::NoRingSpace {
-                needed: need,
-                available,
-            });
-        }
-        self.ring_reserved += need;
-        Ok(())
-    }
-
     /// Reserves `need` ring entries and a table slot for a new session,
     /// both or neither: `NoRingSpace` or `TooManySessions`.
     pub(crate) fn reserve_session(&mut self, need: usize) -> Result<SessionId, RpcError> {
-        self.reserve_ring(need)?;
+        self.ledger.reserve_ring(need)?;
         self.table.reserve().ok_or_else(|| {
-            self.ring_reserved -= need;
+            self.ledger.unreserve_ring(need);
             RpcError::TooManySessions
         })
     }

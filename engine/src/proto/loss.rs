@@ -17,15 +17,15 @@
 //! Reset until the application disconnects it. Handshakes are retried every
 //! `connect_retry` and abandoned after `connect_timeout`.
 
-use super::client::{pop_slot, window_mask, ClientReq, ClientSession};
-use super::config::{EndpointConfig, FlowMode, LossPolicy, RTO_LOW_MAX_IN_FLIGHT};
+use super::client::{pop_slot, window_mask, ClientSession};
+use super::config::{FlowMode, LossPolicy};
 use super::endpoint::Endpoint;
 use super::error::RpcError;
 use super::ids::SessionId;
+use super::recovery::{LossTimers, Timers};
 use super::state::{SessionInput, SessionState};
 use super::stats::Stats;
 use super::table::Session;
-use super::timers::TimerHeap;
 use super::txq::TxDesc;
 use crate::time::{Duration, Instant};
 
@@ -36,39 +36,6 @@ pub(crate) enum Verdict {
     /// Some requests rolled back: schedule transmission.
     RolledBack,
     Reset(RpcError),
-}
-
-/// The timeouts the scan applies to a client session.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct LossTimers {
-    pub rto: Duration,
-    /// Selective: the RTO with few packets in flight.
-    pub rto_low: Duration,
-    pub session_timeout: Duration,
-    pub mode: FlowMode,
-}
-
-impl LossTimers {
-    /// The timeouts `cfg` sets.
-    fn of(cfg: &EndpointConfig) -> Self {
-        LossTimers {
-            rto: cfg.rto,
-            rto_low: cfg.rto_low,
-            session_timeout: cfg.session_timeout,
-            mode: cfg.mode,
-        }
-    }
-
-    /// The retransmission timeout of `req`: IRN's short one when it is
-    /// selective and has few packets in flight (nothing later would reveal
-    /// their loss), the normal one otherwise.
-    fn rto_for(&self, req: &ClientReq) -> Duration {
-        if req.sel.is_some() && req.in_flight_real() <= RTO_LOW_MAX_IN_FLIGHT {
-            self.rto_low
-        } else {
-            self.rto
-        }
-    }
 }
 
 /// The judgement delay for an RTT estimate (see `ClientSession::rtt`).
@@ -199,16 +166,16 @@ impl ClientSession {
 /// of thousands of sessions is out of cache). O(1) when no request is
 /// left in a slot (the closed loop's case: the next one is not queued
 /// yet), O(window) otherwise; no heap move (`timers.rs`).
-pub(crate) fn retime_quiet(timers: &mut TimerHeap, c: &ClientSession, cfg: &EndpointConfig) {
+pub(crate) fn retime_quiet(timers: &mut Timers, c: &ClientSession, keepalive: Duration) {
     if c.common.state != SessionState::Connected || c.suspects > 0 {
         return;
     }
     // With no request and no suspect, `loss_deadline` is `None`.
-    if c.occupied != 0 && c.loss_deadline(LossTimers::of(cfg)).is_some() {
+    if c.occupied != 0 && c.loss_deadline(timers.loss).is_some() {
         return;
     }
-    let ka = c.common.active_at + cfg.keepalive_interval;
-    timers.reset(c.common.id(), Some(ka));
+    let ka = c.common.active_at + keepalive;
+    timers.heap.reset(c.common.id(), Some(ka));
 }
 
 impl Endpoint {
@@ -219,8 +186,8 @@ impl Endpoint {
     pub fn handle_timeout(&mut self, now: Instant) {
         // The common call finds nothing due: say so before paying for the
         // call below (a run loop asks once per iteration).
-        let due = self.timers.next().is_some_and(|t| t <= now);
-        if due || !self.pause.paused.is_empty() || !self.wheel.is_empty() {
+        let due = self.timers.heap.next().is_some_and(|t| t <= now);
+        if due || !self.pause.paused.is_empty() || !self.txq.pacer.is_empty() {
             self.run_timers(now);
         }
     }
@@ -229,33 +196,29 @@ impl Endpoint {
     #[inline(never)]
     fn run_timers(&mut self, now: Instant) {
         self.expire_pauses(now);
-        if !self.wheel.is_empty() {
+        if !self.txq.pacer.is_empty() {
             self.release_paced(now);
         }
-        while let Some((id, _)) = self.timers.pop_due(now) {
+        while let Some((id, _)) = self.timers.heap.pop_due(now) {
             let Some(sess) = self.table.get(id) else {
                 continue; // freed since: a stale deadline
             };
             let connected = sess.common().state == SessionState::Connected;
-            let before = self.stats.timer_actions();
+            let before = self.out.stats.timer_actions();
             self.fire(now, id);
-            self.stats.timers_fired += 1;
-            if connected && self.stats.timer_actions() == before {
-                self.stats.timers_idle += 1;
+            self.out.stats.timers_fired += 1;
+            if connected && self.out.stats.timer_actions() == before {
+                self.out.stats.timers_idle += 1;
             }
             self.rearm(now, id);
         }
-    }
-
-    fn loss_timers(&self) -> LossTimers {
-        LossTimers::of(&self.cfg)
     }
 
     /// Everything session `id` may have due at `now`: keepalive or
     /// reclamation, then handshake retry/give-up or the loss scan.
     fn fire(&mut self, now: Instant, id: SessionId) {
         self.housekeeping(now, id);
-        let timers = self.loss_timers();
+        let timers = self.timers.loss;
         let Some(sess) = self.table.get_mut(id) else {
             return;
         };
@@ -265,8 +228,8 @@ impl Endpoint {
             }
             (SessionState::Connected, Session::Client(c)) if c.occupied != 0 || c.suspects > 0 => {
                 let before = c.suspects;
-                let verdict = c.scan(now, timers, &mut self.stats);
-                self.pending_suspects = self.pending_suspects + c.suspects - before;
+                let verdict = c.scan(now, timers, &mut self.out.stats);
+                self.timers.pending_suspects = self.timers.pending_suspects + c.suspects - before;
                 match verdict {
                     Verdict::Ok => {}
                     Verdict::RolledBack => self.schedule_client(id),
@@ -281,7 +244,7 @@ impl Endpoint {
     /// already armed at or before it. O(window); called on state changes
     /// and after a session's timer fired, never per packet.
     pub(crate) fn rearm(&mut self, now: Instant, id: SessionId) {
-        let timers = self.loss_timers();
+        let timers = self.timers.loss;
         let c = &self.cfg;
         let (keepalive, idle, half_open) =
             (c.keepalive_interval, c.idle_timeout, c.half_open_timeout);
@@ -321,7 +284,7 @@ impl Endpoint {
             // Never at or before `now`: a deadline that is due has just
             // been handled, and the next look is at least one grain later.
             let at = at.max(now + Duration::from_nanos(1));
-            self.timers.arm(id, at);
+            self.timers.heap.arm(id, at);
         }
     }
 
@@ -354,14 +317,14 @@ impl Endpoint {
             Session::Client(c) if c.common.state == SessionState::Connected => {
                 if now.saturating_since(c.common.active_at) >= keepalive {
                     c.common.active_at = now;
-                    self.stats.keepalives_sent += 1;
+                    self.out.stats.keepalives_sent += 1;
                     self.txq.ctrl.push_back(TxDesc::KeepAlive(id));
                 }
             }
             Session::Server(s) => {
                 let gone = s.expire(now, reassembly, &mut self.ledger);
-                self.stats.reassembly_timeouts += gone.requests;
-                self.stats.responses_expired += gone.responses;
+                self.out.stats.reassembly_timeouts += gone.requests;
+                self.out.stats.responses_expired += gone.responses;
                 let limit = if s.common.heard { idle } else { half_open };
                 if now.saturating_since(s.common.active_at) >= limit && !s.in_handler() {
                     self.step(now, id, SessionInput::IdleTimeout, RpcError::PeerTimeout);

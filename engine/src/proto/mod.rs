@@ -8,9 +8,12 @@
 //!
 //! One concern per file, and imports only run downwards (no cycles):
 //!
-//! - leaves: `config` (configuration and limits), `admission` (what a
-//!   server lets one peer hold and replace), `budget` (memory bounds and
-//!   their accounting), `error`, `stats`
+//! - leaves: `config` (configuration and limits), `settings` (the config
+//!   and what derives from it), `admission` (what a server lets one peer
+//!   hold and replace), `gate` (the handshake's state), `budget` (memory
+//!   and ring bounds and their accounting), `output` (events and counters),
+//!   `pacing` (the pacer and whether to pace), `recovery` (the timer heap,
+//!   the loss timeouts with the one RTO rule, the busy counts), `error`, `stats`
 //!   (counters), `msgbuf` (message buffers and their pool), `state` (the
 //!   transition table and its effects), `ids` (session and request handles),
 //!   `event` (deliveries and events), `frame` (message geometry and frame
@@ -19,7 +22,8 @@
 //!   (each role's slots), `table` (the session table with typed lookups);
 //! - per-role protocol: `client_rx`, `client_tx`, `server_rx`, `server_tx`,
 //!   each a method set on its session type that reports an outcome;
-//! - the endpoint: `endpoint` (fields, getters, frame dispatch), and beside
+//! - the endpoint: `endpoint` (its eight concerns, getters, frame
+//!   dispatch), and beside
 //!   it `lifecycle` (the one place state changes, running the table's
 //!   effects), `handshake` (connect and disconnect), `requests` (request
 //!   commands and completion), `transmit` (`poll_transmit` and scheduling),
@@ -41,6 +45,7 @@ mod endpoint;
 mod error;
 mod event;
 mod frame;
+mod gate;
 mod handshake;
 mod ids;
 mod lifecycle;
@@ -48,7 +53,10 @@ mod links;
 mod loss;
 mod msgbuf;
 mod nak;
+mod output;
+mod pacing;
 mod pause;
+mod recovery;
 mod requests;
 mod sack;
 mod secrets;
@@ -56,6 +64,7 @@ mod server;
 mod server_rx;
 mod server_tx;
 mod session;
+mod settings;
 mod state;
 mod stats;
 mod table;

@@ -73,18 +73,18 @@ impl Endpoint {
             req_num: 0,
             token: 0,
         };
-        self.stats.pause_frames_sent += 1;
+        self.out.stats.pause_frames_sent += 1;
         Some(template.write(buf, &rpc, 0))
     }
 
     /// A Pause frame from a peer: pause or release its link.
     pub(crate) fn rx_pause(&mut self, now: Instant, p: &Parsed<'_>) {
         let Some(&i) = self.pause.index.get(&(p.src_ip, p.src_port)) else {
-            self.stats.drops.unknown_session += 1;
+            self.out.stats.drops.unknown_session += 1;
             return;
         };
-        self.stats.rx_accepted += 1;
-        self.stats.pause_frames_received += 1;
+        self.out.stats.rx_accepted += 1;
+        self.out.stats.pause_frames_received += 1;
         let us = u64::from(p.rpc.msg_size);
         if us == 0 {
             self.release_link(now, i);
@@ -109,7 +109,7 @@ impl Endpoint {
         };
         l.paused_until = Instant::ZERO;
         if let Some(since) = l.paused_since.take() {
-            self.stats.paused_ns += now.saturating_since(since).as_nanos();
+            self.out.stats.paused_ns += now.saturating_since(since).as_nanos();
         }
         self.txq.ctrl.extend(l.parked_ctrl.drain(..));
         self.txq.clients.extend(l.parked_clients.drain(..));

@@ -8,7 +8,6 @@ use super::client::{ClientSession, Pending};
 use super::config::Retransmit;
 use super::endpoint::Endpoint;
 use super::error::RpcError;
-use super::event::Event;
 use super::ids::{ReqHandle, SessionId};
 use super::loss::retime_quiet;
 use super::msgbuf::MsgBuf;
@@ -39,7 +38,7 @@ impl Endpoint {
             let len = msg.len();
             return Err((RpcError::MsgTooLarge { len, max }, msg));
         }
-        let dpp = self.dpp;
+        let dpp = self.cfg.dpp;
         let Some(sess) = self.table.get_mut(s) else {
             return Err((RpcError::UnknownSession, msg));
         };
@@ -55,11 +54,11 @@ impl Endpoint {
         match c.free_slot() {
             Some(i) => {
                 c.start(i, Pending { req_type, msg, tag }, now, dpp, selective);
-                self.active_client_reqs += 1;
+                self.timers.active_client_reqs += 1;
                 schedule(&mut self.txq, c);
             }
             None if c.backlog.len() >= limit => {
-                self.stats.backlog_full += 1;
+                self.out.stats.backlog_full += 1;
                 return Err((RpcError::BacklogFull { limit }, msg));
             }
             None => c.backlog.push_back(Pending { req_type, msg, tag }),
@@ -105,7 +104,7 @@ impl Endpoint {
             .ok_or(RpcError::StaleHandle)?;
         let armed = srv.expiry_armed;
         let cx = StoreCtx {
-            dpp: self.dpp,
+            dpp: self.cfg.dpp,
             now,
             ledger: &mut self.ledger,
         };
@@ -113,7 +112,7 @@ impl Endpoint {
             .store_answer(h.req_num, answer, cx)
             .map_err(|_| RpcError::StaleHandle)?;
         if st.over_budget {
-            self.stats.responses_over_budget += 1;
+            self.out.stats.responses_over_budget += 1;
         }
         if st.charged && !armed {
             self.arm_expiry(h.session, now);
@@ -141,17 +140,17 @@ impl Endpoint {
         slot: usize,
         now: Instant,
     ) -> Option<u64> {
-        let (dpp, selective) = (self.dpp, self.cfg.retransmit == Retransmit::Selective);
+        let (dpp, selective) = (self.cfg.dpp, self.cfg.retransmit == Retransmit::Selective);
         // One lookup for the whole completion: take, refill, schedule, retime.
         let c = self.table.client_mut(s)?;
         let tag = c.take(slot)?;
-        self.active_client_reqs -= 1;
-        self.stats.requests_completed += 1;
+        self.timers.active_client_reqs -= 1;
+        self.out.stats.requests_completed += 1;
         if refill(c, slot, now, dpp, selective) {
-            self.active_client_reqs += 1;
+            self.timers.active_client_reqs += 1;
         }
         schedule(&mut self.txq, c);
-        retime_quiet(&mut self.timers, c, &self.cfg);
+        retime_quiet(&mut self.timers, c, self.cfg.keepalive_interval);
         Some(tag)
     }
 
@@ -160,24 +159,19 @@ impl Endpoint {
         let Some(tag) = self.table.client_mut(s).and_then(|c| c.take(slot)) else {
             return;
         };
-        self.active_client_reqs -= 1;
-        self.stats.requests_failed += 1;
-        self.events.push_back(Event::RequestFailed {
-            session: s,
-            tag,
-            error,
-        });
+        self.timers.active_client_reqs -= 1;
+        self.out.request_failed(s, tag, error);
     }
 
     /// Moves the backlog head into free `slot` and schedules transmission.
     pub(crate) fn refill_slot(&mut self, s: SessionId, slot: usize, now: Instant) {
-        let dpp = self.dpp;
+        let dpp = self.cfg.dpp;
         let selective = self.cfg.retransmit == Retransmit::Selective;
         let Some(c) = self.table.client_mut(s) else {
             return;
         };
         if refill(c, slot, now, dpp, selective) {
-            self.active_client_reqs += 1;
+            self.timers.active_client_reqs += 1;
         }
         schedule(&mut self.txq, c);
     }
@@ -188,12 +182,7 @@ impl Endpoint {
             self.fail_request(s, slot, error);
         }
         while let Some(p) = self.table.client_mut(s).and_then(|c| c.backlog.pop_front()) {
-            self.stats.requests_failed += 1;
-            self.events.push_back(Event::RequestFailed {
-                session: s,
-                tag: p.tag,
-                error,
-            });
+            self.out.request_failed(s, p.tag, error);
         }
     }
 }

@@ -4,7 +4,6 @@
 //! sessions that have work and credits.
 
 use super::client::ClientSession;
-use super::config::Retransmit;
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
 use super::state::SessionState;
@@ -36,14 +35,14 @@ impl Endpoint {
             buf.len(),
             self.min_tx_buf_len()
         );
-        if !self.wheel.is_empty() {
+        if !self.txq.pacer.is_empty() {
             self.release_paced(now);
         }
         let len = self
             .next_ctrl_frame(now, buf)
             .or_else(|| self.next_client_frame(now, buf))?;
-        self.stats.tx_pkts += 1;
-        self.stats.tx_bytes += len as u64;
+        self.out.stats.tx_pkts += 1;
+        self.out.stats.tx_bytes += len as u64;
         Some(len)
     }
 
@@ -78,7 +77,7 @@ impl Endpoint {
                         }
                         continue;
                     }
-                    s.write_answer(buf, req_num, kind, pkt, self.dpp)
+                    s.write_answer(buf, req_num, kind, pkt, self.cfg.dpp)
                 }
                 TxDesc::Pause { link, us } => self.write_pause(buf, link, us),
                 TxDesc::Cnp(s) => self.write_cnp(buf, s),
@@ -98,7 +97,7 @@ impl Endpoint {
     /// session that can send, one packet per session per turn.
     fn next_client_frame(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         while let Some(s) = self.txq.clients.pop_front() {
-            if self.paces() && self.pace_or_wait(now, s) {
+            if self.txq.pacer.on() && self.pace_or_wait(now, s) {
                 continue;
             }
             let Some(c) = self.table.client_mut(s) else {
@@ -115,23 +114,20 @@ impl Endpoint {
                 }
                 continue;
             }
-            let turn = c.write_next(now, buf, self.dpp, &mut self.stats);
+            let turn = c.write_next(now, buf, self.cfg.dpp, &mut self.out.stats);
             if turn.written.is_some() {
                 // A packet sent may have started an RTO (`armed_at = now`):
                 // O(1) when the session is armed earlier already.
                 // Selective: the short RTO may apply once most answers are in.
-                let rto = match self.cfg.retransmit {
-                    Retransmit::Selective => self.cfg.rto_low,
-                    Retransmit::GoBackN => self.cfg.rto,
-                };
-                self.timers.arm(s, now + rto);
+                let rto = self.timers.loss.rto_after_send();
+                self.timers.heap.arm(s, now + rto);
             }
             if turn.again {
                 c.tx_queued = true;
                 self.txq.clients.push_back(s);
             }
             if let Some(len) = turn.written {
-                if self.paces() {
+                if self.txq.pacer.on() {
                     self.on_client_sent(now, s, len);
                 }
                 return turn.written;

@@ -6,9 +6,12 @@
 //!
 //! Order: server answers and handshake packets (`ctrl`) first, since they
 //! return credits to peers; then client packets, one per client session per
-//! turn (`clients`, round-robin), as credits allow.
+//! turn (`clients`, round-robin), as credits allow. A client session that
+//! must wait for its pacing time waits in `pacer`, in neither queue.
 
+use super::config::EndpointConfig;
 use super::ids::SessionId;
+use super::pacing::Pacer;
 use crate::wire::{MacAddr, SmRepr};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -65,22 +68,28 @@ pub(crate) struct SmReply {
     pub body: SmRepr,
 }
 
-/// The endpoint's two transmit queues.
+/// The endpoint's two transmit queues, and the sessions waiting for
+/// their pacing time.
 #[derive(Debug)]
 pub(crate) struct TxQueues {
     pub ctrl: VecDeque<TxDesc>,
     /// Client sessions that may have request/RFR packets to send.
     pub clients: VecDeque<SessionId>,
+    /// Client sessions held until their pacing time.
+    pub pacer: Pacer,
 }
 
 impl TxQueues {
-    pub fn new() -> Self {
+    pub fn new(cfg: &EndpointConfig) -> Self {
         TxQueues {
             ctrl: VecDeque::with_capacity(TX_QUEUE_PRESIZE),
             clients: VecDeque::with_capacity(TX_QUEUE_PRESIZE),
+            pacer: Pacer::new(cfg),
         }
     }
 
+    /// Whether both queues are empty (sessions waiting on the pacer are
+    /// not counted: they are not ready).
     pub fn is_empty(&self) -> bool {
         self.ctrl.is_empty() && self.clients.is_empty()
     }
