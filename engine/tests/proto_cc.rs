@@ -168,3 +168,117 @@ fn congestion_control_leaves_an_uncongested_link_alone() {
         assert!(ratio >= 0.9, "{cc:?}: {ratio:.3}x the goodput of none");
     }
 }
+
+/// eRPC's additive step (`kAddRate`, 5 MB/s), Timely's `add_rate_bps`.
+const TIMELY_ADD_BPS: u64 = 40_000_000;
+
+/// Sends 40 requests of 64 KiB on a fresh Timely pair over `link` and
+/// samples the client session's rate and the frames in flight every 5 us
+/// of virtual time until idle.
+fn timely_trace(link: LinkConfig) -> (Pair, Vec<(usize, u64)>) {
+    let mut p = Pair::new(
+        5,
+        link,
+        cc_cfg(1, CcKind::Timely),
+        cc_cfg(2, CcKind::Timely),
+    );
+    p.app.resp_len = Some(|_| 32);
+    let s = p.session;
+    for tag in 0..40 {
+        p.app.send(&mut p.sim, CLIENT, s, tag, 64 << 10);
+    }
+    let mut trace = Vec::new();
+    let deadline = p.sim.now() + Duration::from_secs(10);
+    loop {
+        let idle = p.sim.run_for(&mut p.app, Duration::from_micros(5));
+        let rate = p.sim.ep(CLIENT).session_rate_bps(s).unwrap();
+        trace.push((p.sim.in_flight(), rate));
+        if idle {
+            break;
+        }
+        assert!(p.sim.now() < deadline, "not idle");
+    }
+    assert_eq!(p.app.completed.len(), 40);
+    (p, trace)
+}
+
+/// Timely's mechanism, not only its outcome: the same load leaves the rate
+/// alone when no queue builds (RTT below t_low: eRPC's bypass), and cuts it
+/// as soon as a queue builds behind a bottleneck (the RTT and its gradient
+/// rise; nothing is lost or marked, so the RTT is the only signal), then
+/// holds it around the bottleneck's rate, pacing the session; once the
+/// queue is gone, every RTT sample below t_low adds the same fixed step
+/// (additive increase) until line rate.
+#[test]
+fn timely_cuts_on_a_rising_rtt_and_recovers_additively() {
+    // No bottleneck: no queue, no RTT rise, no cut, no pacing.
+    let fast = LinkConfig {
+        delay: Duration::from_micros(5),
+        ..Default::default()
+    };
+    let (p, trace) = timely_trace(fast);
+    assert!(
+        trace.iter().all(|&(_, r)| r == LINK_BPS),
+        "cut without a queue"
+    );
+    assert_eq!(p.sim.ep(CLIENT).stats().pacing_waits, 0);
+
+    // Behind a 1 Gb/s bottleneck: the first window (64 credits) queues.
+    let (mut p, trace) = timely_trace(bottleneck(None));
+    let l = p.sim.link_stats(CLIENT, SERVER);
+    assert_eq!(
+        (l.dropped_queue, l.dropped_loss, l.ecn_marked),
+        (0, 0, 0),
+        "a signal other than the RTT"
+    );
+    let first_cut = trace
+        .iter()
+        .position(|&(_, r)| r < LINK_BPS)
+        .expect("never cut");
+    // Cut while most of the first window still waits at the bottleneck,
+    // within 100 us (12 us a frame at 1 Gb/s: the RTT samples pass t_low
+    // after ~4 frames); each update at most halves the rate, and the
+    // updates that follow while the queue stays take it down to a tenth
+    // within 200 us.
+    assert!(first_cut < 20, "first cut after {} us", first_cut * 5);
+    let (queued, cut) = trace[first_cut];
+    assert!(queued > 32, "queue at the cut: {queued}");
+    assert!(cut >= LINK_BPS / 2, "more than halved at once: {cut}");
+    let low = trace[..40].iter().map(|&(_, r)| r).min().unwrap();
+    assert!(low < LINK_BPS / 10, "lowest rate in 200 us: {low}");
+    // Then the rate follows the queue around the bottleneck's 1 Gb/s, far
+    // below the 10 Gb/s the sender believes in, and the session is paced.
+    let steady = &trace[trace.len() / 4..];
+    let mean = steady.iter().map(|&(_, r)| r as f64).sum::<f64>() / steady.len() as f64;
+    assert!(
+        (250e6..4e9).contains(&mean),
+        "mean rate {mean:.3e} not near the 1 Gb/s bottleneck"
+    );
+    assert!(steady.iter().all(|&(_, r)| r < LINK_BPS / 2));
+    assert!(p.sim.ep(CLIENT).stats().pacing_waits > 0);
+
+    // The queue is gone: one small request at a time, RTT near the 10 us
+    // floor, below t_low: each sample adds exactly the additive step,
+    // whatever the rate already is, until the rate is back at line rate.
+    let s = p.session;
+    let mut rate = p.sim.ep(CLIENT).session_rate_bps(s).unwrap();
+    let start = rate;
+    let mut steps = 0;
+    for tag in 100..1000 {
+        load(&mut p, s, tag, 1, 32);
+        let next = p.sim.ep(CLIENT).session_rate_bps(s).unwrap();
+        assert_eq!(
+            next,
+            (rate + TIMELY_ADD_BPS).min(LINK_BPS),
+            "step {steps} from {rate}"
+        );
+        rate = next;
+        steps += 1;
+        if rate == LINK_BPS {
+            break;
+        }
+    }
+    assert_eq!(rate, LINK_BPS, "not back at line rate after {steps} steps");
+    assert_eq!(steps, (LINK_BPS - start).div_ceil(TIMELY_ADD_BPS));
+    p.check_clean();
+}

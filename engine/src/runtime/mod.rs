@@ -8,18 +8,18 @@
 
 mod background;
 mod builder;
-mod capture;
 mod device;
 mod handlers;
 mod limits;
 mod nexus;
+mod phy;
 mod rpc;
+mod run_counters;
 mod rx_signals;
 mod stop;
 
 pub use background::BackgroundFn;
 pub use builder::NexusBuilder;
-pub use capture::{Capture, CaptureError, CaptureStats, DEFAULT_CAPTURE_LIMIT};
 pub use device::Device;
 pub use handlers::{Completion, Continuation, Handler, HandlerTable, ReqHandler};
 pub use limits::{
@@ -27,7 +27,9 @@ pub use limits::{
     MEMIF_MAX_LOG2_RING, MEMIF_MAX_RING, MIN_DESC,
 };
 pub use nexus::{Nexus, NexusConfig, RunError, WorkerError, WorkerInfo};
-pub use rpc::{EventHandler, FaultSide, Rpc, RunCounters, EVENT_QUEUE_CAP};
+pub use phy::{Capture, CaptureError, CaptureStats, FaultSide, DEFAULT_CAPTURE_LIMIT};
+pub use rpc::{EventHandler, Rpc, EVENT_QUEUE_CAP};
+pub use run_counters::RunCounters;
 pub use stop::StopHandle;
 
 use crate::dpdk::DpdkError;

@@ -1,18 +1,20 @@
 //! One endpoint per worker thread: the protocol core plus one queue pair, and
 //! the event loop that drives them. Each iteration reads the clock once, then:
-//! RX burst -> `handle_frame` per frame (handlers / continuations inline) ->
+//! RX burst -> the receive layers (`phy`: capture, fault drop, ECN marker)
+//! -> `handle_frame` per frame (handlers / continuations inline) ->
 //! background completions -> timers -> TX (frames written straight into mbuf
-//! room by `poll_transmit`, sent as one burst) -> events. Nothing here
-//! allocates per packet: mbufs come and go in bursts, continuations live in a
-//! preallocated slab.
+//! room by `poll_transmit`, through the transmit layers, sent as one burst)
+//! -> events. Nothing here allocates per packet: mbufs come and go in
+//! bursts, continuations live in a preallocated slab.
 
 use super::background::{BackgroundPool, Job};
-use super::capture::Capture;
 use super::handlers::{Completion, Continuation, Handler, HandlerTable};
+use super::phy::{Capture, FaultSide, Phy};
+use super::run_counters::RunCounters;
 use super::rx_signals::RxSignals;
 use super::{Nexus, RuntimeError, StopHandle};
 use crate::dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TscClock, TxQueue, BURST};
-use crate::fault::{DropModel, Dropper};
+use crate::fault::DropModel;
 use crate::proto::{
     Delivery, Endpoint, EndpointConfig, ErrorCode, Event, MsgBuf, Payload, PeerAddr, ReqHandle,
     RpcError, SessionId,
@@ -20,43 +22,6 @@ use crate::proto::{
 use crate::time::Instant;
 use std::collections::VecDeque;
 use std::sync::Arc;
-
-crate::counters! {
-/// Counters of the run loop itself (the protocol's are in `Endpoint::stats`).
-pub struct RunCounters {
-    /// Event-loop iterations.
-    pub loops: u64,
-    /// RX bursts that returned at least one frame.
-    pub rx_bursts_nonempty: u64,
-    /// Frames dropped on purpose by the RX fault injector.
-    pub injected_drops_rx: u64,
-    /// Frames dropped on purpose by the TX fault injector.
-    pub injected_drops_tx: u64,
-    /// Times the driver's TX ring was full and frames waited for the next loop.
-    pub tx_ring_full: u64,
-    /// Times the mbuf pool was empty when the endpoint had frames to send.
-    pub tx_no_mbuf: u64,
-    /// Requests for a type with no handler: answered with an
-    /// `ErrorResponse(NoHandler)`, so the client fails them at once.
-    pub no_handler: u64,
-    /// Session events dropped because the application neither set an event
-    /// handler nor drained `poll_event` (the queue holds `EVENT_QUEUE_CAP`).
-    pub events_dropped: u64,
-    /// Requests handed to background handler threads.
-    pub background_jobs: u64,
-    /// Received frames the injected ECN marker set CE on.
-    pub injected_ecn_marks: u64,
-}
-}
-
-/// Which side of the wire the fault injector sits on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FaultSide {
-    /// Drop frames after rx_burst, before the endpoint sees them.
-    Rx,
-    /// Drop frames the endpoint wrote, before tx_burst.
-    Tx,
-}
 
 struct ContSlot<A> {
     cont: Option<Continuation<A>>,
@@ -89,13 +54,13 @@ pub struct Rpc<A = ()> {
     spare: MbufBatch,
     /// Frames ready to send (carried over when the TX ring is full).
     pending_tx: MbufBatch,
-    fault: Option<(FaultSide, Dropper)>,
     background: Option<BackgroundPool>,
     counters: RunCounters,
     queue: u16,
-    /// Every frame received and transmitted, into a pcap file (`set_capture`).
-    capture: Option<Capture>,
-    /// Ring occupancy for pause mode, the injected ECN marker.
+    /// The layers around the queue pair: fault injection, the injected ECN
+    /// marker, capture (`set_fault`, `set_ecn_marker`, `set_capture`).
+    phy: Phy,
+    /// Ring occupancy for pause mode.
     rx_signals: RxSignals,
 }
 
@@ -166,11 +131,10 @@ impl<A> Rpc<A> {
             rx_batch: Some(Box::new(MbufBatch::new())),
             spare: MbufBatch::new(),
             pending_tx: MbufBatch::new(),
-            fault: None,
             background,
             counters: RunCounters::default(),
             queue,
-            capture: None,
+            phy: Phy::default(),
             rx_signals,
         })
     }
@@ -199,19 +163,19 @@ impl<A> Rpc<A> {
     }
     /// Counters of the fault injector, if one is set.
     pub fn fault_stats(&self) -> Option<crate::fault::DropStats> {
-        self.fault.as_ref().map(|(_, d)| d.stats())
+        self.phy.fault_stats()
     }
 
     /// Drops frames on purpose (seeded) on the RX or TX side of this endpoint.
     pub fn set_fault(&mut self, side: FaultSide, model: DropModel, seed: u64) {
-        self.fault = Some((side, Dropper::new(model, seed)));
+        self.phy.set_fault(side, model, seed);
     }
 
     /// Marks received ECN-capable frames Congestion Experienced with
     /// probability `p` (seeded), as a marking switch would: tests DCQCN on
     /// links that have none (this kernel has no ECN qdisc on veth).
     pub fn set_ecn_marker(&mut self, p: f64, seed: u64) {
-        self.rx_signals.set_ecn_marker(p, seed);
+        self.phy.set_ecn_marker(p, seed);
     }
 
     // ---- commands ----
@@ -369,14 +333,8 @@ impl<A> Rpc<A> {
             .after_burst(&self.rx, n, &mut self.ep, self.now);
         if n > 0 {
             self.counters.rx_bursts_nonempty += 1;
-            self.capture_rx(&batch);
-            for i in 0..batch.len() {
-                if self.rx_fault_drops() {
-                    continue;
-                }
-                if self.rx_signals.maybe_mark(batch.data_mut(i)) {
-                    self.counters.injected_ecn_marks += 1;
-                }
+            let keep = self.phy.receive(self.now, &mut *batch, &mut self.counters);
+            for i in keep {
                 match self.ep.handle_frame(self.now, batch.data(i)) {
                     None => {}
                     Some(Delivery::Request {
@@ -394,16 +352,6 @@ impl<A> Rpc<A> {
             batch.clear();
         }
         self.rx_batch = Some(batch);
-    }
-
-    /// Whether the RX fault injector takes the next frame.
-    fn rx_fault_drops(&mut self) -> bool {
-        let Some((FaultSide::Rx, d)) = self.fault.as_mut() else {
-            return false;
-        };
-        let drop = d.should_drop();
-        self.counters.injected_drops_rx += drop as u64;
-        drop
     }
 
     /// A complete request: to its handler, or an error answer on the wire
@@ -502,15 +450,12 @@ impl<A> Rpc<A> {
             let Some(mut m) = self.spare.pop() else { break };
             match self.ep.poll_transmit(self.now, m.room_mut()) {
                 Some(len) => {
-                    if let Some((FaultSide::Tx, d)) = self.fault.as_mut() {
-                        if d.should_drop() {
-                            self.counters.injected_drops_tx += 1;
-                            let _ = self.spare.push(m);
-                            continue;
-                        }
-                    }
                     m.set_len(len);
-                    self.capture_frame(m.data());
+                    if !self.phy.transmit(self.now, m.data(), &mut self.counters) {
+                        // Taken by the TX fault injector: the mbuf is reused.
+                        let _ = self.spare.push(m);
+                        continue;
+                    }
                     if let Err(m) = self.pending_tx.push(m) {
                         drop::<Mbuf>(m);
                     }
@@ -573,27 +518,11 @@ impl<A> Rpc<A> {
     /// before the RX fault injector) and transmits (as it is queued for
     /// tx_burst, after the TX fault injector), stamped with the loop's clock.
     pub fn set_capture(&mut self, capture: Capture) {
-        self.capture = Some(capture);
+        self.phy.set_capture(capture);
     }
 
     /// Stops capturing; the capture, for `Capture::finish`.
     pub fn take_capture(&mut self) -> Option<Capture> {
-        self.capture.take()
-    }
-
-    #[inline]
-    fn capture_rx(&mut self, batch: &MbufBatch) {
-        if let Some(c) = self.capture.as_mut() {
-            for i in 0..batch.len() {
-                c.record(self.now, batch.data(i));
-            }
-        }
-    }
-
-    #[inline]
-    fn capture_frame(&mut self, frame: &[u8]) {
-        if let Some(c) = self.capture.as_mut() {
-            c.record(self.now, frame);
-        }
+        self.phy.take_capture()
     }
 }

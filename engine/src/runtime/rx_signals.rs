@@ -1,7 +1,7 @@
 //! What the run loop tells the protocol about its receive side beyond the
-//! frames themselves: the receive ring's occupancy (pause mode acts on it)
-//! and, for tests on links without an ECN switch, a seeded marker that
-//! sets Congestion Experienced on received ECN-capable frames.
+//! frames themselves: the receive ring's occupancy, which pause mode acts
+//! on. (What happens to the frames themselves, the injected ECN marker
+//! among it, is in `phy`.)
 //!
 //! Occupancy comes from the driver (`rte_eth_rx_queue_count`) where it can
 //! tell. memif, af_packet and net_ring cannot in DPDK 22.11; there the loop
@@ -11,7 +11,6 @@
 //! that rises while the receiver falls behind, which is what XOFF needs.
 
 use crate::dpdk::{RxQueue, BURST};
-use crate::fault::{DropModel, Dropper};
 use crate::proto::Endpoint;
 use crate::time::Instant;
 
@@ -24,8 +23,6 @@ pub(crate) struct RxSignals {
     driver_count: bool,
     /// The estimate when it does not.
     estimate: usize,
-    /// Injected ECN marker: a Bernoulli draw per frame.
-    ecn_marker: Option<Dropper>,
 }
 
 impl RxSignals {
@@ -33,11 +30,6 @@ impl RxSignals {
     pub fn observe(&mut self, rx: &RxQueue) {
         self.observe_ring = true;
         self.driver_count = rx.queue_count().is_some();
-    }
-
-    /// Marks received ECN-capable frames CE with probability `p` (seeded).
-    pub fn set_ecn_marker(&mut self, p: f64, seed: u64) {
-        self.ecn_marker = (p > 0.0).then(|| Dropper::new(DropModel::Uniform { p }, seed));
     }
 
     /// Pause mode: tells the endpoint the ring's occupancy after a burst
@@ -59,14 +51,5 @@ impl RxSignals {
         }
         self.estimate = if n == burst { self.estimate + n } else { 0 };
         self.estimate
-    }
-
-    /// Applies the marker to one received frame; whether it marked it.
-    #[inline]
-    pub fn maybe_mark(&mut self, frame: &mut [u8]) -> bool {
-        match self.ecn_marker.as_mut() {
-            Some(m) => m.should_drop() && crate::wire::mark_ce(frame),
-            None => false,
-        }
     }
 }

@@ -602,8 +602,16 @@ mod tests {
             if let Ok(p) = Ipv4Packet::new_checked(&bytes[..]) {
                 let _ = (p.version(), p.dscp_ecn(), p.ident(), p.dont_frag(), p.more_frags());
                 let _ = (p.frag_offset(), p.ttl(), p.protocol(), p.checksum());
-                let _ = (p.src_addr(), p.dst_addr(), p.verify_checksum(), p.payload());
-                let _ = Ipv4Repr::parse(&p);
+                let _ = (p.src_addr(), p.dst_addr(), p.verify_checksum());
+                // The payload lies between the header's length and the
+                // total length, both inside the buffer.
+                let ihl = usize::from(bytes[0] & 0x0f) * 4;
+                let total = usize::from(u16::from_be_bytes([bytes[2], bytes[3]]));
+                prop_assert!(IPV4_HEADER_LEN <= ihl && ihl <= total && total <= bytes.len());
+                prop_assert_eq!(p.payload(), &bytes[ihl..total]);
+                if let Ok(repr) = Ipv4Repr::parse(&p) {
+                    prop_assert_eq!(repr.payload_len, total - ihl);
+                }
             }
         }
     }

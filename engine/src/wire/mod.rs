@@ -538,12 +538,69 @@ mod tests {
             || (RPC..RPC + 2).contains(&index)
     }
 
+    /// What an accepted frame must satisfy, whatever its bytes: the payload
+    /// is a slice of the frame, starting right after the RPC header (behind
+    /// the IPv4 header's own length, options included) and exactly as long
+    /// as the UDP length says minus the UDP and RPC headers, inside the
+    /// IPv4 total length (padding excluded); the headers it reports are the
+    /// frame's bytes; trusting the checksum accepts it too, with the same
+    /// result. A rejected frame is rejected for a reason the layered parse
+    /// gives as well.
+    fn check_invariants(frame: &[u8]) -> Result<(), TestCaseError> {
+        let parsed = match parse_frame(frame) {
+            Ok(p) => p,
+            Err(e) => {
+                prop_assert_eq!(parse_layered(frame, true), Err(e));
+                return Ok(());
+            }
+        };
+        let ihl = usize::from(frame[IP] & 0x0f) * 4;
+        prop_assert!(frame[IP] >> 4 == 4 && ihl >= IPV4_HEADER_LEN);
+        let total = usize::from(u16::from_be_bytes([frame[IP + 2], frame[IP + 3]]));
+        let udp_at = IP + ihl;
+        let udp_len = usize::from(u16::from_be_bytes([frame[udp_at + 4], frame[udp_at + 5]]));
+        let payload_at = udp_at + UDP_HEADER_LEN + RPC_HEADER_LEN;
+        prop_assert!(IP + total <= frame.len(), "total length past the frame");
+        prop_assert!(ihl + udp_len <= total, "UDP length past the IPv4 packet");
+        prop_assert_eq!(
+            parsed.payload.len() + UDP_HEADER_LEN + RPC_HEADER_LEN,
+            udp_len
+        );
+        // The payload's pointer range lies inside the frame's, where the
+        // headers say it starts.
+        let frame_range = frame.as_ptr_range();
+        let payload_range = parsed.payload.as_ptr_range();
+        prop_assert!(frame_range.start <= payload_range.start);
+        prop_assert!(payload_range.end <= frame_range.end);
+        prop_assert_eq!(
+            parsed.payload,
+            &frame[payload_at..payload_at + parsed.payload.len()]
+        );
+        prop_assert!(payload_at + parsed.payload.len() <= IP + total);
+        prop_assert_eq!(&parsed.dst_mac.0[..], &frame[0..6]);
+        prop_assert_eq!(&parsed.src_mac.0[..], &frame[6..12]);
+        prop_assert_eq!(&parsed.src_ip.octets()[..], &frame[IP + 12..IP + 16]);
+        prop_assert_eq!(&parsed.dst_ip.octets()[..], &frame[IP + 16..IP + 20]);
+        prop_assert_eq!(
+            parsed.src_port.to_be_bytes(),
+            [frame[udp_at], frame[udp_at + 1]]
+        );
+        prop_assert_eq!(
+            parsed.dst_port.to_be_bytes(),
+            [frame[udp_at + 2], frame[udp_at + 3]]
+        );
+        prop_assert_eq!(parsed.ecn, frame[IP + 1] & ECN_MASK);
+        prop_assert_eq!(frame[udp_at + UDP_HEADER_LEN], RPC_MAGIC);
+        prop_assert_eq!(parse_frame_with(frame, false), Ok(parsed));
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(1024))]
 
         #[test]
         fn fuzz_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
-            let _ = parse_frame(&bytes);
+            check_invariants(&bytes)?;
         }
 
         #[test]
@@ -557,7 +614,7 @@ mod tests {
             frame[IP + 2..IP + 4].copy_from_slice(&total_len.to_be_bytes());
             frame.extend_from_slice(&tail);
             refill_checksum(&mut frame);
-            let _ = parse_frame(&frame);
+            check_invariants(&frame)?;
         }
 
         #[test]
@@ -570,7 +627,7 @@ mod tests {
                 let i = index.index(frame.len());
                 frame[i] ^= mask;
             }
-            let _ = parse_frame(&frame);
+            check_invariants(&frame)?;
         }
 
         #[test]
@@ -586,6 +643,7 @@ mod tests {
             if must_reject(i) {
                 prop_assert!(result.is_err(), "flip at {} accepted", i);
             }
+            check_invariants(&frame)?;
         }
 
         #[test]
@@ -603,6 +661,8 @@ mod tests {
             padded.extend_from_slice(&junk);
             prop_assert_eq!(parse_frame(&padded), parse_frame(&frame));
             prop_assert!(parse_frame(&frame).is_ok());
+            check_invariants(&frame)?;
+            check_invariants(&padded)?;
         }
 
         #[test]
@@ -622,7 +682,7 @@ mod tests {
                     _ => frame.push(byte),
                 }
             }
-            let _ = parse_frame(&frame);
+            check_invariants(&frame)?;
         }
     }
 }

@@ -1036,11 +1036,36 @@ pub(super) mod tests {
             prop_assert_eq!(&out[..], &bytes[..RPC_HEADER_LEN]);
         }
 
-        /// Arbitrary bytes of any length never panic the parser.
+        /// Arbitrary bytes of any length: the view takes exactly the
+        /// buffers that hold a header, its payload is the rest of the
+        /// buffer, the parse accepts exactly our magic and version, and
+        /// what it accepts emits back to the same 28 bytes.
         #[test]
         fn fuzz_rpc_arbitrary(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
-            if let Ok(header) = RpcHeader::new_checked(&bytes[..]) {
-                let _ = RpcRepr::parse(&header);
+            let header = match RpcHeader::new_checked(&bytes[..]) {
+                Ok(h) => h,
+                Err(e) => {
+                    prop_assert!(bytes.len() < RPC_HEADER_LEN);
+                    prop_assert_eq!(e, Error::Truncated);
+                    return Ok(());
+                }
+            };
+            prop_assert!(bytes.len() >= RPC_HEADER_LEN);
+            prop_assert_eq!(header.payload(), &bytes[RPC_HEADER_LEN..]);
+            prop_assert_eq!(header.payload().as_ptr_range().end, bytes.as_ptr_range().end);
+            match RpcRepr::parse(&header) {
+                Ok(repr) => {
+                    prop_assert_eq!((bytes[0], bytes[1]), (RPC_MAGIC, RPC_VERSION));
+                    let mut out = [0u8; RPC_HEADER_LEN];
+                    repr.emit(&mut RpcHeader::new_unchecked(&mut out[..]));
+                    prop_assert_eq!(&out[..], &bytes[..RPC_HEADER_LEN]);
+                }
+                Err(Error::BadMagic) => prop_assert_ne!(bytes[0], RPC_MAGIC),
+                Err(Error::BadVersion) => {
+                    prop_assert_eq!(bytes[0], RPC_MAGIC);
+                    prop_assert_ne!(bytes[1], RPC_VERSION);
+                }
+                Err(e) => prop_assert!(false, "unexpected {:?}", e),
             }
         }
 

@@ -104,12 +104,12 @@ impl HeaderTemplate {
         (eth.dst_addr(), ip.dst_addr(), udp.dst_port())
     }
 
-    /// Writes all [`HEADERS_LEN`] (66) header bytes of a frame carrying
-    /// `payload_len` payload bytes into `buf[..66]` and returns 66; the caller
-    /// writes the payload at `buf[66..66 + payload_len]`.
+    /// Writes all [`HEADERS_LEN`] (70) header bytes of a frame carrying
+    /// `payload_len` payload bytes into `buf[..70]` and returns 70; the caller
+    /// writes the payload at `buf[70..70 + payload_len]`.
     ///
     /// # Panics
-    /// If `buf.len() < 66 + payload_len` or `payload_len > MAX_PAYLOAD_LEN`
+    /// If `buf.len() < 70 + payload_len` or `payload_len > MAX_PAYLOAD_LEN`
     /// (callers size buffers from the MTU, so neither happens).
     #[inline]
     pub fn write(&self, buf: &mut [u8], rpc: &RpcRepr, payload_len: usize) -> usize {
@@ -239,7 +239,7 @@ pub(super) mod tests {
     #[test]
     fn test_write_larger_buffer_and_extremes() {
         let template = HeaderTemplate::new(src(), dst());
-        // A buffer larger than needed: only the first 66 bytes are touched.
+        // A buffer larger than needed: only the first 70 bytes are touched.
         let mut buf = vec![0xa5u8; 200];
         template.write(&mut buf, &rpc(), 0);
         assert!(buf[HEADERS_LEN..].iter().all(|&b| b == 0xa5));

@@ -264,8 +264,15 @@ mod tests {
         #[test]
         fn prop_udp_getters_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..40)) {
             if let Ok(p) = UdpPacket::new_checked(&bytes[..]) {
-                let _ = (p.src_port(), p.dst_port(), p.checksum(), p.payload());
-                let _ = UdpRepr::parse(&p);
+                let _ = (p.src_port(), p.dst_port(), p.checksum());
+                // The payload is the buffer after the header, cut at the
+                // length field (which the check kept inside the buffer).
+                let len = usize::from(u16::from_be_bytes([bytes[4], bytes[5]]));
+                prop_assert!((UDP_HEADER_LEN..=bytes.len()).contains(&len));
+                prop_assert_eq!(p.payload(), &bytes[UDP_HEADER_LEN..len]);
+                if let Ok(repr) = UdpRepr::parse(&p) {
+                    prop_assert_eq!(repr.payload_len, len - UDP_HEADER_LEN);
+                }
             }
         }
     }

@@ -238,6 +238,12 @@ impl<W: Write> Capture<W> {
         }
     }
 
+    /// The writer, unflushed (tests of the layers read what was written).
+    #[cfg(test)]
+    pub(crate) fn take_writer_for_test(self) -> W {
+        self.writer.expect("still writing").into_writer()
+    }
+
     /// Stops writing (the current frame is not written) and flushes what was.
     #[cold]
     fn stop(&mut self, error: Option<CaptureError>) {
