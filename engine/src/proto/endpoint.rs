@@ -13,9 +13,9 @@ use super::error::ConfigError;
 use super::event::{Delivery, Event};
 use super::gate::Gate;
 use super::ids::SessionId;
-use super::links::PauseLinks;
 use super::msgbuf::{MsgBuf, MsgPool, PoolStats};
 use super::output::Output;
+use super::pause_peers::PausePeers;
 use super::recovery::Timers;
 use super::secrets::SecretKey;
 use super::server_rx::{GapRule, RequestRx};
@@ -74,7 +74,7 @@ pub struct Endpoint {
     /// Every session's deadline, the loss timeouts, the busy counts.
     pub(crate) timers: Timers,
     /// Pause mode: peer links, their pauses and the receiver's XOFF state.
-    pub(crate) pause: PauseLinks,
+    pub(crate) pause: PausePeers,
     /// Events for the application and the counters.
     pub(crate) out: Output,
 }
@@ -99,7 +99,7 @@ impl Endpoint {
             ledger: Ledger::new(&cfg.mem, pool, cfg.rx_ring_entries),
             txq: TxQueues::new(&cfg),
             timers: Timers::new(&cfg),
-            pause: PauseLinks::default(),
+            pause: PausePeers::default(),
             out: Output::new(),
             cfg: Settings::new(cfg),
         })

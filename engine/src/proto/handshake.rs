@@ -38,7 +38,7 @@ use super::endpoint::Endpoint;
 use super::error::RpcError;
 use super::event::Event;
 use super::ids::SessionId;
-use super::links::NO_LINK;
+use super::pause_peers::NO_LINK;
 use super::secrets::CookieFor;
 use super::server::ServerSession;
 use super::session::SessionCommon;

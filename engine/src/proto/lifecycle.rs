@@ -9,7 +9,7 @@ use super::endpoint::Endpoint;
 use super::error::RpcError;
 use super::event::Event;
 use super::ids::SessionId;
-use super::links::NO_LINK;
+use super::pause_peers::NO_LINK;
 use super::state::{transition, Effect, EventKind, FailCause, Next, SessionInput};
 use super::table::Session;
 use super::txq::TxDesc;

@@ -9,7 +9,7 @@
 //! Sender side: a Pause frame from a peer stops *all* data to that peer,
 //! client packets and server answers alike, as PFC stops a whole priority
 //! on a link: sessions and answers towards it are parked on its link
-//! (`links.rs`) and released by XON or when the pause time runs out, in
+//! (`pause_peers.rs`) and released by XON or when the pause time runs out, in
 //! their order. Session management packets are not paused (PFC deployments
 //! carry control on another priority). A Pause frame from an address with
 //! no session is dropped as `unknown_session` (a pause from a stranger must

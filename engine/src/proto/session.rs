@@ -6,7 +6,7 @@
 
 use super::config::PeerAddr;
 use super::ids::SessionId;
-use super::links::NO_LINK;
+use super::pause_peers::NO_LINK;
 use super::state::SessionState;
 use crate::time::Instant;
 use crate::wire::{HeaderTemplate, SESSION_NONE};

@@ -22,17 +22,17 @@
 //! (switches, topologies, regimes) is a crate of its own, `lab`, which
 //! drives the same endpoints through the engine's public API.
 
+mod channel;
 mod host;
-mod link;
 
-pub use link::{LinkConfig, LinkStats};
+pub use channel::{LinkConfig, LinkStats};
 
 use crate::proto::{Delivery, Endpoint, Event};
 use crate::rng::Rng;
 use crate::time::{Duration, Instant};
 use crate::wire::{self, MacAddr};
+use channel::Direction;
 use host::Node;
-use link::Direction;
 use std::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap};
 

@@ -33,7 +33,7 @@ pub(crate) struct PeerLink {
 
 /// Every peer link, the receiver's XOFF state and the paused links.
 #[derive(Debug, Default)]
-pub(crate) struct PauseLinks {
+pub(crate) struct PausePeers {
     pub links: Vec<Option<PeerLink>>,
     free: Vec<u32>,
     pub index: HashMap<(Ipv4Addr, u16), u32>,
@@ -45,7 +45,7 @@ pub(crate) struct PauseLinks {
     pub last_xoff: Instant,
 }
 
-impl PauseLinks {
+impl PausePeers {
     /// The link of `peer`, created if needed; one more session on it.
     pub fn attach(&mut self, peer: PeerAddr) -> u32 {
         if let Some(&i) = self.index.get(&(peer.ip, peer.port)) {
