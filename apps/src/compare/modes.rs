@@ -239,6 +239,118 @@ mod tests {
         Preset::Pause.apply(&reset).validate(&ENV).unwrap();
     }
 
+    /// The endpoints `c`'s runs build (client and server worker 0), with
+    /// the per-process random seed and secret fixed.
+    fn endpoints_of(c: &Config) -> Vec<engine::proto::EndpointConfig> {
+        use crate::config::link::Role;
+        [Role::Client, Role::Server]
+            .map(|role| {
+                let mac = engine::wire::MacAddr([2, 0, 0, 0, 0, 1]);
+                let mut e = crate::config::testutil::endpoint(c, role, 0, mac);
+                e.seed = 0;
+                e.secret = None;
+                e
+            })
+            .to_vec()
+    }
+
+    /// The endpoints preset `p`'s runs build on the shared config `sets`.
+    fn endpoints(p: Preset, sets: &[&str]) -> Vec<engine::proto::EndpointConfig> {
+        endpoints_of(&p.apply(&crate::config::testutil::with(sets).unwrap()))
+    }
+
+    /// Golden: what each compare preset's endpoints were before the
+    /// presets came from `engine::presets` (commit "compare: golden test of
+    /// the presets' endpoints", against the code of `e49c486`): the
+    /// fields a preset decides, literally, and every field equal to the
+    /// preset as it was written then (`old_apply`, frozen here).
+    #[test]
+    fn presets_build_the_golden_endpoints() {
+        use engine::proto::{CcKind, FlowMode, LossPolicy, Retransmit, SackRule};
+        use engine::time::Duration;
+        fn old_apply(p: Preset, shared: &Config) -> Config {
+            let mut c = shared.clone();
+            c.transport.mode = match p {
+                Preset::Lossless => Mode::Lossless,
+                Preset::Pause => Mode::Pause,
+                Preset::Lossy | Preset::Irn => Mode::Lossy,
+            };
+            if c.transport.mode != Mode::Lossless {
+                c.transport.on_loss = OnLoss::Retransmit;
+            }
+            c.transport.retransmit = match p {
+                Preset::Irn => RetransmitKind::Selective,
+                _ => RetransmitKind::GoBackN,
+            };
+            if p == Preset::Irn {
+                c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.0);
+            }
+            c
+        }
+        let sets: &[&[&str]] = &[
+            &[],
+            &["transport.lossy_credit_multiple=8"],
+            &["transport.credits=20"],
+            &[
+                "transport.cc=dcqcn",
+                "transport.nak=true",
+                "transport.on_loss=reset",
+            ],
+            &[
+                "transport.rto_us=1000",
+                "transport.rto_low_us=200",
+                "link.mtu=9000",
+                "link.mbuf_data_room=9216",
+            ],
+        ];
+        for s in sets {
+            let shared = crate::config::testutil::with(s).unwrap();
+            for p in Preset::ALL {
+                assert_eq!(p.apply(&shared), old_apply(p, &shared), "{p:?} {s:?}");
+                assert_eq!(
+                    endpoints_of(&p.apply(&shared)),
+                    endpoints_of(&old_apply(p, &shared)),
+                    "{p:?} {s:?}"
+                );
+            }
+        }
+        // The fields a preset decides, on the default config (BDP 9).
+        let want: [(Preset, &str, Retransmit, u16); 4] = [
+            (Preset::Lossless, "lossless", Retransmit::GoBackN, 9),
+            (Preset::Pause, "pause", Retransmit::GoBackN, 36),
+            (Preset::Lossy, "lossy", Retransmit::GoBackN, 36),
+            (Preset::Irn, "lossy", Retransmit::Selective, 9),
+        ];
+        for (p, mode, retransmit, credits) in want {
+            for e in endpoints(p, &[]) {
+                let m = match e.mode {
+                    FlowMode::Lossless {
+                        on_loss: LossPolicy::Retransmit,
+                    } => "lossless",
+                    FlowMode::Pause(_) => "pause",
+                    FlowMode::Lossy => "lossy",
+                    _ => "other",
+                };
+                assert_eq!(m, mode, "{p:?}");
+                assert_eq!(e.retransmit, retransmit, "{p:?}");
+                assert_eq!(e.session_credits, credits, "{p:?}");
+                assert_eq!(e.cc, CcKind::None, "{p:?}");
+                assert!(!e.nak, "{p:?}");
+                assert_eq!(e.sack_rule, SackRule::FirstNack, "{p:?}");
+                assert_eq!(e.rto, Duration::from_micros(5000), "{p:?}");
+                assert_eq!(e.rto_low, Duration::from_micros(500), "{p:?}");
+                assert_eq!(e.scan_interval, Duration::from_micros(500), "{p:?}");
+            }
+        }
+        // The run config's congestion control and NAK stay as given.
+        for e in endpoints(Preset::Lossy, &["transport.cc=dcqcn", "transport.nak=true"]) {
+            assert_eq!((e.cc, e.nak, e.session_credits), (CcKind::Dcqcn, true, 36));
+        }
+        for e in endpoints(Preset::Irn, &["transport.lossy_credit_multiple=8"]) {
+            assert_eq!(e.session_credits, 9);
+        }
+    }
+
     #[test]
     fn all_lists_the_presets_in_declaration_order() {
         // `Bases` indexes its configurations by `preset as usize`.
