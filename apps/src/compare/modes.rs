@@ -1,6 +1,9 @@
 //! The named transport presets that `compare`, `sweep` and `incast` run
 //! (`--modes`), and each one's own overrides (`--lossless-set`,
-//! `--lossy-set`, `--mode-set MODE:KEY=VALUE`).
+//! `--lossy-set`, `--mode-set MODE:KEY=VALUE`). The modes are the entries
+//! of the shared table `engine::presets` that run on real links (the fabric
+//! lab runs the same table's `lossy` and `irn`); each maps the table's
+//! flow, retransmission and credit rule to the run config's keys:
 //!
 //! | preset     | `transport.mode` | default credits               | ring reserved | retransmit |
 //! |------------|------------------|-------------------------------|---------------|------------|
@@ -17,6 +20,8 @@
 use crate::config::{Config, CreditMultiple, Mode, OnLoss, RetransmitKind};
 use anyhow::bail;
 use clap::Args;
+use engine::presets::{CreditRule, PresetFlow, TransportPreset};
+use engine::proto::Retransmit;
 
 /// One named configuration of the transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -37,13 +42,19 @@ impl Preset {
     /// Every preset, in the order tables list them.
     pub const ALL: [Preset; 4] = [Preset::Lossless, Preset::Pause, Preset::Lossy, Preset::Irn];
 
-    pub fn name(self) -> &'static str {
+    /// This mode's entry of the shared table (`engine::presets`).
+    pub fn preset(self) -> TransportPreset {
         match self {
-            Preset::Lossless => "lossless",
-            Preset::Pause => "pause",
-            Preset::Lossy => "lossy",
-            Preset::Irn => "irn",
+            Preset::Lossless => TransportPreset::Lossless,
+            Preset::Pause => TransportPreset::Pause,
+            Preset::Lossy => TransportPreset::Lossy,
+            Preset::Irn => TransportPreset::Irn,
         }
+    }
+
+    /// The mode's name (the table's).
+    pub fn name(self) -> &'static str {
+        self.preset().name()
     }
 
     /// A preset by name; unknown names are an error listing the presets.
@@ -58,28 +69,39 @@ impl Preset {
         }
     }
 
+    /// `transport.mode`: the table's flow.
     pub fn flow_mode(self) -> Mode {
-        match self {
-            Preset::Lossless => Mode::Lossless,
-            Preset::Pause => Mode::Pause,
-            Preset::Lossy | Preset::Irn => Mode::Lossy,
+        match self.preset().endpoint().flow {
+            PresetFlow::Lossless => Mode::Lossless,
+            PresetFlow::Pause => Mode::Pause,
+            PresetFlow::Lossy => Mode::Lossy,
         }
     }
 
+    /// `transport.retransmit`: the table's.
     pub fn retransmit(self) -> RetransmitKind {
-        match self {
-            Preset::Irn => RetransmitKind::Selective,
-            _ => RetransmitKind::GoBackN,
+        match self.preset().endpoint().retransmit {
+            Retransmit::Selective => RetransmitKind::Selective,
+            Retransmit::GoBackN => RetransmitKind::GoBackN,
         }
     }
 
-    /// `shared` with this preset's settings. Credits are not touched: with
-    /// `transport.credits` unset they follow from the mode and the multiple.
+    /// `shared` with this preset's settings from the table: flow mode,
+    /// retransmission and credit rule (congestion control, NAKs and timers
+    /// stay the shared config's). Credits are not touched: with
+    /// `transport.credits` unset they follow from the mode and the
+    /// multiple, which a one-BDP rule sets to 1 outside lossless mode
+    /// (lossless credits are one BDP already).
     pub fn apply(self, shared: &Config) -> Config {
         let mut c = for_mode(shared, self.flow_mode(), shared.transport.credits);
         c.transport.retransmit = self.retransmit();
-        if self == Preset::Irn {
-            c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.0);
+        let e = self.preset().endpoint();
+        match e.credits {
+            CreditRule::Bdp if e.flow != PresetFlow::Lossless => {
+                c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.0);
+            }
+            CreditRule::Bdp | CreditRule::LossyMultiple => {}
+            CreditRule::Fixed(n) => c.transport.credits = Some(n),
         }
         c
     }
@@ -349,6 +371,15 @@ mod tests {
         for e in endpoints(Preset::Irn, &["transport.lossy_credit_multiple=8"]) {
             assert_eq!(e.session_credits, 9);
         }
+    }
+
+    #[test]
+    fn the_modes_are_the_tables_real_link_presets() {
+        let table: Vec<TransportPreset> = TransportPreset::ALL
+            .into_iter()
+            .filter(|p| p.on_real_links())
+            .collect();
+        assert_eq!(table, Preset::ALL.map(Preset::preset).to_vec());
     }
 
     #[test]
