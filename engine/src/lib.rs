@@ -25,7 +25,8 @@
 //!   with `Nexus::run` and stop with a `StopHandle`.
 //! - [`counters`](mod@counters): the counter structs the layers report; [`fault`],
 //!   [`rng`], [`time`]: loss models, the seeded RNG and the clock types.
-//!   [`slot_lists`]: the ring of FIFO slots under the pacing timing wheel
+//!   [`presets`]: the one table of named transport presets (compare modes
+//!   and fabric regimes). [`slot_lists`]: the ring of FIFO slots under the pacing timing wheel
 //!   (public because the fabric lab's event queue uses it too).
 //!
 //! # The sans-IO call order
@@ -107,6 +108,9 @@
 
 pub mod counters;
 pub mod fault;
+/// The transport presets, each name once: the apps' compare modes and the
+/// fabric lab's regimes both read this table.
+pub mod presets;
 pub mod proto;
 pub mod rng;
 pub mod sim;

@@ -182,11 +182,51 @@ impl FabricSettings {
         Self::parse(&text).with_context(|| format!("config {}", path.display()))
     }
 
-    /// Parses a whole TOML document.
+    /// Parses a whole TOML document. The endpoint keys the run config
+    /// shares are also taken under its spelling, `[transport]`
+    /// ([`RUN_CONFIG_KEYS`]); the flat names stay as aliases, and one
+    /// setting given both ways is an error.
     pub fn parse(text: &str) -> anyhow::Result<FabricSettings> {
-        toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))
+        let mut doc: toml::Table =
+            toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
+        let Some(t) = doc.remove("transport") else {
+            return toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()));
+        };
+        let toml::Value::Table(t) = t else {
+            bail!("transport: expected a table ([transport]) of run-config keys");
+        };
+        for (key, v) in t {
+            let Some((_, flat)) = RUN_CONFIG_KEYS.iter().find(|(k, _)| *k == key) else {
+                let known: Vec<String> = RUN_CONFIG_KEYS
+                    .iter()
+                    .map(|(k, _)| format!("transport.{k}"))
+                    .collect();
+                bail!(
+                    "unknown key transport.{key}: the lab takes {}",
+                    known.join(", ")
+                );
+            };
+            if doc.contains_key(*flat) {
+                bail!("transport.{key} and {flat} are one setting: give it once");
+            }
+            doc.insert(flat.to_string(), v);
+        }
+        FabricSettings::deserialize(toml::Value::Table(doc))
+            .map_err(|e| anyhow!("{}", e.to_string().trim_end()))
     }
 }
+
+/// The `-c` file's `[transport]` keys, spelled as in the run config
+/// (`docs/configs.md`), and the flat setting (and flag) each is.
+pub const RUN_CONFIG_KEYS: [(&str, &str); 7] = [
+    ("scan_us", "scan_us"),
+    ("rto_us", "rto_us"),
+    ("rto_low_us", "rto_low_us"),
+    ("nak", "nak"),
+    ("credits", "credits"),
+    ("req_window", "window"),
+    ("link_gbps", "link_gbps"),
+];
 
 /// What to run, resolved from the flags over the file.
 #[derive(Clone, Debug, PartialEq)]
@@ -557,6 +597,24 @@ mod tests {
             (DEFAULT_SEED, 1, Regime::ALL.len())
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn the_run_configs_transport_keys_are_taken() {
+        let a = FabricSettings::parse(
+            "scenario = \"incast\"\n[transport]\nscan_us = 500\nrto_us = 5000\nrto_low_us = 500\nnak = false\ncredits = 9\nreq_window = 4\nlink_gbps = 10.0\n",
+        )
+        .unwrap();
+        let b = FabricSettings::parse(
+            "scenario = \"incast\"\nscan_us = 500\nrto_us = 5000\nrto_low_us = 500\nnak = false\ncredits = 9\nwindow = 4\nlink_gbps = 10.0\n",
+        )
+        .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.rto_us, Some(5000));
+        let e = FabricSettings::parse("rto_us = 1\n[transport]\nrto_us = 2\n").unwrap_err();
+        assert!(e.to_string().contains("give it once"), "{e}");
+        let e = FabricSettings::parse("[transport]\nmode = \"lossy\"\n").unwrap_err();
+        assert!(e.to_string().contains("transport.mode"), "{e}");
     }
 
     #[test]

@@ -25,19 +25,19 @@
 //! both endpoints.
 //!
 //! Every run also reports, from both sides' engine counters, how it
-//! repaired loss and throttled its senders ([`RegimeCounters`]:
+//! repaired loss and throttled its senders ([`RecoveryCounters`]:
 //! retransmitted packets, spurious timeouts, pause frames, paused time, ECN
 //! marks, CNPs).
 //!
 //! Layout: [`modes`] (the presets and per-mode overrides), [`run`] (one
 //! measured run, `compare`), [`sweep`], [`incast`], [`tc`] (qdisc
 //! parsing), [`probes`] (host probes), [`report`] (drop sources, counters,
-//! tables, plots), [`regime`] (the recovery and flow-control counters).
+//! tables, plots), [`recovery_counters`] (the recovery and flow-control counters).
 
 mod incast;
 mod modes;
 mod probes;
-mod regime;
+mod recovery_counters;
 mod report;
 mod run;
 mod sweep;
@@ -47,9 +47,9 @@ pub use incast::{incast_cmd, incast_credits, IncastArgs};
 pub use modes::for_mode;
 pub use modes::{parse_mode_set, parse_presets, ModeOverrides, Preset};
 pub use probes::{cpu_steal, default_probes, parse_cpu_steal, QdiscProbe};
-pub use regime::RegimeCounters;
+pub use recovery_counters::RecoveryCounters;
 pub use report::{
-    packets_sent, render_drop_sources, render_points, render_regime, DropSources, Point,
+    packets_sent, render_drop_sources, render_points, render_recovery, DropSources, Point,
     QDISC_SENDER, QDISC_SWITCH,
 };
 pub use run::{compare_cmd, fit_ring, measure, Bases, CompareArgs};

@@ -1,6 +1,9 @@
 //! The named transport presets that `compare`, `sweep` and `incast` run
 //! (`--modes`), and each one's own overrides (`--lossless-set`,
-//! `--lossy-set`, `--mode-set MODE:KEY=VALUE`).
+//! `--lossy-set`, `--mode-set MODE:KEY=VALUE`). The modes are the entries
+//! of the shared table `engine::presets` that run on real links (the fabric
+//! lab runs the same table's `lossy` and `irn`); each maps the table's
+//! flow, retransmission and credit rule to the run config's keys:
 //!
 //! | preset     | `transport.mode` | default credits               | ring reserved | retransmit |
 //! |------------|------------------|-------------------------------|---------------|------------|
@@ -17,6 +20,8 @@
 use crate::config::{Config, CreditMultiple, Mode, OnLoss, RetransmitKind};
 use anyhow::bail;
 use clap::Args;
+use engine::presets::{CreditRule, PresetFlow, TransportPreset};
+use engine::proto::Retransmit;
 
 /// One named configuration of the transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -37,13 +42,19 @@ impl Preset {
     /// Every preset, in the order tables list them.
     pub const ALL: [Preset; 4] = [Preset::Lossless, Preset::Pause, Preset::Lossy, Preset::Irn];
 
-    pub fn name(self) -> &'static str {
+    /// This mode's entry of the shared table (`engine::presets`).
+    pub fn preset(self) -> TransportPreset {
         match self {
-            Preset::Lossless => "lossless",
-            Preset::Pause => "pause",
-            Preset::Lossy => "lossy",
-            Preset::Irn => "irn",
+            Preset::Lossless => TransportPreset::Lossless,
+            Preset::Pause => TransportPreset::Pause,
+            Preset::Lossy => TransportPreset::Lossy,
+            Preset::Irn => TransportPreset::Irn,
         }
+    }
+
+    /// The mode's name (the table's).
+    pub fn name(self) -> &'static str {
+        self.preset().name()
     }
 
     /// A preset by name; unknown names are an error listing the presets.
@@ -58,28 +69,39 @@ impl Preset {
         }
     }
 
+    /// `transport.mode`: the table's flow.
     pub fn flow_mode(self) -> Mode {
-        match self {
-            Preset::Lossless => Mode::Lossless,
-            Preset::Pause => Mode::Pause,
-            Preset::Lossy | Preset::Irn => Mode::Lossy,
+        match self.preset().endpoint().flow {
+            PresetFlow::Lossless => Mode::Lossless,
+            PresetFlow::Pause => Mode::Pause,
+            PresetFlow::Lossy => Mode::Lossy,
         }
     }
 
+    /// `transport.retransmit`: the table's.
     pub fn retransmit(self) -> RetransmitKind {
-        match self {
-            Preset::Irn => RetransmitKind::Selective,
-            _ => RetransmitKind::GoBackN,
+        match self.preset().endpoint().retransmit {
+            Retransmit::Selective => RetransmitKind::Selective,
+            Retransmit::GoBackN => RetransmitKind::GoBackN,
         }
     }
 
-    /// `shared` with this preset's settings. Credits are not touched: with
-    /// `transport.credits` unset they follow from the mode and the multiple.
+    /// `shared` with this preset's settings from the table: flow mode,
+    /// retransmission and credit rule (congestion control, NAKs and timers
+    /// stay the shared config's). Credits are not touched: with
+    /// `transport.credits` unset they follow from the mode and the
+    /// multiple, which a one-BDP rule sets to 1 outside lossless mode
+    /// (lossless credits are one BDP already).
     pub fn apply(self, shared: &Config) -> Config {
         let mut c = for_mode(shared, self.flow_mode(), shared.transport.credits);
         c.transport.retransmit = self.retransmit();
-        if self == Preset::Irn {
-            c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.0);
+        let e = self.preset().endpoint();
+        match e.credits {
+            CreditRule::Bdp if e.flow != PresetFlow::Lossless => {
+                c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.0);
+            }
+            CreditRule::Bdp | CreditRule::LossyMultiple => {}
+            CreditRule::Fixed(n) => c.transport.credits = Some(n),
         }
         c
     }
@@ -237,6 +259,127 @@ mod tests {
             OnLoss::Reset
         );
         Preset::Pause.apply(&reset).validate(&ENV).unwrap();
+    }
+
+    /// The endpoints `c`'s runs build (client and server worker 0), with
+    /// the per-process random seed and secret fixed.
+    fn endpoints_of(c: &Config) -> Vec<engine::proto::EndpointConfig> {
+        use crate::config::link::Role;
+        [Role::Client, Role::Server]
+            .map(|role| {
+                let mac = engine::wire::MacAddr([2, 0, 0, 0, 0, 1]);
+                let mut e = crate::config::testutil::endpoint(c, role, 0, mac);
+                e.seed = 0;
+                e.secret = None;
+                e
+            })
+            .to_vec()
+    }
+
+    /// The endpoints preset `p`'s runs build on the shared config `sets`.
+    fn endpoints(p: Preset, sets: &[&str]) -> Vec<engine::proto::EndpointConfig> {
+        endpoints_of(&p.apply(&crate::config::testutil::with(sets).unwrap()))
+    }
+
+    /// Golden: what each compare preset's endpoints were before the
+    /// presets came from `engine::presets` (commit "compare: golden test of
+    /// the presets' endpoints", against the code of `e49c486`): the
+    /// fields a preset decides, literally, and every field equal to the
+    /// preset as it was written then (`old_apply`, frozen here).
+    #[test]
+    fn presets_build_the_golden_endpoints() {
+        use engine::proto::{CcKind, FlowMode, LossPolicy, Retransmit, SackRule};
+        use engine::time::Duration;
+        fn old_apply(p: Preset, shared: &Config) -> Config {
+            let mut c = shared.clone();
+            c.transport.mode = match p {
+                Preset::Lossless => Mode::Lossless,
+                Preset::Pause => Mode::Pause,
+                Preset::Lossy | Preset::Irn => Mode::Lossy,
+            };
+            if c.transport.mode != Mode::Lossless {
+                c.transport.on_loss = OnLoss::Retransmit;
+            }
+            c.transport.retransmit = match p {
+                Preset::Irn => RetransmitKind::Selective,
+                _ => RetransmitKind::GoBackN,
+            };
+            if p == Preset::Irn {
+                c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.0);
+            }
+            c
+        }
+        let sets: &[&[&str]] = &[
+            &[],
+            &["transport.lossy_credit_multiple=8"],
+            &["transport.credits=20"],
+            &[
+                "transport.cc=dcqcn",
+                "transport.nak=true",
+                "transport.on_loss=reset",
+            ],
+            &[
+                "transport.rto_us=1000",
+                "transport.rto_low_us=200",
+                "link.mtu=9000",
+                "link.mbuf_data_room=9216",
+            ],
+        ];
+        for s in sets {
+            let shared = crate::config::testutil::with(s).unwrap();
+            for p in Preset::ALL {
+                assert_eq!(p.apply(&shared), old_apply(p, &shared), "{p:?} {s:?}");
+                assert_eq!(
+                    endpoints_of(&p.apply(&shared)),
+                    endpoints_of(&old_apply(p, &shared)),
+                    "{p:?} {s:?}"
+                );
+            }
+        }
+        // The fields a preset decides, on the default config (BDP 9).
+        let want: [(Preset, &str, Retransmit, u16); 4] = [
+            (Preset::Lossless, "lossless", Retransmit::GoBackN, 9),
+            (Preset::Pause, "pause", Retransmit::GoBackN, 36),
+            (Preset::Lossy, "lossy", Retransmit::GoBackN, 36),
+            (Preset::Irn, "lossy", Retransmit::Selective, 9),
+        ];
+        for (p, mode, retransmit, credits) in want {
+            for e in endpoints(p, &[]) {
+                let m = match e.mode {
+                    FlowMode::Lossless {
+                        on_loss: LossPolicy::Retransmit,
+                    } => "lossless",
+                    FlowMode::Pause(_) => "pause",
+                    FlowMode::Lossy => "lossy",
+                    _ => "other",
+                };
+                assert_eq!(m, mode, "{p:?}");
+                assert_eq!(e.retransmit, retransmit, "{p:?}");
+                assert_eq!(e.session_credits, credits, "{p:?}");
+                assert_eq!(e.cc, CcKind::None, "{p:?}");
+                assert!(!e.nak, "{p:?}");
+                assert_eq!(e.sack_rule, SackRule::FirstNack, "{p:?}");
+                assert_eq!(e.rto, Duration::from_micros(5000), "{p:?}");
+                assert_eq!(e.rto_low, Duration::from_micros(500), "{p:?}");
+                assert_eq!(e.scan_interval, Duration::from_micros(500), "{p:?}");
+            }
+        }
+        // The run config's congestion control and NAK stay as given.
+        for e in endpoints(Preset::Lossy, &["transport.cc=dcqcn", "transport.nak=true"]) {
+            assert_eq!((e.cc, e.nak, e.session_credits), (CcKind::Dcqcn, true, 36));
+        }
+        for e in endpoints(Preset::Irn, &["transport.lossy_credit_multiple=8"]) {
+            assert_eq!(e.session_credits, 9);
+        }
+    }
+
+    #[test]
+    fn the_modes_are_the_tables_real_link_presets() {
+        let table: Vec<TransportPreset> = TransportPreset::ALL
+            .into_iter()
+            .filter(|p| p.on_real_links())
+            .collect();
+        assert_eq!(table, Preset::ALL.map(Preset::preset).to_vec());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! the sweep/incast table and its plots.
 
 use super::modes::Preset;
-use super::regime::RegimeCounters;
+use super::recovery_counters::RecoveryCounters;
 use crate::config::{Config, Direction, DropKind, Mode};
 use crate::report::Report;
 use anyhow::bail;
@@ -118,8 +118,8 @@ pub(super) fn annotate(cfg: &Config, r: &mut Report) {
         "sessions_per_thread".into(),
         json!(cfg.workload.sessions_per_thread),
     );
-    let regime = RegimeCounters::from_report(r);
-    for (key, _, n) in regime.fields() {
+    let counters = RecoveryCounters::from_report(r);
+    for (key, _, n) in counters.fields() {
         r.extra.insert(key.into(), json!(n));
     }
     // Runs are bounded in time, so a mode that recovers faster completes
@@ -127,7 +127,7 @@ pub(super) fn annotate(cfg: &Config, r: &mut Report) {
     // figure that compares recovery cost across modes.
     r.extra.insert(
         "retransmitted_per_rpc".into(),
-        json!(regime.per_rpc(r.completed)),
+        json!(counters.per_rpc(r.completed)),
     );
     let t = &cfg.transport;
     r.extra.insert("flow_mode".into(), json!(t.mode.as_str()));
@@ -307,16 +307,16 @@ pub fn render_drop_sources(reports: &[&Report]) -> String {
     render_block("drops by source", reports, &rows)
 }
 
-/// The recovery and flow-control counters ([`RegimeCounters`]), one column
+/// The recovery and flow-control counters ([`RecoveryCounters`]), one column
 /// per run.
-pub fn render_regime(reports: &[&Report]) -> String {
-    let counters: Vec<RegimeCounters> = reports
+pub fn render_recovery(reports: &[&Report]) -> String {
+    let counters: Vec<RecoveryCounters> = reports
         .iter()
-        .map(|r| RegimeCounters::from_report(r))
+        .map(|r| RecoveryCounters::from_report(r))
         .collect();
     let mut rows: Vec<(&str, Vec<String>)> = (0..6)
         .map(|i| {
-            let name = RegimeCounters::default().fields()[i].1;
+            let name = RecoveryCounters::default().fields()[i].1;
             (
                 name,
                 counters
@@ -409,7 +409,7 @@ impl Point {
                 if let (Some(o), Some(f)) = (v.as_object_mut(), fields.as_object()) {
                     o.extend(f.clone());
                 }
-                for (key, _, n) in RegimeCounters::from_report(r).fields() {
+                for (key, _, n) in RecoveryCounters::from_report(r).fields() {
                     v[key] = json!(n);
                 }
             }
@@ -608,7 +608,7 @@ mod tests {
     }
 
     #[test]
-    fn regime_counters_sum_both_sides_into_six_json_keys() {
+    fn recovery_counters_sum_both_sides_into_six_json_keys() {
         let client = Stats {
             retransmissions: 5,
             spurious_timeouts: 1,
@@ -667,7 +667,7 @@ mod tests {
         };
         assert_eq!(point.to_json()["paused_us"], 2000);
         assert_eq!(point.to_json()["mode"], "irn");
-        let text = render_regime(&[&irn, &pause]);
+        let text = render_recovery(&[&irn, &pause]);
         let head = text.lines().next().unwrap();
         assert!(head.contains("irn") && head.contains("pause"), "{text}");
         assert!(

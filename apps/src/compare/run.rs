@@ -251,7 +251,7 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     println!();
     print!("{}", render_columns(&refs));
     print!("{}", render_drop_sources(&refs));
-    print!("{}", render_regime(&refs));
+    print!("{}", render_recovery(&refs));
     if let Some(path) = &a.plot {
         let label = |(p, cfg): &(Preset, Config)| (p.name(), cfg.effective_credits());
         let title: Vec<String> = runs

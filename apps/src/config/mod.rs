@@ -13,7 +13,7 @@
 //!
 //! Layout: [`schema`] (the structs), [`load`] (file, presets, overrides),
 //! [`validate`] (what only the config knows), [`engine_check`] (the
-//! engine's checks, worded by key), [`regime`] (pause, selective
+//! engine's checks, worded by key), [`flow_control`] (pause, selective
 //! retransmission, congestion control and ECN keys: defaults and limits),
 //! [`engine_map`] (derived values: credits, ports, targets), [`setup`] (the
 //! engine's builder, devices and each worker's endpoint).
@@ -21,11 +21,11 @@
 pub mod cli;
 mod engine_check;
 mod engine_map;
+mod flow_control;
 mod limits;
 pub mod link;
 mod load;
 mod mac;
-mod regime;
 mod schema;
 pub mod setup;
 mod validate;

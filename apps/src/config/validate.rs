@@ -214,7 +214,7 @@ impl Config {
                 ),
             ));
         }
-        self.validate_regime()?;
+        self.validate_flow_control()?;
         // The engine bounds it from above (packets x MTU); an empty limit
         // would refuse every message.
         if t.max_msg_size == 0 {

@@ -1,12 +1,12 @@
-//! The regime presets, named after the systems the seeds weigh (see
-//! `docs/fabric.md` for what each keeps of the real system and what it
-//! simplifies): how the fabric is made lossless, if at all, and how the
-//! engine's endpoints send and recover on it.
+//! The fabric's regimes: the entries of the shared preset table
+//! (`engine::presets`, which names each and says what it sets on an
+//! endpoint) that run on the fabric, and the fabric side each adds (PFC,
+//! link credits, spraying, ECN marking). See `docs/fabric.md` for what
+//! each keeps of the real system and what it simplifies.
 
 use super::config::{FabricConfig, Pfc, Red};
-use engine::proto::{
-    bdp_credits, CcKind, DcqcnParams, EndpointConfig, FlowMode, LossPolicy, Retransmit, SackRule,
-};
+use engine::presets::{PresetFlow, TransportPreset};
+use engine::proto::{bdp_credits, DcqcnParams, EndpointConfig, FlowMode, LossPolicy, Retransmit};
 use engine::time::Duration;
 
 /// A named regime.
@@ -47,17 +47,22 @@ impl Regime {
         Regime::Lossy,
     ];
 
-    /// The preset's name on the command line and in reports.
-    pub fn name(self) -> &'static str {
+    /// The entry of the shared table (`engine::presets`) this regime is.
+    pub fn preset(self) -> TransportPreset {
         match self {
-            Regime::Ib => "ib",
-            Regime::Roce => "roce",
-            Regime::RoceNocc => "roce-nocc",
-            Regime::Irn => "irn",
-            Regime::Srd => "srd",
-            Regime::Erpc => "erpc",
-            Regime::Lossy => "lossy",
+            Regime::Ib => TransportPreset::Ib,
+            Regime::Roce => TransportPreset::Roce,
+            Regime::RoceNocc => TransportPreset::RoceNocc,
+            Regime::Irn => TransportPreset::Irn,
+            Regime::Srd => TransportPreset::Srd,
+            Regime::Erpc => TransportPreset::Erpc,
+            Regime::Lossy => TransportPreset::Lossy,
         }
+    }
+
+    /// The preset's name on the command line and in reports (the table's).
+    pub fn name(self) -> &'static str {
+        self.preset().name()
     }
 
     /// The preset called `s`.
@@ -67,8 +72,14 @@ impl Regime {
             .find(|r| r.name() == s)
             .ok_or_else(|| {
                 let names: Vec<&str> = Regime::ALL.iter().map(|r| r.name()).collect();
+                let real = match TransportPreset::from_name(s) {
+                    Some(p) if !p.on_fabric() => {
+                        " runs on real links only (rpc-bench compare --modes)".to_string()
+                    }
+                    _ => String::new(),
+                };
                 format!(
-                    "unknown regime `{s}` (expected one of {})",
+                    "unknown regime `{s}`{real} (expected one of {})",
                     names.join(", ")
                 )
             })
@@ -100,69 +111,48 @@ impl Regime {
         }
     }
 
-    /// Whether the regime's endpoints NAK a gap (go-back-N on a lossy
-    /// fabric, as RoCE and InfiniBand NICs do; eRPC has no NAK, and IRN and
-    /// SRD answer gaps with Sacks).
+    /// Whether the regime's endpoints NAK a gap (the table's `nak`: go-back-N
+    /// on a lossy fabric, as RoCE and InfiniBand NICs do; eRPC has no NAK,
+    /// and IRN and SRD answer gaps with Sacks).
     pub fn naks(self) -> bool {
-        self != Regime::Erpc && self.retransmit() == Retransmit::GoBackN
+        self.preset().endpoint().nak
     }
 
     /// How the regime's endpoints repair loss.
     pub fn retransmit(self) -> Retransmit {
-        match self {
-            Regime::Irn | Regime::Srd => Retransmit::Selective,
-            _ => Retransmit::GoBackN,
-        }
+        self.preset().endpoint().retransmit
     }
 
-    /// Sets the endpoint side of the regime on `ep`, for a fabric whose
-    /// longest unloaded round trip is `rtt` at `link_bps`.
+    /// Sets the endpoint side of the regime on `ep` from the shared table,
+    /// for a fabric whose longest unloaded round trip is `rtt` at
+    /// `link_bps`.
     pub fn apply_endpoint(self, ep: &mut EndpointConfig, link_bps: u64, rtt: Duration) {
-        let bdp = bdp_credits(link_bps, rtt, ep.mtu);
+        let p = self.preset().endpoint();
         ep.link_bps = link_bps;
         ep.base_rtt = rtt;
         ep.dcqcn = DcqcnParams::for_link(link_bps);
-        ep.cc = CcKind::None;
-        ep.retransmit = Retransmit::GoBackN;
-        ep.mode = FlowMode::Lossy;
-        // RoCE and InfiniBand NICs NAK the first gap; eRPC has no NAK.
-        ep.nak = self.naks();
+        ep.cc = p.cc;
+        ep.retransmit = p.retransmit;
+        ep.mode = match p.flow {
+            PresetFlow::Lossless => FlowMode::Lossless {
+                on_loss: LossPolicy::Retransmit,
+            },
+            // No fabric regime pauses at the host (PFC is the fabric's).
+            PresetFlow::Lossy | PresetFlow::Pause => FlowMode::Lossy,
+        };
+        ep.nak = p.nak;
         // Timers on a 5 us grain: IRN's 100 us timeout must not round up to
         // the run loop's 500 us.
         ep.scan_interval = Duration::from_micros(5);
         ep.rto = Duration::from_millis(5);
-        let large = bdp.saturating_mul(4);
-        match self {
-            Regime::Ib | Regime::RoceNocc => ep.session_credits = large,
-            Regime::Roce => {
-                ep.session_credits = large;
-                ep.cc = CcKind::Dcqcn;
-            }
-            Regime::Irn | Regime::Srd => {
-                ep.session_credits = bdp;
-                ep.retransmit = Retransmit::Selective;
-                // IRN resends at the first NACK; sprayed paths reorder, so
-                // SRD waits for three later answers and a reordering window.
-                ep.sack_rule = match self {
-                    Regime::Srd => SackRule::Reordering,
-                    _ => SackRule::FirstNack,
-                };
-                // IRN's RTO_high and RTO_low (SIGCOMM'18, section 4).
-                ep.rto = Duration::from_micros(320);
-                ep.rto_low = Duration::from_micros(100);
-                if self == Regime::Srd {
-                    ep.cc = CcKind::Timely;
-                }
-            }
-            Regime::Erpc => {
-                ep.session_credits = 32;
-                ep.mode = FlowMode::Lossless {
-                    on_loss: LossPolicy::Retransmit,
-                };
-                ep.cc = CcKind::Timely;
-            }
-            Regime::Lossy => ep.session_credits = large,
+        if let Some((rto, rto_low)) = p.timers {
+            ep.rto = rto;
+            ep.rto_low = rto_low;
         }
+        if let Some(rule) = p.sack_rule {
+            ep.sack_rule = rule;
+        }
+        ep.session_credits = p.credits.credits(bdp_credits(link_bps, rtt, ep.mtu));
     }
 }
 
@@ -180,6 +170,20 @@ mod tests {
             e.contains("ib, roce, roce-nocc, irn, srd, erpc, lossy"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn the_regimes_are_the_tables_fabric_presets() {
+        let mut table: Vec<TransportPreset> = TransportPreset::ALL
+            .into_iter()
+            .filter(|p| p.on_fabric())
+            .collect();
+        let mut ours: Vec<TransportPreset> = Regime::ALL.map(Regime::preset).to_vec();
+        table.sort();
+        ours.sort();
+        assert_eq!(table, ours);
+        let e = Regime::from_name("pause").unwrap_err();
+        assert!(e.contains("real links only"), "{e}");
     }
 
     #[test]

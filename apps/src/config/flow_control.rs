@@ -1,6 +1,6 @@
-//! The flow-control regimes' keys: pause mode's thresholds and headroom,
-//! selective retransmission's short timeout, congestion control's kind and
-//! link rate, and the injected ECN marking probability. What each resolves
+//! The flow-control keys: pause mode's thresholds and headroom, selective
+//! retransmission's short timeout, congestion control's kind and link
+//! rate, and the injected ECN marking probability. What each resolves
 //! to when unset, and their validation (called from `validate_transport`),
 //! naming the key and the rule with numbers.
 
@@ -69,12 +69,12 @@ impl Config {
         self.faults.ecn_p.unwrap_or(0.0)
     }
 
-    /// The regime keys the engine never sees or sees converted: the short
+    /// The flow-control keys the engine never sees or sees converted: the short
     /// timeout's microseconds, a finite positive rate cap, and the pause
     /// duration in every mode (the engine checks it, and XOFF/XON, only in
     /// pause mode; `explain_pause` words its refusals there). `rto_low_us`
     /// within `rto_us` and `nak`'s combinations are the engine's rules.
-    pub(super) fn validate_regime(&self) -> Result<(), ConfigError> {
+    pub(super) fn validate_flow_control(&self) -> Result<(), ConfigError> {
         let t = &self.transport;
         if let Some(low) = t.rto_low_us {
             at_most("transport.rto_low_us", low, u64::MAX / 1000)?;
@@ -199,7 +199,7 @@ mod tests {
     }
 
     #[test]
-    fn regime_keys_parse_and_map() {
+    fn flow_control_keys_parse_and_map() {
         let c = with(&[
             "transport.mode=pause",
             "transport.pause_headroom=100",
@@ -311,7 +311,7 @@ mod tests {
     }
 
     #[test]
-    fn each_regime_rejection_names_its_key() {
+    fn each_flow_control_rejection_names_its_key() {
         let cases: &[(&[&str], &str)] = &[
             (
                 &["transport.mode=pause", "transport.pause_xoff=0"],

@@ -10,7 +10,7 @@ use engine::proto::Stats;
 /// engine counters summed, from the report's typed stats (`client_stats`,
 /// `server_stats`; a side that did not report counts 0).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RegimeCounters {
+pub struct RecoveryCounters {
     /// Packets sent again (`retransmissions`).
     pub retransmitted_pkts: u64,
     /// Timeouts proved spurious by a duplicate answer.
@@ -25,10 +25,10 @@ pub struct RegimeCounters {
     pub cnps: u64,
 }
 
-impl RegimeCounters {
-    pub fn from_stats(sides: &[&Stats]) -> RegimeCounters {
+impl RecoveryCounters {
+    pub fn from_stats(sides: &[&Stats]) -> RecoveryCounters {
         let sum = |f: fn(&Stats) -> u64| sides.iter().map(|s| f(s)).sum::<u64>();
-        RegimeCounters {
+        RecoveryCounters {
             retransmitted_pkts: sum(|s| s.retransmissions),
             spurious_timeouts: sum(|s| s.spurious_timeouts),
             pause_frames: sum(|s| s.pause_frames_sent),
@@ -38,9 +38,9 @@ impl RegimeCounters {
         }
     }
 
-    pub fn from_report(r: &Report) -> RegimeCounters {
+    pub fn from_report(r: &Report) -> RecoveryCounters {
         let sides: Vec<&Stats> = r.client_stats.iter().chain(&r.server_stats).collect();
-        RegimeCounters::from_stats(&sides)
+        RecoveryCounters::from_stats(&sides)
     }
 
     /// Retransmitted packets per completed RPC (0 with none completed).
