@@ -18,7 +18,7 @@
 //! | `srd`       | fabric     | lossy    | BDP            | selective, reordering| Timely | no  | RTO 320, low 100 |
 //! | `erpc`      | fabric     | lossless | 32             | go-back-N            | Timely | no  | -                |
 //!
-//! "lossy multiple" is [`LOSSY_CREDIT_MULTIPLE`] x BDP in the fabric; on
+//! "lossy multiple" is [`LOSSY_CREDIT_MULTIPLE`](crate::presets::LOSSY_CREDIT_MULTIPLE) x BDP in the fabric; on
 //! real links `transport.lossy_credit_multiple` (default the same 4).
 //! On real links a preset sets the flow mode, the retransmission and the
 //! credit rule only: congestion control, NAKs and timers stay the run
