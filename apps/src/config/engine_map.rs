@@ -34,11 +34,17 @@ impl Config {
 
     /// rpc-bench starts both processes: its server lets its own client
     /// reserve the whole ring (ring shares unset become 100 %), as the lab's
-    /// sessions all come from one address. A share the config sets stays.
+    /// sessions all come from one address, and lets that one address hold
+    /// every session the client opens to one server worker
+    /// (`transport.max_sessions_per_peer` raised to it, never lowered), so
+    /// `--sessions 1000` is not refused with PeerLimit. A share the config
+    /// sets stays.
     pub fn trust_own_client(&mut self) {
+        let own = self.max_sessions_per_server_worker() as u32;
         let t = &mut self.transport;
         t.session_ring_share_pct.get_or_insert(100);
         t.peer_ring_share_pct.get_or_insert(100);
+        t.max_sessions_per_peer = t.max_sessions_per_peer.max(own);
     }
 
     /// The server's admission limits: the configured shares (the engine's
@@ -334,5 +340,17 @@ mod tests {
             assert_eq!(e.link_bps, 25_000_000_000);
             e.validate().unwrap();
         }
+    }
+
+    #[test]
+    fn rpc_bench_lets_its_own_client_hold_all_its_sessions() {
+        let mut c = with(&["workload.sessions_per_thread=1000"]).unwrap();
+        assert_eq!(c.transport.max_sessions_per_peer, 256);
+        c.trust_own_client();
+        assert_eq!(c.transport.max_sessions_per_peer, 1000);
+        // Never lowered: a larger configured limit stays.
+        let mut c = with(&["transport.max_sessions_per_peer=4000"]).unwrap();
+        c.trust_own_client();
+        assert_eq!(c.transport.max_sessions_per_peer, 4000);
     }
 }
