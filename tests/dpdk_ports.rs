@@ -250,3 +250,48 @@ fn bad_cli_arguments_are_rejected() {
     assert_eq!(r.code, Some(1));
     assert!(r.stderr.contains("single-process"), "{}", r.stderr);
 }
+
+/// Sizes take suffixes and seconds must be a finite number above zero:
+/// each bad value is a usage error (exit 2) that names the flag and says
+/// what is accepted, before any port is opened.
+#[test]
+fn sizes_take_suffixes_and_bad_seconds_are_named() {
+    let client = env!("CARGO_BIN_EXE_rpc-client");
+    for (args, says) in [
+        (
+            &["--msg-size", "4x"][..],
+            "is not a size: use bytes (4096) or a suffix k, M, G",
+        ),
+        (&["--resp-size", "5G"][..], "over 4 GiB"),
+        (
+            &["--seconds", "-1"][..],
+            "seconds must be a finite number above 0",
+        ),
+        (
+            &["--seconds", "nan"][..],
+            "seconds must be a finite number above 0",
+        ),
+    ] {
+        let r = run(client, args, LIMIT);
+        assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(args[0]), "names the flag: {}", r.stderr);
+    }
+    // A suffixed size is taken: rpc-bench runs 4 KiB requests.
+    let r = run(
+        BIN,
+        &[
+            "run",
+            "--msg-size",
+            "4k",
+            "--seconds",
+            "0.2",
+            "--no-floor",
+            "--json",
+        ],
+        LIMIT,
+    );
+    assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
+    let v = r.json();
+    assert_eq!(v["msg_size"].as_u64(), Some(4096), "{v}");
+}

@@ -2,6 +2,7 @@
 //! key=value` overrides, and shortcut flags that are just named overrides; then
 //! validation and the mapping to what `node` runs.
 
+use super::units::{parse_seconds, parse_size_u32};
 use crate::config::link::Role;
 use crate::config::{Config, Direction, DropKind, ValidationEnv, WorkloadKind};
 use crate::report::Report;
@@ -32,14 +33,14 @@ pub struct ConfigArgs {
     /// Shortcut for --set workload.kind=KIND (latency, throughput, large, incast, open_loop).
     #[arg(long, value_name = "KIND")]
     pub workload: Option<String>,
-    /// Shortcut for --set workload.req_size=N (bytes).
-    #[arg(long)]
+    /// Shortcut for --set workload.req_size=N (bytes; 4k, 64KiB, 1M: k = 1024).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_u32)]
     pub msg_size: Option<u64>,
-    /// Shortcut for --set workload.resp_size=N (bytes).
-    #[arg(long)]
+    /// Shortcut for --set workload.resp_size=N (bytes; 4k, 64KiB, 1M: k = 1024).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_u32)]
     pub resp_size: Option<u64>,
-    /// Shortcut for --set workload.seconds=S (measured seconds, after warm-up).
-    #[arg(long)]
+    /// Shortcut for --set workload.seconds=S (measured seconds, after warm-up; above 0).
+    #[arg(long, value_name = "S", value_parser = parse_seconds, allow_negative_numbers = true)]
     pub seconds: Option<f64>,
     /// Shortcut for --set workload.window=W (outstanding requests per session).
     #[arg(long)]

@@ -28,6 +28,7 @@ mod load;
 mod mac;
 mod schema;
 pub mod setup;
+pub mod units;
 mod validate;
 
 pub use schema::*;
