@@ -253,7 +253,8 @@ fn bad_cli_arguments_are_rejected() {
 
 /// Sizes take suffixes and seconds must be a finite number above zero:
 /// each bad value is a usage error (exit 2) that names the flag and says
-/// what is accepted, before any port is opened.
+/// what is accepted, before any port is opened; a missing config file is
+/// said once.
 #[test]
 fn sizes_take_suffixes_and_bad_seconds_are_named() {
     let client = env!("CARGO_BIN_EXE_rpc-client");
@@ -277,6 +278,22 @@ fn sizes_take_suffixes_and_bad_seconds_are_named() {
         assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
         assert!(r.stderr.contains(args[0]), "names the flag: {}", r.stderr);
     }
+    // A missing config file: its cause once, exit 1.
+    let server = env!("CARGO_BIN_EXE_rpc-server");
+    let r = run(server, &["-c", "/nonexistent/rpc.toml"], LIMIT);
+    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("cannot read config file /nonexistent/rpc.toml"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.stderr.matches("No such file or directory").count(),
+        1,
+        "{}",
+        r.stderr
+    );
     // A suffixed size is taken: rpc-bench runs 4 KiB requests.
     let r = run(
         BIN,

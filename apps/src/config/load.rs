@@ -18,9 +18,9 @@ impl Config {
     pub fn load(path: Option<&Path>, overrides: &[String]) -> Result<Config, ConfigError> {
         let mut value = match path {
             Some(p) => {
-                let text = std::fs::read_to_string(p).map_err(|source| ConfigError::Io {
+                let text = std::fs::read_to_string(p).map_err(|cause| ConfigError::Io {
                     path: p.to_path_buf(),
-                    source,
+                    cause,
                 })?;
                 parse_document(&text).map_err(|e| match e {
                     ConfigError::Parse { msg } => ConfigError::Parse {
@@ -279,5 +279,12 @@ mod tests {
         assert!(matches!(e, ConfigError::Parse { .. }), "{e}");
         let e = Config::load(Some(Path::new("/nonexistent/x.toml")), &[]).unwrap_err();
         assert!(matches!(e, ConfigError::Io { .. }), "{e}");
+        // The cause once, also through anyhow's chain (`{:#}`).
+        let shown = format!("{:#}", anyhow::Error::from(e));
+        assert_eq!(
+            shown.matches("No such file or directory").count(),
+            1,
+            "{shown}"
+        );
     }
 }

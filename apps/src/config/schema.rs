@@ -39,10 +39,12 @@ pub enum ConfigError {
     /// key. `msg` names `key` and the limit.
     #[error("invalid config: {msg}")]
     Invalid { key: String, msg: String },
-    #[error("cannot read config file {}: {source}", path.display())]
+    /// The cause is in the message, not chained as a `source` (anyhow's
+    /// `{:#}` would print it a second time).
+    #[error("cannot read config file {}: {cause}", path.display())]
     Io {
         path: PathBuf,
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
