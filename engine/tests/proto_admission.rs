@@ -14,9 +14,9 @@ use engine::proto::{
     Admission, Delivery, Endpoint, EndpointConfig, Event, PeerAddr, SessionId, SessionState,
 };
 use engine::time::{Duration, Instant};
-use engine::wire::{self, HeaderTemplate, MacAddr, PktType, RpcRepr, SmBody, SmRepr, SmStatus};
+use engine::wire::{self, MacAddr, RpcRepr, SmBody, SmRepr, SmStatus};
 use engine::wire::{SmType, HEADERS_LEN, SESSION_NONE};
-use proto_common::{addr, cfg};
+use proto_common::{addr, cfg, sm_frame};
 use std::net::Ipv4Addr;
 
 const MS: u64 = 1_000_000;
@@ -51,27 +51,12 @@ fn sm_of(f: &[u8]) -> (RpcRepr, SmRepr) {
 fn connect_req(src: (MacAddr, u8), num: u16, token: u64, credits: u16) -> Vec<u8> {
     let a = addr(src.1);
     let body = SmRepr::connect_req(num, credits, 1500, 8);
-    sm_frame((src.0, a.ip, a.port), SESSION_NONE, token, body)
+    to_server((src.0, a.ip, a.port), SESSION_NONE, token, body)
 }
 
 /// A session-management frame from `src` to the server (addr 1).
-fn sm_frame(src: (MacAddr, Ipv4Addr, u16), dest: u16, token: u64, body: SmRepr) -> Vec<u8> {
-    let rpc = RpcRepr {
-        pkt_type: PktType::SessionMgmt,
-        req_type: 0,
-        msg_size: wire::SM_BODY_LEN as u32,
-        dest_session: dest,
-        pkt_num: 0,
-        grant: 0,
-        req_num: 0,
-        token,
-    };
-    let s = addr(1);
-    let t = HeaderTemplate::new(src, (s.mac, s.ip, s.port));
-    let mut buf = vec![0u8; HEADERS_LEN + wire::SM_BODY_LEN];
-    let n = t.write(&mut buf, &rpc, wire::SM_BODY_LEN);
-    body.emit(&mut SmBody::new_unchecked(&mut buf[n..]));
-    buf
+fn to_server(src: (MacAddr, Ipv4Addr, u16), dest: u16, token: u64, body: SmRepr) -> Vec<u8> {
+    sm_frame(src, addr(1), dest, token, body)
 }
 
 /// Server (addr 1) and a client (addr 2) with one connected session.
@@ -306,7 +291,7 @@ fn spoofed(i: u32) -> (MacAddr, Ipv4Addr, u16) {
 fn flood(s: &mut Endpoint, n: u32, now: Instant) -> (Vec<Vec<u8>>, usize, usize) {
     let (mut bytes_in, mut out) = (0, Vec::new());
     for i in 0..n {
-        let f = sm_frame(
+        let f = to_server(
             spoofed(i),
             SESSION_NONE,
             0x5eed + u64::from(i),
@@ -413,7 +398,7 @@ fn a_cookie_is_only_good_for_its_own_source() {
     };
     for (src, c) in [(spoofed(1), cookie), (spoofed(0), 0x1234_5678_9abc_def0)] {
         carry(
-            &[sm_frame(src, SESSION_NONE, 0x5eed + 1, with(c))],
+            &[to_server(src, SESSION_NONE, 0x5eed + 1, with(c))],
             &mut s,
             ms(1),
         );
@@ -424,7 +409,7 @@ fn a_cookie_is_only_good_for_its_own_source() {
     assert_eq!(s.stats().sessions_accepted, 0);
     // The right source with its own cookie (and its own token) gets in.
     carry(
-        &[sm_frame(spoofed(0), SESSION_NONE, 0x5eed, with(cookie))],
+        &[to_server(spoofed(0), SESSION_NONE, 0x5eed, with(cookie))],
         &mut s,
         ms(1),
     );
@@ -452,7 +437,7 @@ fn wrong_tokens_draw_bounded_replies_and_their_source_is_reported() {
     let mut answered = 0;
     for i in 0..1000u64 {
         carry(
-            &[sm_frame(stranger, 0, 0xdead_0000 + i, body)],
+            &[to_server(stranger, 0, 0xdead_0000 + i, body)],
             &mut s,
             ms(10),
         );
@@ -476,7 +461,7 @@ fn wrong_tokens_draw_bounded_replies_and_their_source_is_reported() {
     // over its limit: no probe, a counted refusal.
     let forged = SmRepr::connect_req(cs.number(), 32, 1500, 8);
     carry(
-        &[sm_frame(stranger, SESSION_NONE, 0xbad, forged)],
+        &[to_server(stranger, SESSION_NONE, 0xbad, forged)],
         &mut s,
         ms(10),
     );
@@ -490,7 +475,7 @@ fn wrong_tokens_draw_bounded_replies_and_their_source_is_reported() {
     assert_eq!(s.stats().rx_accepted, before + 1);
     // The next second, the source is answered again.
     carry(
-        &[sm_frame(stranger, 0, 0xdead_beef, body)],
+        &[to_server(stranger, 0, 0xdead_beef, body)],
         &mut s,
         ms(1010),
     );

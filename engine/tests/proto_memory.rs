@@ -16,10 +16,7 @@ use engine::proto::{
 };
 use engine::sim::{LinkConfig, Sim};
 use engine::time::{Duration, Instant};
-use engine::wire::{
-    self, HeaderTemplate, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType, HEADERS_LEN,
-    SESSION_NONE, SM_BODY_LEN,
-};
+use engine::wire::{self, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType, SESSION_NONE};
 use proto_common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
@@ -112,28 +109,11 @@ impl Hostile {
     }
 
     fn frame(&self, rpc: RpcRepr, payload: &[u8]) -> Vec<u8> {
-        let (s, d) = (self.addr, self.server);
-        let t = HeaderTemplate::new((s.mac, s.ip, s.port), (d.mac, d.ip, d.port));
-        let mut buf = vec![0u8; HEADERS_LEN + payload.len()];
-        let n = t.write(&mut buf, &rpc, payload.len());
-        buf[n..].copy_from_slice(payload);
-        buf
+        craft(src_of(self.addr), self.server, rpc, payload)
     }
 
     fn sm(&self, dest: u16, token: u64, body: SmRepr) -> Vec<u8> {
-        let mut b = [0u8; SM_BODY_LEN];
-        body.emit(&mut SmBody::new_unchecked(&mut b[..]));
-        let rpc = RpcRepr {
-            pkt_type: PktType::SessionMgmt,
-            req_type: 0,
-            msg_size: SM_BODY_LEN as u32,
-            dest_session: dest,
-            pkt_num: 0,
-            grant: 0,
-            req_num: 0,
-            token,
-        };
-        self.frame(rpc, &b)
+        sm_frame(src_of(self.addr), self.server, dest, token, body)
     }
 
     /// Packet `k` of request `req_num` of `len` bytes on session `s`.

@@ -13,8 +13,7 @@ use engine::proto::{
 use engine::rng::Rng;
 use engine::time::{Duration, Instant};
 use engine::wire::{
-    self, HeaderTemplate, MacAddr, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType, HEADERS_LEN,
-    SESSION_NONE, SM_BODY_LEN,
+    self, MacAddr, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType, HEADERS_LEN, SESSION_NONE,
 };
 use proto_common::*;
 use std::net::Ipv4Addr;
@@ -95,12 +94,12 @@ impl Rig {
 
     /// Client -> server frame.
     fn to_server(&self, rpc: RpcRepr, payload: &[u8]) -> Vec<u8> {
-        craft(addr(2), addr(1), rpc, payload)
+        craft_from(addr(2), addr(1), rpc, payload)
     }
 
     /// Server -> client frame.
     fn to_client(&self, rpc: RpcRepr, payload: &[u8]) -> Vec<u8> {
-        craft(addr(1), addr(2), rpc, payload)
+        craft_from(addr(1), addr(2), rpc, payload)
     }
 
     fn rpc(
@@ -134,39 +133,24 @@ impl Rig {
     }
 }
 
-fn craft(
+/// `craft` and `sm_frame` of `proto_common`, from an endpoint address.
+fn craft_from(
     src: engine::proto::EndpointAddr,
     dst: engine::proto::EndpointAddr,
     rpc: RpcRepr,
     payload: &[u8],
 ) -> Vec<u8> {
-    let t = HeaderTemplate::new((src.mac, src.ip, src.port), (dst.mac, dst.ip, dst.port));
-    let mut buf = vec![0u8; HEADERS_LEN + payload.len()];
-    let n = t.write(&mut buf, &rpc, payload.len());
-    buf[n..].copy_from_slice(payload);
-    buf
+    craft(src_of(src), dst, rpc, payload)
 }
 
-fn sm_frame(
+fn sm_from(
     src: engine::proto::EndpointAddr,
     dst: engine::proto::EndpointAddr,
     dest: u16,
     token: u64,
     body: SmRepr,
 ) -> Vec<u8> {
-    let rpc = RpcRepr {
-        pkt_type: PktType::SessionMgmt,
-        req_type: 0,
-        msg_size: SM_BODY_LEN as u32,
-        dest_session: dest,
-        pkt_num: 0,
-        grant: 0,
-        req_num: 0,
-        token,
-    };
-    let mut b = [0u8; SM_BODY_LEN];
-    body.emit(&mut SmBody::new_unchecked(&mut b[..]));
-    craft(src, dst, rpc, &b)
+    sm_frame(src_of(src), dst, dest, token, body)
 }
 
 #[test]
@@ -447,7 +431,7 @@ fn session_mgmt_past_inorder_duplicate_future() {
         req_window: 8,
         server_token: 0,
     };
-    let connect = sm_frame(third, addr(1), SESSION_NONE, 0xABCD, req);
+    let connect = sm_from(third, addr(1), SESSION_NONE, 0xABCD, req);
     // In order: accepted, ConnectResp Ok with a session number.
     assert!(r.s.handle_frame(T0, &connect).is_none());
     let f = frames(&mut r.s);
@@ -481,7 +465,7 @@ fn session_mgmt_past_inorder_duplicate_future() {
         };
         assert!(r
             .s
-            .handle_frame(T0, &sm_frame(third, addr(1), SESSION_NONE, 1, bad))
+            .handle_frame(T0, &sm_from(third, addr(1), SESSION_NONE, 1, bad))
             .is_none());
         let a = sm_of(&frames(&mut r.s)[0]);
         assert_eq!((a.status, a.server_session), (status, SESSION_NONE));
@@ -498,12 +482,12 @@ fn session_mgmt_past_inorder_duplicate_future() {
         .c
         .handle_frame(
             T0,
-            &sm_frame(addr(1), addr(2), r.cs.number(), r.token, dup_resp)
+            &sm_from(addr(1), addr(2), r.cs.number(), r.token, dup_resp)
         )
         .is_none());
     assert_eq!(r.c.stats().drops.dup_sm, 1);
     // Future: a ConnectResp for a client session that does not exist yet.
-    let f = sm_frame(
+    let f = sm_from(
         addr(1),
         addr(2),
         40,
@@ -525,12 +509,12 @@ fn session_mgmt_past_inorder_duplicate_future() {
     };
     // It carries the server's token; the client's own is no longer the
     // session's.
-    let stale = sm_frame(third, addr(1), new.number(), 0xABCD, disc);
+    let stale = sm_from(third, addr(1), new.number(), 0xABCD, disc);
     assert!(r.s.handle_frame(T0, &stale).is_none());
     let a = sm_of(&frames(&mut r.s)[0]);
     assert_eq!(a.status, SmStatus::UnknownSession);
     assert_eq!(r.s.session_state(new), Some(SessionState::Connected));
-    let df = sm_frame(third, addr(1), new.number(), resp.server_token, disc);
+    let df = sm_from(third, addr(1), new.number(), resp.server_token, disc);
     assert!(r.s.handle_frame(T0, &df).is_none());
     let a = sm_of(&frames(&mut r.s)[0]);
     assert_eq!(
@@ -559,7 +543,7 @@ fn reconnect_with_new_token_replaces_session() {
         req_window: 8,
         server_token: 0,
     };
-    let connect = sm_frame(addr(2), addr(1), SESSION_NONE, 0x1234, req);
+    let connect = sm_from(addr(2), addr(1), SESSION_NONE, 0x1234, req);
     // The live session is probed first; unanswered for the probe wait, the
     // next copy of the request replaces it (a restarted client).
     let at = |ms| T0 + engine::time::Duration::from_millis(ms);
@@ -617,7 +601,7 @@ fn frames_not_ours_are_counted() {
     for dst in [other_mac, other_ip, other_port] {
         assert!(r
             .s
-            .handle_frame(T0, &craft(addr(2), dst, rpc, b"z"))
+            .handle_frame(T0, &craft_from(addr(2), dst, rpc, b"z"))
             .is_none());
     }
     assert_eq!(r.s.stats().drops.not_ours, 3);
@@ -626,7 +610,7 @@ fn frames_not_ours_are_counted() {
     bcast.mac = MacAddr::BROADCAST;
     assert!(r
         .s
-        .handle_frame(T0, &craft(addr(2), bcast, rpc, b"z"))
+        .handle_frame(T0, &craft_from(addr(2), bcast, rpc, b"z"))
         .is_some());
 }
 

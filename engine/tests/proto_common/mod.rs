@@ -12,7 +12,9 @@ use engine::proto::{
 };
 use engine::sim::{LinkConfig, Sim, SimApp};
 use engine::time::{Duration, Instant};
-use engine::wire::MacAddr;
+use engine::wire::{
+    HeaderTemplate, MacAddr, PktType, RpcRepr, SmBody, SmRepr, HEADERS_LEN, SM_BODY_LEN,
+};
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 
@@ -22,6 +24,50 @@ pub fn addr(i: u8) -> EndpointAddr {
         ip: Ipv4Addr::new(10, 0, 0, i),
         port: 31850,
     }
+}
+
+/// A frame crafted by hand from `src` (any MAC, address and port, spoofed
+/// or not) to `dst`: the headers for `rpc`, then `payload`.
+pub fn craft(
+    src: (MacAddr, Ipv4Addr, u16),
+    dst: EndpointAddr,
+    rpc: RpcRepr,
+    payload: &[u8],
+) -> Vec<u8> {
+    let t = HeaderTemplate::new(src, (dst.mac, dst.ip, dst.port));
+    let mut buf = vec![0u8; HEADERS_LEN + payload.len()];
+    let n = t.write(&mut buf, &rpc, payload.len());
+    buf[n..].copy_from_slice(payload);
+    buf
+}
+
+/// A session-management frame crafted by hand: `body` to session `dest`
+/// of `dst`, with `token`.
+pub fn sm_frame(
+    src: (MacAddr, Ipv4Addr, u16),
+    dst: EndpointAddr,
+    dest: u16,
+    token: u64,
+    body: SmRepr,
+) -> Vec<u8> {
+    let rpc = RpcRepr {
+        pkt_type: PktType::SessionMgmt,
+        req_type: 0,
+        msg_size: SM_BODY_LEN as u32,
+        dest_session: dest,
+        pkt_num: 0,
+        grant: 0,
+        req_num: 0,
+        token,
+    };
+    let mut b = [0u8; SM_BODY_LEN];
+    body.emit(&mut SmBody::new_unchecked(&mut b[..]));
+    craft(src, dst, rpc, &b)
+}
+
+/// `a` as a frame source.
+pub fn src_of(a: EndpointAddr) -> (MacAddr, Ipv4Addr, u16) {
+    (a.mac, a.ip, a.port)
 }
 
 pub fn cfg(i: u8) -> EndpointConfig {
