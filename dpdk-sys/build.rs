@@ -43,6 +43,8 @@ fn main() {
     {
         fail(&format!("DPDK {version} found, but >= 22.11 is required"));
     }
+    // The version this crate was built against, for self-describing reports.
+    println!("cargo:rustc-env=RPC_DPDK_VERSION={version}");
 
     // All cflags, not just include paths: they carry `-include rte_config.h`
     // and `-march=...`, without which DPDK headers do not compile.

@@ -13,3 +13,8 @@
 #![allow(unsafe_op_in_unsafe_fn, missing_debug_implementations)]
 
 include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
+
+/// The DPDK version (pkg-config's `libdpdk` modversion) this crate was
+/// built against; 22.11's `rte_version()` is a header inline, so this is
+/// also what it would say.
+pub const DPDK_VERSION: &str = env!("RPC_DPDK_VERSION");

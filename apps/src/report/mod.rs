@@ -8,6 +8,7 @@
 //! Goodput counts application bytes only (request + response payloads of
 //! completed RPCs), never headers or retransmissions.
 
+pub mod meta;
 pub mod plot;
 
 use crate::config::Config;

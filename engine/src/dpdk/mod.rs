@@ -26,3 +26,6 @@ pub use mbuf::{Mbuf, MbufBatch, BURST};
 pub use mempool::Mempool;
 pub use port::{port_names, LinkStatus, Port, PortConfig, PortStats, RxQueue, TxQueue};
 pub use ring_wire::create_crossover_ring;
+
+/// The DPDK version the engine was built against (e.g. "22.11.4").
+pub const DPDK_VERSION: &str = dpdk_sys::DPDK_VERSION;

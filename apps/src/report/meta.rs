@@ -1,0 +1,172 @@
+//! Where a result came from: the fields every JSON summary carries so that
+//! results saved today can be told apart later (which build, which DPDK,
+//! when, on what machine, with which effective configuration).
+
+use crate::config::Config;
+use serde_json::{json, Value};
+
+/// The build, the DPDK it links, the time, the machine.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunMeta {
+    /// The crate version (`Cargo.toml`).
+    pub version: &'static str,
+    /// `git rev-parse --short=12 HEAD` at build time, or "unknown".
+    pub commit: &'static str,
+    pub dpdk_version: &'static str,
+    /// UTC, RFC 3339, second precision ("2026-11-24T21:40:03Z").
+    pub timestamp: String,
+    pub host: String,
+    /// `model name` from /proc/cpuinfo and the online core count.
+    pub cpu: String,
+}
+
+impl RunMeta {
+    /// This process, now.
+    pub fn now() -> RunMeta {
+        let secs = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        RunMeta {
+            version: env!("CARGO_PKG_VERSION"),
+            commit: env!("RPC_GIT_COMMIT"),
+            dpdk_version: engine::dpdk::DPDK_VERSION,
+            timestamp: rfc3339_utc(secs),
+            host: host_name(),
+            cpu: cpu_description(),
+        }
+    }
+}
+
+/// Adds `version`, `commit`, `dpdk_version`, `timestamp`, `host`, `cpu`
+/// and, when given, `config` (the full effective configuration) to a JSON
+/// summary object. Keys the summary already has are kept: a child's own
+/// stamp is not overwritten by its parent's.
+pub fn stamp(summary: &mut Value, cfg: Option<&Config>) {
+    stamp_with(summary, &RunMeta::now(), cfg);
+}
+
+/// [`stamp`] with a given [`RunMeta`] (tests, or one stamp for many points).
+pub fn stamp_with(summary: &mut Value, meta: &RunMeta, cfg: Option<&Config>) {
+    let Some(o) = summary.as_object_mut() else {
+        return;
+    };
+    let fields = [
+        ("version", json!(meta.version)),
+        ("commit", json!(meta.commit)),
+        ("dpdk_version", json!(meta.dpdk_version)),
+        ("timestamp", json!(meta.timestamp)),
+        ("host", json!(meta.host)),
+        ("cpu", json!(meta.cpu)),
+    ];
+    for (k, v) in fields {
+        o.entry(k).or_insert(v);
+    }
+    if let Some(c) = cfg {
+        let v = serde_json::to_value(c).unwrap_or(Value::Null);
+        o.entry("config").or_insert(v);
+    }
+}
+
+/// Seconds since the Unix epoch as "YYYY-MM-DDTHH:MM:SSZ" (proleptic
+/// Gregorian calendar; Howard Hinnant's days-to-civil algorithm).
+pub fn rfc3339_utc(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+fn host_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .ok()
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+fn cpu_description() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| cpu_model(&t))
+        .unwrap_or_else(|| "unknown cpu".into());
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(0);
+    format!("{model}, {cores} cores online")
+}
+
+/// The first `model name` of a /proc/cpuinfo text.
+pub fn cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo
+        .lines()
+        .find(|l| l.starts_with("model name"))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
+        // 2000-02-29 (a leap day of a century leap year) 12:34:56.
+        assert_eq!(rfc3339_utc(951_827_696), "2000-02-29T12:34:56Z");
+        assert_eq!(rfc3339_utc(1_795_996_800), "2026-11-30T00:00:00Z");
+    }
+
+    #[test]
+    fn cpu_model_is_the_first_model_name() {
+        let t =
+            "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nprocessor\t: 1\nmodel name\t: other\n";
+        assert_eq!(cpu_model(t).as_deref(), Some("AMD EPYC 7B13"));
+        assert_eq!(cpu_model("processor : 0\n"), None);
+    }
+
+    #[test]
+    fn stamp_adds_every_field_and_keeps_existing_ones() {
+        let meta = RunMeta {
+            version: "1.2.3",
+            commit: "abc",
+            dpdk_version: "22.11.4",
+            timestamp: rfc3339_utc(0),
+            host: "h".into(),
+            cpu: "c".into(),
+        };
+        let cfg = Config::default();
+        let mut v = json!({"mrps": 1.0, "host": "child"});
+        stamp_with(&mut v, &meta, Some(&cfg));
+        for k in ["version", "commit", "dpdk_version", "timestamp", "cpu"] {
+            assert!(v[k].is_string(), "{k} missing in {v}");
+        }
+        assert_eq!(v["host"], "child", "an existing key is kept");
+        assert_eq!(v["config"]["workload"]["req_size"], cfg.workload.req_size);
+        let mut not_object = json!([1]);
+        stamp_with(&mut not_object, &meta, None);
+        assert_eq!(not_object, json!([1]));
+    }
+
+    #[test]
+    fn this_build_knows_its_dpdk_and_commit() {
+        let m = RunMeta::now();
+        assert!(m.dpdk_version.starts_with("2"), "{}", m.dpdk_version);
+        assert!(!m.commit.is_empty());
+        assert!(m.timestamp.ends_with('Z'));
+    }
+}
