@@ -58,7 +58,7 @@ struct RunArgs {
     #[command(flatten)]
     cfg: ConfigArgs,
     #[command(flatten)]
-    out: apps::config::cli::ReportArgs,
+    out: apps::report::output::ReportArgs,
     /// Skip the raw floor measurement (no ratios in the report).
     #[arg(long)]
     no_floor: bool,

@@ -2,10 +2,9 @@
 //! against rpc-server and prints a latency report (and JSON with --json).
 //! Exits 1 if any request failed or any response had a wrong byte.
 
-use apps::config::cli::{
-    client_params, client_report, node_spec, CaptureArgs, ConfigArgs, ReportArgs,
-};
+use apps::config::cli::{client_params, client_report, node_spec, CaptureArgs, ConfigArgs};
 use apps::config::link::Role;
+use apps::report::output::ReportArgs;
 use clap::Parser;
 
 #[derive(Parser, Debug)]

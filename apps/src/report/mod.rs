@@ -9,6 +9,7 @@
 //! completed RPCs), never headers or retransmissions.
 
 pub mod meta;
+pub mod output;
 pub mod plot;
 
 use crate::config::Config;

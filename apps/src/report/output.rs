@@ -1,0 +1,188 @@
+//! Where results go and in what shape, one convention for every command:
+//!
+//! - without `--json`, the human report is on stdout and progress lines
+//!   are on stderr;
+//! - with `--json`, stdout carries exactly one line, the JSON summary
+//!   (stamped by [`super::meta::stamp`]), and the human report moves to
+//!   stderr, so `rpc-bench run --json | jq .` works;
+//! - `--csv FILE` writes one row per run, mode or point, each row flushed
+//!   as soon as it is known ([`CsvRows`]), so an interrupted sweep keeps
+//!   its finished points;
+//! - every output path is checked before the run starts
+//!   ([`check_writable`]): a typo fails in a millisecond, not after a
+//!   two-minute run.
+
+use anyhow::Context;
+use clap::Args;
+use serde_json::Value;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+/// Output flags shared by rpc-client and rpc-bench run.
+#[derive(Args, Clone, Debug, Default)]
+pub struct ReportArgs {
+    /// Print one JSON summary object as the last line.
+    #[arg(long)]
+    pub json: bool,
+    /// Save the latency histogram in HdrHistogram's percentile format.
+    #[arg(long)]
+    pub hist_out: Option<PathBuf>,
+    /// Draw the latency percentile distribution as SVG.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+}
+
+impl ReportArgs {
+    /// Writes the histogram file and plot if asked; prints the JSON summary
+    /// last (with the encoded histogram only if `keep_hist`).
+    pub fn emit(&self, rep: &super::Report, keep_hist: bool) -> anyhow::Result<()> {
+        if let Some(p) = &self.hist_out {
+            rep.write_hist(p)?;
+        }
+        if let Some(p) = &self.plot {
+            super::plot::plot_latency_percentiles(
+                p,
+                "RPC latency",
+                &[(rep.mode.as_str(), &rep.latency)],
+            )?;
+        }
+        if self.json {
+            let mut v = rep.to_json();
+            if !keep_hist {
+                if let Some(o) = v.as_object_mut() {
+                    o.remove("hist");
+                }
+            }
+            println!("{v}");
+        }
+        Ok(())
+    }
+}
+
+/// Fails, naming `flag`, unless `path` can be created or overwritten: its
+/// folder exists and is writable and the path is not a folder. Creates
+/// nothing that was not there.
+pub fn check_writable(flag: &str, path: &Path) -> anyhow::Result<()> {
+    if path.as_os_str().is_empty() {
+        anyhow::bail!("{flag}: empty path");
+    }
+    if path.is_dir() {
+        anyhow::bail!("{flag} {}: is a folder, not a file", path.display());
+    }
+    let existed = path.exists();
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !parent.is_dir() {
+        anyhow::bail!(
+            "{flag} {}: folder {} does not exist",
+            path.display(),
+            parent.display()
+        );
+    }
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(path)
+        .with_context(|| format!("{flag} {}: cannot write", path.display()))?;
+    if !existed {
+        // Best effort: leave no empty file behind if the run fails later.
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(())
+}
+
+/// A CSV file written a row at a time: the header is `leading` (the keys a
+/// reader looks for first, e.g. the swept value) then the first row's other
+/// keys in name order; every later row fills those columns (missing: empty;
+/// nested values: their JSON text), and each row is flushed at once.
+pub struct CsvRows {
+    path: PathBuf,
+    out: csv::Writer<File>,
+    leading: Vec<String>,
+    columns: Option<Vec<String>>,
+}
+
+impl CsvRows {
+    /// Creates (truncates) `path`.
+    pub fn create(path: &Path, leading: &[&str]) -> anyhow::Result<CsvRows> {
+        let out = csv::Writer::from_path(path)
+            .with_context(|| format!("--csv {}: cannot create", path.display()))?;
+        Ok(CsvRows {
+            path: path.to_path_buf(),
+            out,
+            leading: leading.iter().map(|s| s.to_string()).collect(),
+            columns: None,
+        })
+    }
+
+    /// Appends one row from a flat JSON object (non-objects are refused).
+    pub fn push(&mut self, row: &Value) -> anyhow::Result<()> {
+        let Some(o) = row.as_object() else {
+            anyhow::bail!("a CSV row must be a JSON object, got {row}");
+        };
+        let ctx = || format!("--csv {}", self.path.display());
+        if self.columns.is_none() {
+            let mut cols = self.leading.clone();
+            cols.extend(o.keys().filter(|k| !self.leading.contains(k)).cloned());
+            self.out.write_record(&cols).with_context(ctx)?;
+            self.columns = Some(cols);
+        }
+        let cols = self.columns.as_ref().expect("set above");
+        let cells = cols.iter().map(|c| match o.get(c) {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(s)) => s.clone(),
+            Some(v) => v.to_string(),
+        });
+        self.out.write_record(cells).with_context(ctx)?;
+        self.out.flush().with_context(ctx)?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tmp(name: &str) -> PathBuf {
+        std::env::temp_dir().join(format!("rpc-output-{}-{name}", std::process::id()))
+    }
+
+    #[test]
+    fn a_path_in_a_missing_folder_is_refused_by_flag() {
+        let e = check_writable("--csv", Path::new("/nonexistent-dir-x/a.csv")).unwrap_err();
+        let m = format!("{e:#}");
+        assert!(m.contains("--csv") && m.contains("does not exist"), "{m}");
+        let e = check_writable("--plot", &std::env::temp_dir()).unwrap_err();
+        assert!(format!("{e:#}").contains("is a folder"), "{e:#}");
+    }
+
+    #[test]
+    fn a_writable_path_passes_and_leaves_nothing_behind() {
+        let p = tmp("check.csv");
+        check_writable("--csv", &p).unwrap();
+        assert!(!p.exists());
+    }
+
+    #[test]
+    fn csv_rows_keep_the_first_rows_columns_and_are_on_disk_at_once() {
+        let p = tmp("rows.csv");
+        let mut w = CsvRows::create(&p, &["size"]).unwrap();
+        w.push(&json!({"size": 32, "mode": "lossy", "p50_us": 1.5}))
+            .unwrap();
+        // Read back before the writer is dropped: rows are flushed.
+        assert_eq!(
+            std::fs::read_to_string(&p).unwrap(),
+            "size,mode,p50_us\n32,lossy,1.5\n"
+        );
+        w.push(&json!({"mode": "a,b", "size": 4096, "extra": 1}))
+            .unwrap();
+        assert!(w.push(&json!([1])).is_err());
+        drop(w);
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert_eq!(text, "size,mode,p50_us\n32,lossy,1.5\n4096,\"a,b\",\n");
+        std::fs::remove_file(&p).unwrap();
+    }
+}
