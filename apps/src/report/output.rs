@@ -97,6 +97,7 @@ pub fn check_writable(flag: &str, path: &Path) -> anyhow::Result<()> {
 /// reader looks for first, e.g. the swept value) then the first row's other
 /// keys in name order; every later row fills those columns (missing: empty;
 /// nested values: their JSON text), and each row is flushed at once.
+#[derive(Debug)]
 pub struct CsvRows {
     path: PathBuf,
     out: csv::Writer<File>,
