@@ -8,6 +8,7 @@
 //! Goodput counts application bytes only (request + response payloads of
 //! completed RPCs), never headers or retransmissions.
 
+mod glossary;
 pub mod meta;
 pub mod output;
 pub mod plot;
