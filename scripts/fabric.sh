@@ -9,7 +9,7 @@
 # Student's t 95 % interval, every seed's result kept in the JSON; `--plot`
 # draws seed 7); the calibration runs stay single-seed at seed 7, each set
 # against one real run.
-# Usage: scripts/fabric.sh [quick]   (quick: the done-when runs only)
+# Usage: scripts/fabric.sh [quick]   (quick: the short acceptance runs only)
 # Environment: RPC_LAB  the rpc-lab binary to run [rpc-lab in the release
 #              target folder, built first if it is the default];
 #              SEEDS  seeds per experiment [5].
@@ -53,7 +53,7 @@ done
 # count depends on it (docs/fabric.md, "Injected loss"); and its
 # transport.nak = false (the real runs had no NAKs: only timeouts recover).
 REAL_TIMERS=(--scan-us 500 --rto-us 5000 --rto-low-us 500 --nak false)
-# Calibration against memif (docs/lossy-vs-lossless.md, issue 11's run):
+# Calibration against memif (docs/lossy-vs-lossless.md, the injected-loss run):
 # one sender, 64 KiB requests, window 4, 1 % loss; the credits each real
 # mode ran with (irn at the BDP, 9; lossy at 4 x BDP, 36).
 for rc in irn:9 lossy:36; do

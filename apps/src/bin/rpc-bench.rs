@@ -49,7 +49,7 @@ enum Cmd {
     Sweep(apps::compare::SweepArgs),
     /// N sessions of one client thread converging on one server thread (--fan-in 1,2,4,8,16), in each mode of --modes.
     Incast(apps::compare::IncastArgs),
-    /// The seeds' regimes on a simulated datacenter fabric (deterministic, virtual time): per regime goodput, FCT slowdown by size, drops by place, pauses, ECN marks, resends.
+    /// Datacenter transport regimes (InfiniBand credits, RoCE with PFC and DCQCN, IRN, SRD, eRPC, ...) on a simulated datacenter fabric (deterministic, virtual time): per regime goodput, FCT slowdown by size, drops by place, pauses, ECN marks, resends.
     Fabric(lab::cli::FabricArgs),
 }
 

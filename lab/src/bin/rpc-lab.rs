@@ -7,7 +7,7 @@ use clap::Parser;
 #[command(
     name = "rpc-lab",
     version,
-    about = "The seeds' regimes on a simulated datacenter fabric (deterministic, virtual time, no DPDK): per regime goodput, FCT slowdown by size, drops by place, pauses, ECN marks, resends.",
+    about = "Datacenter transport regimes (InfiniBand credits, RoCE with PFC and DCQCN, IRN, SRD, eRPC, ...) on a simulated datacenter fabric (deterministic, virtual time, no DPDK): per regime goodput, FCT slowdown by size, drops by place, pauses, ECN marks, resends.",
     after_help = "Examples:\n  rpc-lab -c configs/fabric-incast.toml   all seven regimes on a simulated 32-to-1 incast\n  rpc-lab --scenario websearch --regimes roce,irn --load 0.5 --json\n  rpc-lab --scenario incast --seed 7 --seeds 5 --plot incast.svg"
 )]
 struct Cli {
