@@ -97,6 +97,12 @@ impl ConfigArgs {
             Some(r) => cfg.validate_for(&env, r)?,
             None => {
                 cfg.trust_own_client();
+                let fit = cfg
+                    .fit_ring()
+                    .map_err(|e| anyhow::anyhow!("invalid config: {e}"))?;
+                if let Some(line) = fit.describe(&cfg) {
+                    eprintln!("rpc-bench: {line}");
+                }
                 cfg.validate(&env)?
             }
         }

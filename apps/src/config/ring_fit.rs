@@ -1,0 +1,181 @@
+//! Sizing the receive ring for a run whose both sides rpc-bench starts:
+//! lossless sessions each reserve (credits + 1) ring entries, and pause
+//! mode needs its headroom below the ring's top, so a run with many
+//! sessions needs a bigger ring than the 1,024-entry default. rpc-bench
+//! raises `link.rx_desc` to fit (never lowers it), and when even the
+//! largest ring cannot hold the BDP's credits it lowers credits the user
+//! did not set; what it cannot fit it refuses, naming the keys and the way
+//! out, before any process starts.
+
+use super::schema::{Config, Mode, MAX_DESC};
+use crate::config::link::LinkKind;
+use engine::proto::lossless_ring_entries;
+use engine::runtime::MEMIF_MAX_RING;
+
+/// What [`Config::fit_ring`] changed, for a line on stderr.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RingFit {
+    /// `link.rx_desc` raised to this.
+    pub rx_desc: Option<u32>,
+    /// BDP-derived credits lowered to this (lossless, user left them unset).
+    pub credits: Option<u16>,
+}
+
+impl RingFit {
+    /// One line saying what changed and why, or None when nothing did.
+    pub fn describe(&self, cfg: &Config) -> Option<String> {
+        let sessions = cfg.ring_sessions();
+        let mut parts = Vec::new();
+        if let Some(r) = self.rx_desc {
+            parts.push(format!("link.rx_desc raised to {r}"));
+        }
+        if let Some(c) = self.credits {
+            parts.push(format!(
+                "transport.credits lowered to {c} (the BDP's do not fit the largest ring, {})",
+                cfg.largest_rx_ring()
+            ));
+        }
+        (!parts.is_empty()).then(|| {
+            format!(
+                "{} so {sessions} {} session(s) per worker fit the receive ring",
+                parts.join(", "),
+                cfg.transport.mode.as_str()
+            )
+        })
+    }
+}
+
+impl Config {
+    /// Sessions that share one endpoint's ring: a client thread's, or the
+    /// busiest server worker's, whichever is more.
+    fn ring_sessions(&self) -> u64 {
+        (self.workload.sessions_per_thread as u64)
+            .max(self.max_sessions_per_server_worker() as u64)
+            .max(1)
+    }
+
+    /// The largest receive ring this link takes: DPDK 22.11's memif holds
+    /// at most 16,384 entries, the others the engine's limit.
+    pub fn largest_rx_ring(&self) -> u64 {
+        match self.link.kind {
+            LinkKind::Memif => MEMIF_MAX_RING as u64,
+            _ => MAX_DESC as u64,
+        }
+    }
+
+    /// Lossless mode needs (credits + 1) x sessions <= rx_desc; pause mode
+    /// with derived thresholds needs its headroom + 2 entries (XON < XOFF
+    /// below it). Raises `rx_desc` to the next power of two that fits
+    /// (at most [`Self::largest_rx_ring`]); in lossless mode with credits left to the
+    /// BDP, lowers them to what the largest ring backs. Errs, saying what
+    /// would fit, when even one credit per session does not.
+    pub fn fit_ring(&mut self) -> Result<RingFit, String> {
+        let mut fit = RingFit::default();
+        let sessions = self.ring_sessions();
+        let largest = self.largest_rx_ring();
+        let (need, what) = match self.transport.mode {
+            Mode::Lossless => {
+                let mut credits = self.effective_credits();
+                let per_session = largest / sessions;
+                if lossless_ring_entries(credits) as u64 > per_session
+                    && self.transport.credits.is_none()
+                    && per_session >= lossless_ring_entries(1) as u64
+                {
+                    credits = (per_session - 1).min(u16::MAX as u64) as u16;
+                    self.transport.credits = Some(credits);
+                    fit.credits = Some(credits);
+                }
+                let need = lossless_ring_entries(credits) as u64 * sessions;
+                let most = largest / lossless_ring_entries(1) as u64;
+                (
+                    need,
+                    format!(
+                        "lossless mode with {credits} credit(s) x {sessions} session(s) per worker; at most {most} lossless sessions per worker fit the largest ring (1 credit + 1 probe entry each): lower workload.sessions_per_thread, add cores, or use transport.mode = \"lossy\""
+                    ),
+                )
+            }
+            Mode::Pause if self.transport.pause_xoff.is_none() => {
+                let headroom = self.pause_headroom();
+                (
+                    headroom as u64 + 2,
+                    format!("pause mode with a headroom of {headroom} entries"),
+                )
+            }
+            _ => return Ok(fit),
+        };
+        if need <= self.link.rx_desc as u64 {
+            return Ok(fit);
+        }
+        let ring = need.next_power_of_two();
+        if ring > largest {
+            return Err(format!(
+                "{what}: it needs a {need}-entry receive ring, more than the largest this link takes (link.rx_desc <= {largest})"
+            ));
+        }
+        self.link.rx_desc = ring as u32;
+        fit.rx_desc = Some(ring as u32);
+        Ok(fit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::config::testutil::with;
+
+    #[test]
+    fn a_thousand_lossless_sessions_get_a_ring_that_backs_their_credits() {
+        let mut c = with(&[
+            "workload.kind=\"throughput\"",
+            "workload.sessions_per_thread=1000",
+        ])
+        .unwrap();
+        let bdp = c.effective_credits();
+        let fit = c.fit_ring().unwrap();
+        assert_eq!(fit.credits, None, "the BDP's {bdp} credits fit 16384");
+        let ring = fit.rx_desc.expect("raised");
+        assert!((bdp as u32 + 1) * 1000 <= ring && ring <= 16384, "{ring}");
+        assert!(fit.describe(&c).unwrap().contains("link.rx_desc raised to"));
+        assert_eq!(c.link.rx_desc, ring);
+    }
+
+    #[test]
+    fn past_the_largest_ring_bdp_credits_are_lowered_and_set_ones_refused() {
+        let mut c = with(&["workload.sessions_per_thread=4000"]).unwrap();
+        let fit = c.fit_ring().unwrap();
+        assert_eq!(
+            fit.credits,
+            Some(3),
+            "16384 / 4000 = 4 entries: 3 credits + probe"
+        );
+        assert_eq!(fit.rx_desc, Some(16384));
+        let mut set = with(&["workload.sessions_per_thread=4000", "transport.credits=9"]).unwrap();
+        let e = set.fit_ring().unwrap_err();
+        assert!(
+            e.contains("9 credit(s) x 4000") && e.contains("link.rx_desc <= 16384"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn too_many_lossless_sessions_are_refused_with_the_way_out() {
+        let mut c = with(&["workload.sessions_per_thread=20000"]).unwrap();
+        let e = c.fit_ring().unwrap_err();
+        assert!(
+            e.contains("at most 8192 lossless sessions") && e.contains("\"lossy\""),
+            "{e}"
+        );
+        let mut lossy = with(&[
+            "workload.sessions_per_thread=20000",
+            "transport.mode=\"lossy\"",
+        ])
+        .unwrap();
+        assert_eq!(lossy.fit_ring(), Ok(Default::default()));
+    }
+
+    #[test]
+    fn a_ring_that_fits_is_left_alone() {
+        let mut c = with(&[]).unwrap();
+        assert_eq!(c.fit_ring(), Ok(Default::default()));
+        assert_eq!(c.link.rx_desc, 1024);
+    }
+}
