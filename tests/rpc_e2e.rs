@@ -61,6 +61,50 @@ fn memif_small_rpcs_complete() {
     }
 }
 
+/// A client with its own sizes against a server started with none: the
+/// requests name their response size, so the server needs no flags; a
+/// request too short to name it gets the server's size, and the client says
+/// so, naming the flag to set.
+#[test]
+fn the_server_answers_the_size_the_client_asks_for() {
+    let link = memif_link();
+    let server = Server::start(&link);
+    let mut args: Vec<&str> = link.iter().map(String::as_str).collect();
+    args.extend([
+        "--msg-size=4k",
+        "--resp-size=1000",
+        "--set=workload.max_requests=3000",
+        "--seconds=30",
+        "--json",
+    ]);
+    let r = run(CLIENT, &args, LIMIT);
+    r.assert_ok("rpc-client with sizes the server was not given");
+    let v = r.json();
+    assert_eq!(v["completed"], 3000, "{v}");
+    assert_eq!(v["bad_responses"], 0, "{v}");
+    // Goodput counts 4096 + 1000 B per RPC.
+    assert_eq!(v["msg_size"], 4096, "{v}");
+    assert_eq!(v["resp_size"], 1000, "{v}");
+
+    let mut short: Vec<&str> = link.iter().map(String::as_str).collect();
+    short.extend([
+        "--msg-size=8",
+        "--resp-size=64",
+        "--set=workload.max_requests=10",
+        "--seconds=30",
+    ]);
+    let r = run(CLIENT, &short, LIMIT);
+    let srv = server.stop_after(&r);
+    assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains("answered 32 B where this client expects 64 B")
+            && r.stderr.contains("--resp-size"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(srv["bad_requests"], 0, "{srv}");
+}
+
 #[test]
 fn memif_8mib_rpcs_every_byte_checked() {
     let (v, _) = exchange(

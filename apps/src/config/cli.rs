@@ -176,7 +176,9 @@ pub fn node_spec(cfg: &Config, role: Role) -> NodeSpec {
 pub fn server_params(cfg: &Config, max_secs: f64) -> ServerParams {
     ServerParams {
         resp_size: cfg.workload.resp_size as usize,
-        max_req: cfg.workload.req_size as usize,
+        // Requests name their response size; the server checks and answers
+        // any size up to its largest message.
+        max_msg: cfg.transport.max_msg_size as usize,
         work_ns: cfg.server.work_ns,
         background: cfg.server.background,
         verify: cfg.workload.verify,

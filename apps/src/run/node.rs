@@ -143,8 +143,10 @@ fn port_json<A>(nx: &Nexus<A>) -> Value {
 
 #[derive(Clone, Debug)]
 pub struct ServerParams {
+    /// Answers requests too short to ask for a size.
     pub resp_size: usize,
-    pub max_req: usize,
+    /// The largest request checked and response answered.
+    pub max_msg: usize,
     pub work_ns: u64,
     pub background: bool,
     pub verify: bool,
@@ -161,6 +163,7 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSum
             REQ_ECHO,
             Handler::Background(std::sync::Arc::new(workload::background_echo(
                 p.resp_size,
+                p.max_msg,
                 p.work_ns,
             ))),
         );
@@ -192,7 +195,7 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSum
                 if let Some((p, seed)) = spec.ecn_marker {
                     rpc.set_ecn_marker(p, seed + w.index as u64);
                 }
-                let mut app = ServerApp::new(p.resp_size, p.max_req, p.work_ns, p.verify);
+                let mut app = ServerApp::new(p.resp_size, p.max_msg, p.work_ns, p.verify);
                 let start = rpc.clock().now();
                 let end = start + Duration::from_nanos((p.max_secs * 1e9) as u64);
                 let mut n = 0u32;
@@ -485,7 +488,7 @@ pub fn run_loopback(
     nx.run(&|w| {
         let mut out = WorkerOut::default();
         let make = |sessions: Vec<SessionId>, now: engine::time::Instant| LoopApp {
-            srv: ServerApp::new(sp.resp_size, sp.max_req, sp.work_ns, sp.verify),
+            srv: ServerApp::new(sp.resp_size, sp.max_msg, sp.work_ns, sp.verify),
             cli: ClientApp::new(p.clone(), sessions, now),
         };
         let targets = |_w: u16, _s: usize| me;

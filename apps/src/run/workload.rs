@@ -5,6 +5,12 @@
 //! timed from the intended send times so queueing is not hidden). Message
 //! bodies follow a fixed pattern with an 8-byte sequence number in front, so
 //! the receiver can check every byte.
+//!
+//! A request of 12 bytes or more also names, in bytes 8..12, the response
+//! size its client expects: the server answers with that size, so a client
+//! run with `--resp-size 4096` needs no matching flag on the server.
+//! Shorter requests cannot carry it; the server then answers with its own
+//! `workload.resp_size`, and a mismatch is reported as such.
 
 use crate::measure::hist::LatencyHist;
 use engine::proto::{MsgBuf, PeerAddr, ReqHandle, SessionId};
@@ -13,6 +19,29 @@ use engine::time::{Duration, Instant};
 
 /// The request type of the benchmark's echo RPC.
 pub const REQ_ECHO: u8 = 1;
+
+/// Bytes of a request before its pattern: the sequence number and the
+/// response size asked for.
+pub const REQ_HEADER: usize = 12;
+
+/// Bytes of a response before its pattern: the sequence number.
+pub const RESP_HEADER: usize = 8;
+
+/// Writes the response size a client expects into a request (no-op for
+/// requests shorter than [`REQ_HEADER`]).
+#[inline]
+pub fn write_resp_size(dst: &mut [u8], resp_size: usize) {
+    if let Some(b) = dst.get_mut(8..REQ_HEADER) {
+        b.copy_from_slice(&(resp_size.min(u32::MAX as usize) as u32).to_le_bytes());
+    }
+}
+
+/// The response size a request asks for, if it is long enough to say.
+#[inline]
+pub fn asked_resp_size(req: &[u8]) -> Option<usize> {
+    let b = req.get(8..REQ_HEADER)?;
+    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+}
 
 /// Body pattern byte at position `i` (the first 8 bytes carry a sequence number).
 #[inline]
@@ -42,11 +71,17 @@ pub fn write_seq(dst: &mut [u8], seq: u64) {
     dst[..k].copy_from_slice(&seq.to_le_bytes()[..k]);
 }
 
-/// Checks `msg` against the pattern; returns the sequence number it carries.
-/// A message longer than the pattern (a peer configured with a larger
-/// size, or a hostile one) is an error, never a panic.
+/// Checks `msg` against the pattern past its first `header` bytes
+/// ([`REQ_HEADER`] or [`RESP_HEADER`]); returns the sequence number it
+/// carries. A message longer than the pattern (a hostile peer) is an
+/// error, never a panic.
 #[inline]
-pub fn check_message(msg: &[u8], template: &[u8], expect_len: usize) -> Result<u64, String> {
+pub fn check_message(
+    msg: &[u8],
+    template: &[u8],
+    expect_len: usize,
+    header: usize,
+) -> Result<u64, String> {
     if msg.len() != expect_len {
         return Err(format!("length {} != expected {expect_len}", msg.len()));
     }
@@ -57,11 +92,12 @@ pub fn check_message(msg: &[u8], template: &[u8], expect_len: usize) -> Result<u
             msg.len()
         ));
     }
-    let k = msg.len().min(8);
-    if msg[k..] != template[k..msg.len()] {
-        let at = (k..msg.len()).find(|&i| msg[i] != template[i]).unwrap_or(k);
+    let h = msg.len().min(header);
+    if msg[h..] != template[h..msg.len()] {
+        let at = (h..msg.len()).find(|&i| msg[i] != template[i]).unwrap_or(h);
         return Err(format!("byte {at} of {} differs", msg.len()));
     }
+    let k = msg.len().min(8);
     let mut seq = [0u8; 8];
     seq[..k].copy_from_slice(&msg[..k]);
     Ok(u64::from_le_bytes(seq))
@@ -126,12 +162,14 @@ pub struct ServerApp {
 }
 
 impl ServerApp {
-    pub fn new(resp_size: usize, max_req: usize, work_ns: u64, verify: bool) -> Self {
+    /// `resp_size` answers requests too short to ask for a size;
+    /// `max_msg` bounds the sizes asked for and the requests checked.
+    pub fn new(resp_size: usize, max_msg: usize, work_ns: u64, verify: bool) -> Self {
         ServerApp {
             resp_size,
             work_ns,
             verify,
-            template: pattern(resp_size.max(max_req)),
+            template: pattern(resp_size.max(max_msg)),
             handled: 0,
             bad_requests: 0,
             respond_errors: 0,
@@ -148,13 +186,34 @@ fn busy_work<A>(rpc: &Rpc<A>, ns: u64) {
     }
 }
 
-/// The inline echo handler: checks the request, answers with `resp_size`
-/// pattern bytes carrying the request's sequence number.
+/// The response size to answer `req` with: the size it asks for, or the
+/// server's own for a request too short to ask; None when it asks for
+/// more than the server answers with (`max`).
+#[inline]
+pub fn response_size(req: &[u8], own: usize, max: usize) -> Option<usize> {
+    match asked_resp_size(req) {
+        Some(n) if n > max => None,
+        Some(n) => Some(n),
+        None => Some(own),
+    }
+}
+
+/// The inline echo handler: checks the request, answers with the response
+/// size it asks for ([`response_size`]), in pattern bytes carrying the
+/// request's sequence number. A request asking for more than the server's
+/// largest message counts as bad and is answered with the server's size.
 pub fn echo_handler<A: ServerSide>(rpc: &mut Rpc<A>, whole: &mut A, h: ReqHandle, req: &[u8]) {
     let app = whole.server();
     app.handled += 1;
+    let resp_size = match response_size(req, app.resp_size, app.template.len()) {
+        Some(n) => n,
+        None => {
+            app.bad_requests += 1;
+            app.resp_size
+        }
+    };
     let seq = if app.verify {
-        match check_message(req, &app.template, req.len()) {
+        match check_message(req, &app.template, req.len(), REQ_HEADER) {
             Ok(s) => s,
             Err(_) => {
                 app.bad_requests += 1;
@@ -170,7 +229,7 @@ pub fn echo_handler<A: ServerSide>(rpc: &mut Rpc<A>, whole: &mut A, h: ReqHandle
     if app.work_ns > 0 {
         busy_work(rpc, app.work_ns);
     }
-    let mut m = rpc.alloc_msg(app.resp_size);
+    let mut m = rpc.alloc_msg(resp_size);
     if app.verify {
         fill_message(m.as_mut_slice(), &app.template, seq);
     } else {
@@ -181,12 +240,14 @@ pub fn echo_handler<A: ServerSide>(rpc: &mut Rpc<A>, whole: &mut A, h: ReqHandle
     }
 }
 
-/// The background echo handler: the same answer, computed off the dispatch thread.
+/// The background echo handler: the same answer, computed off the dispatch
+/// thread (a size above `max_msg` is answered with `resp_size`).
 pub fn background_echo(
     resp_size: usize,
+    max_msg: usize,
     work_ns: u64,
 ) -> impl Fn(u8, &[u8]) -> Vec<u8> + Send + Sync {
-    let template = pattern(resp_size);
+    let template = pattern(resp_size.max(max_msg));
     move |_ty, req| {
         if work_ns > 0 {
             let until = std::time::Instant::now() + std::time::Duration::from_nanos(work_ns);
@@ -194,7 +255,8 @@ pub fn background_echo(
                 std::hint::spin_loop();
             }
         }
-        let mut out = template.clone();
+        let n = response_size(req, resp_size, template.len()).unwrap_or(resp_size);
+        let mut out = template[..n].to_vec();
         let mut s = [0u8; 8];
         let k = req.len().min(8);
         s[..k].copy_from_slice(&req[..k]);
@@ -330,6 +392,7 @@ fn issue<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A, s: SessionId, start: In
     } else {
         write_seq(m.as_mut_slice(), seq);
     }
+    write_resp_size(m.as_mut_slice(), app.p.resp_size);
     match rpc.enqueue_request(s, REQ_ECHO, m, Some(on_response::<A>), tag as u64) {
         Ok(()) => {
             let app = whole.client();
@@ -360,9 +423,10 @@ fn on_response<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A, done: Completion<
         Ok(resp) => {
             app.completed += 1;
             if app.p.verify {
-                if let Err(e) = check_message(resp, &app.template, app.p.resp_size) {
+                if let Err(e) = check_message(resp, &app.template, app.p.resp_size, RESP_HEADER) {
                     app.bad_responses += 1;
-                    app.first_error.get_or_insert(e);
+                    app.first_error
+                        .get_or_insert_with(|| explain_bad_response(e, resp.len(), &app.p));
                 }
             }
             if start >= app.measure_from && now <= app.measure_until {
@@ -382,6 +446,25 @@ fn on_response<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A, done: Completion<
     // Closed loop: keep the session's window full.
     if app.p.mode == Mode::Closed && app.may_issue(now) {
         issue(rpc, whole, done.session, now);
+    }
+}
+
+/// The first bad response's error, with the likely cause when only its
+/// length is wrong.
+fn explain_bad_response(e: String, got: usize, p: &ClientParams) -> String {
+    if got == p.resp_size {
+        return format!("bad response: {e}");
+    }
+    if p.req_size < REQ_HEADER {
+        format!(
+            "the server answered {got} B where this client expects {} B (workload.resp_size): requests under {REQ_HEADER} B cannot ask for a size, so the server answered with its own workload.resp_size; start both sides with the same --resp-size",
+            p.resp_size
+        )
+    } else {
+        format!(
+            "the server answered {got} B where this client asked for {} B: a server that predates sized requests, or one whose transport.max_msg_size is smaller",
+            p.resp_size
+        )
     }
 }
 
@@ -490,18 +573,77 @@ mod tests {
         let t = pattern(100);
         let mut m = vec![0u8; 100];
         fill_message(&mut m, &t, 42);
-        assert_eq!(check_message(&m, &t, 100), Ok(42));
+        assert_eq!(check_message(&m, &t, 100, RESP_HEADER), Ok(42));
         m[50] ^= 1;
-        assert!(check_message(&m, &t, 100).unwrap_err().contains("byte 50"));
-        assert!(check_message(&m[..10], &t, 100).is_err());
+        assert!(check_message(&m, &t, 100, RESP_HEADER)
+            .unwrap_err()
+            .contains("byte 50"));
+        assert!(check_message(&m[..10], &t, 100, RESP_HEADER).is_err());
         let mut small = vec![0u8; 3];
         fill_message(&mut small, &t, 0x0001_0203);
-        assert_eq!(check_message(&small, &t, 3), Ok(0x0001_0203));
-        assert_eq!(check_message(&[], &t, 0), Ok(0));
+        assert_eq!(check_message(&small, &t, 3, REQ_HEADER), Ok(0x0001_0203));
+        assert_eq!(check_message(&[], &t, 0, REQ_HEADER), Ok(0));
         // Longer than the pattern: an error, not a panic.
         let long = vec![0u8; t.len() + 1];
-        assert!(check_message(&long, &t, long.len())
+        assert!(check_message(&long, &t, long.len(), RESP_HEADER)
             .unwrap_err()
             .contains("exceeds"));
+    }
+
+    #[test]
+    fn a_request_names_its_response_size_and_the_server_answers_with_it() {
+        let t = pattern(64);
+        let mut req = vec![0u8; 32];
+        fill_message(&mut req, &t, 7);
+        write_resp_size(&mut req, 4096);
+        // The size field is outside the checked pattern.
+        assert_eq!(check_message(&req, &t, 32, REQ_HEADER), Ok(7));
+        assert!(check_message(&req, &t, 32, RESP_HEADER).is_err());
+        assert_eq!(asked_resp_size(&req), Some(4096));
+        assert_eq!(response_size(&req, 32, 8 << 20), Some(4096));
+        // More than the server's largest message: refused, not allocated.
+        write_resp_size(&mut req, 9 << 20);
+        assert_eq!(response_size(&req, 32, 8 << 20), None);
+        // Too short to ask: the server's own size.
+        let mut short = vec![0u8; 11];
+        write_resp_size(&mut short, 4096);
+        assert_eq!(short, vec![0u8; 11]);
+        assert_eq!(response_size(&short, 32, 8 << 20), Some(32));
+    }
+
+    #[test]
+    fn the_background_handler_answers_the_asked_size() {
+        let h = background_echo(32, 1 << 20, 0);
+        let t = pattern(1 << 20);
+        let mut req = vec![0u8; 16];
+        fill_message(&mut req, &t, 9);
+        write_resp_size(&mut req, 5000);
+        let out = h(REQ_ECHO, &req);
+        assert_eq!(out.len(), 5000);
+        assert_eq!(check_message(&out, &t, 5000, RESP_HEADER), Ok(9));
+        write_resp_size(&mut req, 2 << 20);
+        assert_eq!(h(REQ_ECHO, &req).len(), 32);
+    }
+
+    #[test]
+    fn a_length_mismatch_says_why() {
+        let mut p = ClientParams {
+            mode: Mode::Closed,
+            req_size: 8,
+            resp_size: 4096,
+            window: 1,
+            sessions: 1,
+            warmup: Duration::ZERO,
+            run: Duration::ZERO,
+            max_requests: None,
+            verify: true,
+            live_every: None,
+        };
+        let e = explain_bad_response("length 32 != expected 4096".into(), 32, &p);
+        assert!(e.contains("--resp-size") && e.contains("under 12 B"), "{e}");
+        p.req_size = 32;
+        let e = explain_bad_response("x".into(), 32, &p);
+        assert!(e.contains("asked for 4096 B"), "{e}");
+        assert!(explain_bad_response("byte 9".into(), 4096, &p).starts_with("bad response"));
     }
 }
