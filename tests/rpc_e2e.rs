@@ -97,7 +97,8 @@ fn the_server_answers_the_size_the_client_asks_for() {
     let srv = server.stop_after(&r);
     assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
     assert!(
-        r.stderr.contains("answered 32 B where this client expects 64 B")
+        r.stderr
+            .contains("answered 32 B where this client expects 64 B")
             && r.stderr.contains("--resp-size"),
         "{}",
         r.stderr

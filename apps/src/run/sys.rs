@@ -1,24 +1,31 @@
-//! Every libc call of the apps, each behind a safe wrapper: signal handlers,
-//! the parent-death signal, SIGTERM to a child, entering a network
-//! namespace, CPU pinning, af_packet socket statistics. No other apps module
-//! uses `unsafe`.
+//! Every libc call of the apps, each behind a safe wrapper: the
+//! parent-death signal, SIGTERM to a child, entering a network namespace,
+//! CPU pinning (libc rather than `core_affinity`, whose setter returns a
+//! bare bool: the error here names the core and the OS's reason), af_packet
+//! socket statistics. SIGINT/SIGTERM go to a flag through `signal-hook`.
+//! No other apps module uses `unsafe`.
 
 use std::io;
 use std::os::fd::RawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, LazyLock};
 
-static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
 
-extern "C" fn on_signal(_sig: libc::c_int) {
-    INTERRUPTED.store(true, Ordering::SeqCst);
+/// Routes SIGINT and SIGTERM to a flag [`interrupted`] reads (once per
+/// process; later calls do nothing).
+pub fn install_interrupt_flag() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(register_interrupt_flag);
 }
 
-/// Routes SIGINT and SIGTERM to a flag [`interrupted`] reads.
-pub fn install_interrupt_flag() {
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+fn register_interrupt_flag() {
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&INTERRUPTED)) {
+            // Only forbidden signals fail; then Ctrl-C keeps its default
+            // (the process dies, its children with it: PR_SET_PDEATHSIG).
+            eprintln!("warning: cannot catch signal {sig}: {e}");
+        }
     }
 }
 
