@@ -71,10 +71,29 @@ pub fn cpu_description() -> String {
         .ok()
         .and_then(|t| cpu_model(&t))
         .unwrap_or_else(|| "unknown cpu".into());
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
+    // The machine's count, not this thread's: a pinned benchmark process
+    // is allowed one core, which `available_parallelism` would report.
+    let cores = std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|t| count_cpu_list(&t))
+        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
         .unwrap_or(0);
     format!("{model}, {cores} cores online")
+}
+
+/// The number of CPUs in a kernel CPU list ("0-3,8,10-11" is 7).
+pub fn count_cpu_list(list: &str) -> Option<usize> {
+    let mut n = 0;
+    for part in list.trim().split(',') {
+        n += match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.parse().ok()?, b.parse().ok()?);
+                b.checked_sub(a)? + 1
+            }
+            None => part.parse::<usize>().map(|_| 1).ok()?,
+        };
+    }
+    (n > 0).then_some(n)
 }
 
 /// The first `model name` of a /proc/cpuinfo text.
@@ -104,6 +123,16 @@ mod tests {
         let mut not_object = json!([1]);
         stamp(&mut not_object, json!({}));
         assert_eq!(not_object, json!([1]));
+    }
+
+    #[test]
+    fn cpu_lists_are_counted() {
+        assert_eq!(count_cpu_list("0-1\n"), Some(2));
+        assert_eq!(count_cpu_list("0-3,8,10-11"), Some(7));
+        assert_eq!(count_cpu_list("5"), Some(1));
+        for bad in ["", "x", "3-1", "0-"] {
+            assert_eq!(count_cpu_list(bad), None, "{bad:?}");
+        }
     }
 
     #[test]
