@@ -669,8 +669,7 @@ mod tests {
         let e = check_plot_path(Path::new("/nonexistent-lab-dir/a.svg")).unwrap_err();
         assert!(e.to_string().contains("does not exist"), "{e}");
         check_plot_path(&std::env::temp_dir().join("a.SVG")).unwrap();
-        // The run refuses it before simulating (an unknown scenario would
-        // fail too, later: the plot's error comes first).
+        // The run refuses it before simulating: a valid plan, a bad plot.
         let a = FabricArgs {
             settings: FabricSettings {
                 scenario: Some("incast".into()),
