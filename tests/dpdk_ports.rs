@@ -11,7 +11,7 @@ const BIN: &str = env!("CARGO_BIN_EXE_rpc-bench");
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn port_check(args: &[&str]) -> serde_json::Value {
-    let mut a = vec!["port-check"];
+    let mut a = vec!["port-check", "--json"];
     a.extend_from_slice(args);
     let r = run(BIN, &a, LIMIT);
     assert!(r.ok(), "port-check {args:?} failed: {}", r.stderr);

@@ -2,7 +2,8 @@
 //! `rpc-lab` runs too; lab/tests/rpc_lab.rs checks that binary): the real
 //! binary on small simulated fabrics (no DPDK, no devices, well under a
 //! second each): one seed gives
-//! byte-identical JSON, the JSON has one result per regime with the counters
+//! byte-identical JSON (apart from the stamp: build, time, host, settings),
+//! the JSON has one result per regime with the counters
 //! the docs name, `--timing` adds the wall-clock rate, `--ring` sizes the
 //! hosts' receive rings, `--seeds N` reports intervals over N seeds (the
 //! same bytes twice, each seed's result the single-seed run's), bad input
@@ -46,6 +47,29 @@ fn last_line_json(r: &Run) -> Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {line}"))
 }
 
+/// The keys of the report's stamp: the build, the time, the machine and the
+/// settings of the run, the same keys as every other command's summary.
+const STAMP: [&str; 7] = [
+    "version",
+    "commit",
+    "dpdk_version",
+    "timestamp",
+    "host",
+    "cpu",
+    "config",
+];
+
+/// The report without its stamp (checked to be there): what the seed and
+/// the simulated fabric determine, byte for byte.
+fn result_of(r: &Run) -> String {
+    let mut v = last_line_json(r);
+    let o = v.as_object_mut().expect("the report is an object");
+    for k in STAMP {
+        assert!(o.remove(k).is_some(), "no {k} in the report: {}", r.stdout);
+    }
+    v.to_string()
+}
+
 #[test]
 fn one_seed_gives_the_same_bytes_and_another_seed_differs() {
     let args = [
@@ -63,11 +87,15 @@ fn one_seed_gives_the_same_bytes_and_another_seed_differs() {
     let b = fabric(&args);
     a.assert_ok("first run");
     b.assert_ok("second run");
-    assert_eq!(a.stdout, b.stdout, "same seed, different output");
+    assert_eq!(result_of(&a), result_of(&b), "same seed, different output");
     // Endpoints that copy every payload byte reach the same result.
     let copied = fabric(&[&args[..], &["--copy-payload"]].concat());
     copied.assert_ok("--copy-payload");
-    assert_eq!(a.stdout, copied.stdout, "--copy-payload changed the result");
+    assert_eq!(
+        result_of(&a),
+        result_of(&copied),
+        "--copy-payload changed the result"
+    );
     assert_eq!(
         a.stdout.lines().count(),
         1,
@@ -88,8 +116,7 @@ fn one_seed_gives_the_same_bytes_and_another_seed_differs() {
             seed,
             "--json",
         ]);
-        r.assert_ok("websearch");
-        r.stdout
+        result_of(&r)
     };
     assert_ne!(
         ws("1"),
@@ -219,7 +246,7 @@ fn seeds_report_intervals_and_the_same_bytes_twice() {
     let a = fabric(&args);
     let b = fabric(&args);
     a.assert_ok("first --seeds run");
-    assert_eq!(a.stdout, b.stdout, "same seeds, different JSON");
+    assert_eq!(result_of(&a), result_of(&b), "same seeds, different JSON");
     assert_eq!(a.stdout.lines().count(), 1, "stdout is the JSON line alone");
     let v = last_line_json(&a);
     assert_eq!(v["seeds"], serde_json::json!([1, 2, 3]), "{v}");
@@ -259,7 +286,11 @@ fn seeds_report_intervals_and_the_same_bytes_twice() {
     one.extend(["--seeds", "1"]);
     let seeds1 = fabric(&one);
     seeds1.assert_ok("--seeds 1");
-    assert_eq!(seeds1.stdout, single.stdout, "--seeds 1 changed the report");
+    assert_eq!(
+        result_of(&seeds1),
+        result_of(&single),
+        "--seeds 1 changed the report"
+    );
 }
 
 #[test]

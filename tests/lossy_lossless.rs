@@ -195,9 +195,9 @@ fn tbf_egress_lossless_fits_the_queue_lossy_overflows_it() {
     // moves: 38 RPCs in 1.5 s with a third busy process on the machine.
     assert_complete(ly, 10);
     assert!(
-        r.stdout.contains("qdisc at sender egress"),
-        "the table names the source:\n{}",
-        r.stdout
+        r.stderr.contains("qdisc at sender egress"),
+        "the table (on stderr with --json) names the source:\n{}",
+        r.stderr
     );
 }
 
@@ -420,11 +420,12 @@ fn compare_runs_the_four_presets_under_injected_loss() {
         per_rpc("irn"),
         per_rpc("lossy")
     );
+    // With --json the tables are on stderr.
     let header = r
-        .stdout
+        .stderr
         .lines()
         .find(|l| l.starts_with("recovery and flow control"))
-        .unwrap_or_else(|| panic!("no counter table:\n{}", r.stdout));
+        .unwrap_or_else(|| panic!("no counter table:\n{}", r.stderr));
     for mode in modes {
         assert!(header.contains(mode), "{header}");
     }

@@ -340,9 +340,10 @@ fn rpc_bench_json_summary_has_every_key() {
         "{v}"
     );
     assert!(
-        r.stdout.contains("p99.99"),
-        "the text report precedes the JSON"
+        r.stderr.contains("p99.99"),
+        "with --json the text report is on stderr"
     );
+    assert_eq!(r.stdout.lines().count(), 1, "stdout is the JSON line alone");
 }
 
 #[test]

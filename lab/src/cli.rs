@@ -8,10 +8,13 @@
 //! module prints what came back: a table on stdout (stderr with `--json`;
 //! [`crate::table`]), a live progress line on stderr, the
 //! [`FabricReport`] as one JSON line (with `--seeds N`, N > 1, the
-//! [`SeedsReport`] of [`crate::seeds`] instead), and optionally an
-//! SVG of slowdown by flow size ([`crate::plot`]). Every check of the
-//! values (ranges, overrides a scenario has no use for) is the simulator's;
-//! its message is passed on as the error.
+//! [`SeedsReport`] of [`crate::seeds`] instead), stamped by
+//! [`crate::meta::stamp`] with the build, time, machine and the resolved
+//! settings (so two runs of one seed differ only in the stamp's
+//! `timestamp`), and optionally an SVG of slowdown by flow size
+//! ([`crate::plot`]), whose path is checked before anything runs. Every
+//! check of the values (ranges, overrides a scenario has no use for) is
+//! the simulator's; its message is passed on as the error.
 
 use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
 use crate::fabric::{
@@ -22,7 +25,7 @@ use crate::table::{render_seeds_table, render_table, seed_range};
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use engine::proto::{EndpointConfig, MsgPool};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -43,8 +46,9 @@ pub struct FabricArgs {
     /// What to run and on what fabric.
     #[command(flatten)]
     pub settings: FabricSettings,
-    /// Print the report as one JSON line, the last line of stdout (the
-    /// table goes to stderr).
+    /// Print the report as one JSON line, stamped with the build, time,
+    /// host and resolved settings, the only line on stdout (the table goes
+    /// to stderr).
     #[arg(long)]
     pub json: bool,
     /// Add the wall-clock rate `sim_pkts_per_sec` to the JSON (which then
@@ -59,7 +63,7 @@ pub struct FabricArgs {
 
 /// The settings of a run: each a flag, and the same name a key of the `-c`
 /// file (every key optional, unknown keys an error naming the key).
-#[derive(Args, Clone, Debug, Default, Deserialize, PartialEq)]
+#[derive(Args, Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct FabricSettings {
     /// The experiment: incast, victim, slow-receiver, websearch, hadoop,
@@ -249,83 +253,94 @@ impl FabricArgs {
     /// The plan: each setting from its flag, else from the `-c` file, else
     /// the default. Names are checked here; values by the simulator.
     pub fn plan(&self) -> anyhow::Result<FabricPlan> {
+        plan_of(&self.resolved()?)
+    }
+
+    /// The settings in effect: each from its flag, else from the `-c` file
+    /// (unset: the scenario's or the simulator's default).
+    pub fn resolved(&self) -> anyhow::Result<FabricSettings> {
         let file = match &self.config {
             Some(p) => FabricSettings::read(p)?,
             None => FabricSettings::default(),
         };
-        let s = self.settings.over(file);
-        let Some(name) = s.scenario.as_ref() else {
-            let names: Vec<&str> = Scenario::ALL.iter().map(|s| s.name()).collect();
-            bail!(
-                "no scenario: give --scenario NAME or `scenario = \"NAME\"` in the -c file (one of {})",
-                names.join(", ")
-            );
-        };
-        let scenario = Scenario::from_name(name).map_err(anyhow::Error::msg)?;
-        let regimes = match s.regimes.as_ref() {
-            Some(list) => parse_regimes(list)?,
-            None => Regime::ALL.to_vec(),
-        };
-        let seed = s.seed.unwrap_or(DEFAULT_SEED);
-        let seeds = match s.seeds.unwrap_or(1) {
-            0 => bail!("--seeds 0: give at least one seed"),
-            n if seed.checked_add(n - 1).is_none() => {
-                bail!("--seeds {n} from seed {seed} goes past the largest seed")
-            }
-            n => n,
-        };
-        let mut spec = ScenarioSpec::new(scenario, seed);
-        spec.hosts = s.hosts;
-        spec.load = s.load;
-        spec.flow_size = s.flow_size;
-        spec.flows = s.flows;
-        if let Some(us) = s.service_us {
-            // Only what cannot become a duration is refused here; the
-            // scenario builder owns the range.
-            if !(us.is_finite() && us >= 0.0) {
-                bail!("service time {us} us is not a duration");
-            }
-            spec.service = Some(engine::time::Duration::from_nanos((us * 1e3).round() as u64));
-        }
-        let mut fabric = FabricConfig::default();
-        if let Some(us) = s.link_delay_us {
-            if !(0.0..=1e6).contains(&us) {
-                bail!("link delay {us} us outside 0..=1000000");
-            }
-            fabric.link_delay = engine::time::Duration::from_nanos((us * 1e3).round() as u64);
-        }
-        fabric.loss = s.loss.unwrap_or(0.0);
-        fabric.session_credits = s.credits;
-        fabric.req_window = s.window;
-        if let Some(kb) = s.buffer_kb {
-            fabric.buffer_per_port = kb.saturating_mul(1024);
-        }
-        if let Some(n) = s.ring {
-            if n == 0 {
-                bail!("--ring 0: a host's receive ring needs at least one entry");
-            }
-            fabric.host_ring = n;
-        }
-        fabric.timers = EndpointTimers {
-            scan_interval: timer_us("scan-us", s.scan_us)?,
-            rto: timer_us("rto-us", s.rto_us)?,
-            rto_low: timer_us("rto-low-us", s.rto_low_us)?,
-        };
-        fabric.nak = s.nak;
-        let link_bps = match s.link_gbps {
-            Some(g) if g > 0.0 && g <= 10_000.0 => Some((g * 1e9).round() as u64),
-            Some(g) => bail!("link rate {g} Gb/s outside (0, 10000]"),
-            None => None,
-        };
-        Ok(FabricPlan {
-            spec,
-            seeds,
-            regimes,
-            fabric,
-            link_bps,
-            copy_payload: s.copy_payload,
-        })
+        Ok(self.settings.over(file))
     }
+}
+
+/// The plan of resolved settings `s`; names are checked here, values by the
+/// simulator.
+fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
+    let Some(name) = s.scenario.as_ref() else {
+        let names: Vec<&str> = Scenario::ALL.iter().map(|s| s.name()).collect();
+        bail!(
+            "no scenario: give --scenario NAME or `scenario = \"NAME\"` in the -c file (one of {})",
+            names.join(", ")
+        );
+    };
+    let scenario = Scenario::from_name(name).map_err(anyhow::Error::msg)?;
+    let regimes = match s.regimes.as_ref() {
+        Some(list) => parse_regimes(list)?,
+        None => Regime::ALL.to_vec(),
+    };
+    let seed = s.seed.unwrap_or(DEFAULT_SEED);
+    let seeds = match s.seeds.unwrap_or(1) {
+        0 => bail!("--seeds 0: give at least one seed"),
+        n if seed.checked_add(n - 1).is_none() => {
+            bail!("--seeds {n} from seed {seed} goes past the largest seed")
+        }
+        n => n,
+    };
+    let mut spec = ScenarioSpec::new(scenario, seed);
+    spec.hosts = s.hosts;
+    spec.load = s.load;
+    spec.flow_size = s.flow_size;
+    spec.flows = s.flows;
+    if let Some(us) = s.service_us {
+        // Only what cannot become a duration is refused here; the
+        // scenario builder owns the range.
+        if !(us.is_finite() && us >= 0.0) {
+            bail!("service time {us} us is not a duration");
+        }
+        spec.service = Some(engine::time::Duration::from_nanos((us * 1e3).round() as u64));
+    }
+    let mut fabric = FabricConfig::default();
+    if let Some(us) = s.link_delay_us {
+        if !(0.0..=1e6).contains(&us) {
+            bail!("link delay {us} us outside 0..=1000000");
+        }
+        fabric.link_delay = engine::time::Duration::from_nanos((us * 1e3).round() as u64);
+    }
+    fabric.loss = s.loss.unwrap_or(0.0);
+    fabric.session_credits = s.credits;
+    fabric.req_window = s.window;
+    if let Some(kb) = s.buffer_kb {
+        fabric.buffer_per_port = kb.saturating_mul(1024);
+    }
+    if let Some(n) = s.ring {
+        if n == 0 {
+            bail!("--ring 0: a host's receive ring needs at least one entry");
+        }
+        fabric.host_ring = n;
+    }
+    fabric.timers = EndpointTimers {
+        scan_interval: timer_us("scan-us", s.scan_us)?,
+        rto: timer_us("rto-us", s.rto_us)?,
+        rto_low: timer_us("rto-low-us", s.rto_low_us)?,
+    };
+    fabric.nak = s.nak;
+    let link_bps = match s.link_gbps {
+        Some(g) if g > 0.0 && g <= 10_000.0 => Some((g * 1e9).round() as u64),
+        Some(g) => bail!("link rate {g} Gb/s outside (0, 10000]"),
+        None => None,
+    };
+    Ok(FabricPlan {
+        spec,
+        seeds,
+        regimes,
+        fabric,
+        link_bps,
+        copy_payload: s.copy_payload,
+    })
 }
 
 /// The regimes named in `list`, in order; none, or one twice, is an error
@@ -349,7 +364,12 @@ pub fn parse_regimes(list: &[String]) -> anyhow::Result<Vec<Regime>> {
 /// runs every regime (with each seed), prints the table, writes the plot,
 /// prints the JSON.
 pub fn run(a: &FabricArgs) -> anyhow::Result<()> {
-    let plan = a.plan()?;
+    let settings = a.resolved()?;
+    let plan = plan_of(&settings)?;
+    // Before the simulation, which can take minutes.
+    if let Some(p) = &a.plot {
+        check_plot_path(p)?;
+    }
     let seeds: Vec<u64> = (0..plan.seeds).map(|k| plan.spec.seed + k).collect();
     // With --json, stdout carries the JSON line alone.
     let mut human: Box<dyn Write> = if a.json {
@@ -393,19 +413,58 @@ pub fn run(a: &FabricArgs) -> anyhow::Result<()> {
     }
     human.flush()?;
     if a.json {
-        let line = match seeds_report {
+        let report = match seeds_report {
             Some(mut rep) => {
                 rep.sim_pkts_per_sec = sim_pkts_per_sec;
-                serde_json::to_string(&rep)
+                serde_json::to_value(&rep)
             }
-            None => serde_json::to_string(&FabricReport {
+            None => serde_json::to_value(&FabricReport {
                 scenario: name,
                 seed: seeds[0],
                 sim_pkts_per_sec,
                 results: runs.swap_remove(0),
             }),
         };
-        println!("{}", line.context("fabric report as JSON")?);
+        let mut report = report.context("fabric report as JSON")?;
+        crate::meta::stamp(&mut report, effective_settings(settings, &plan));
+        println!("{report}");
+    }
+    Ok(())
+}
+
+/// The settings a run used, for its report's `config`: the resolved ones
+/// with the seed, seed count and regimes the plan settled on; what stays
+/// null is the scenario's default.
+fn effective_settings(mut s: FabricSettings, plan: &FabricPlan) -> serde_json::Value {
+    s.seed = Some(plan.spec.seed);
+    s.seeds = Some(plan.seeds);
+    s.regimes = Some(plan.regimes.iter().map(|r| r.name().to_string()).collect());
+    serde_json::to_value(&s).unwrap_or(serde_json::Value::Null)
+}
+
+/// Refuses a `--plot` path the chart could not be written to: not `.svg`
+/// (the only format drawn), or in a folder that does not exist.
+fn check_plot_path(path: &Path) -> anyhow::Result<()> {
+    let svg = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
+    if !svg {
+        bail!(
+            "--plot {}: only SVG plots are supported; give a file name ending in .svg",
+            path.display()
+        );
+    }
+    let folder = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    if !folder.is_dir() {
+        bail!(
+            "--plot {}: folder {} does not exist",
+            path.display(),
+            folder.display()
+        );
     }
     Ok(())
 }
@@ -597,6 +656,57 @@ mod tests {
             (DEFAULT_SEED, 1, Regime::ALL.len())
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_plot_that_cannot_be_written_is_refused_before_the_run() {
+        let e = check_plot_path(Path::new("slowdown.png")).unwrap_err();
+        let m = e.to_string();
+        assert!(
+            m.contains("--plot slowdown.png") && m.contains("only SVG"),
+            "{m}"
+        );
+        let e = check_plot_path(Path::new("/nonexistent-lab-dir/a.svg")).unwrap_err();
+        assert!(e.to_string().contains("does not exist"), "{e}");
+        check_plot_path(&std::env::temp_dir().join("a.SVG")).unwrap();
+        // The run refuses it before simulating: a valid plan, a bad plot.
+        let a = FabricArgs {
+            settings: FabricSettings {
+                scenario: Some("incast".into()),
+                ..FabricSettings::default()
+            },
+            plot: Some("x.jpg".into()),
+            ..FabricArgs::default()
+        };
+        assert!(run(&a).unwrap_err().to_string().contains("only SVG"));
+    }
+
+    #[test]
+    fn the_reported_config_reads_back_as_the_settings_that_ran() {
+        let a = FabricArgs {
+            settings: FabricSettings {
+                scenario: Some("incast".into()),
+                hosts: Some(4),
+                ..FabricSettings::default()
+            },
+            ..FabricArgs::default()
+        };
+        let s = a.resolved().unwrap();
+        let plan = plan_of(&s).unwrap();
+        let v = effective_settings(s.clone(), &plan);
+        let back: FabricSettings = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(back.hosts, Some(4));
+        assert_eq!((back.seed, back.seeds), (Some(DEFAULT_SEED), Some(1)));
+        assert_eq!(back.regimes.map(|r| r.len()), Some(Regime::ALL.len()));
+        assert_eq!(
+            FabricSettings {
+                seed: None,
+                seeds: None,
+                regimes: None,
+                ..back
+            },
+            s
+        );
     }
 
     #[test]

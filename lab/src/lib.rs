@@ -10,12 +10,14 @@
 //! - [`cli`]: the command, `rpc-lab` (and `rpc-bench fabric`, which hands
 //!   its flags to [`cli::run`]): flags and `-c` file to a plan, the runs,
 //!   the report; [`table`] (text tables), [`seeds`] (statistics across
-//!   seeds and their JSON) and [`plot`] (the SVG chart) are what it prints.
+//!   seeds and their JSON) and [`plot`] (the SVG chart) are what it prints;
+//!   [`meta`] stamps its JSON with the build, the time and the machine.
 
 #![deny(missing_docs)]
 
 pub mod cli;
 pub mod fabric;
+pub mod meta;
 pub mod plot;
 pub mod seeds;
 pub mod table;

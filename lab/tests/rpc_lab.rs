@@ -1,5 +1,6 @@
 //! `rpc-lab`, the binary: a thin front over the library. Its JSON is the
-//! report the library's own runs give, byte for byte; bad input is an
+//! report the library's own runs give, stamped with the build, time, host
+//! and settings (no DPDK: "none: simulated"); bad input is an
 //! error naming the problem (exit 1, no panic). The flags' behaviour is
 //! tested through `rpc-bench fabric` (tests/fabric_cli.rs), which runs the
 //! same `lab::cli::run`.
@@ -55,8 +56,30 @@ fn json_is_the_librarys_report() {
         sim_pkts_per_sec: None,
         results,
     };
-    let want = serde_json::to_string(&report).unwrap();
-    assert_eq!(stdout.trim_end(), want);
+    let got: serde_json::Value = serde_json::from_str(stdout.trim_end()).expect("JSON");
+    for k in ["version", "commit", "timestamp", "host", "cpu"] {
+        assert!(got[k].as_str().is_some_and(|s| !s.is_empty()), "{k}: {got}");
+    }
+    assert_eq!(got["dpdk_version"], "none: simulated");
+    let config = &got["config"];
+    assert_eq!(config["scenario"], "incast", "{config}");
+    assert_eq!((&config["seed"], &config["hosts"]), (&5.into(), &8.into()));
+    assert_eq!(config["regimes"], serde_json::json!(["roce", "irn"]));
+    // The library's report plus that stamp (strings and integers, which
+    // read back exactly), byte for byte: floats are compared as printed.
+    let mut want = serde_json::to_value(&report).unwrap();
+    for k in [
+        "version",
+        "commit",
+        "dpdk_version",
+        "timestamp",
+        "host",
+        "cpu",
+        "config",
+    ] {
+        want[k] = got[k].clone();
+    }
+    assert_eq!(stdout.trim_end(), want.to_string());
 }
 
 #[test]

@@ -3,13 +3,21 @@
 //! raw frames with no RPC layer; `port-check` brings one port up and reports;
 //! `fabric` runs the simulated fabric lab (no DPDK, no second process): the
 //! `lab` crate's command, the same as `rpc-lab`.
+//!
+//! Every command follows one output convention
+//! ([`apps::report::output`]): the text report on stdout, or with `--json`
+//! on stderr while stdout carries the stamped JSON summary alone; output
+//! paths are checked before anything starts.
 
 use anyhow::Context;
 use apps::config::cli::ConfigArgs;
 use apps::config::link::{LinkArgs, LinkKind, Role};
 use apps::measure::floor::{self, ClientPlan};
+use apps::report::meta::stamp;
+use apps::report::output::print_human;
 use apps::run::child::{install_signal_handlers, last_json, ChildProc};
 use clap::{Args, Parser, Subcommand};
+use serde_json::json;
 use std::time::Duration;
 
 #[derive(Parser, Debug)]
@@ -83,7 +91,8 @@ struct FloorArgs {
     /// Seconds of streaming per frame size.
     #[arg(long, default_value_t = 1.0)]
     stream_secs: f64,
-    /// Print one JSON object as the last line.
+    /// Print the stamped JSON summary as the only line on stdout (the text
+    /// report goes to stderr).
     #[arg(long)]
     json: bool,
 }
@@ -114,6 +123,8 @@ struct EngineArgs {
     /// RPCs to run.
     #[arg(long, default_value_t = 1_000_000)]
     rpcs: u64,
+    /// Print the stamped JSON summary as the only line on stdout (the text
+    /// report goes to stderr).
     #[arg(long)]
     json: bool,
 }
@@ -125,6 +136,8 @@ struct KernelUdpArgs {
     cores: Vec<u32>,
     #[arg(long, default_value_t = 20_000)]
     pings: u64,
+    /// Print the stamped JSON summary as the only line on stdout (the text
+    /// report goes to stderr).
     #[arg(long)]
     json: bool,
 }
@@ -141,20 +154,21 @@ struct PortCheckArgs {
     /// How long to keep receiving after the last send, in ms.
     #[arg(long, default_value_t = 200)]
     rx_wait_ms: u64,
+    /// Print the stamped JSON summary as the only line on stdout (the text
+    /// report goes to stderr).
+    #[arg(long)]
+    json: bool,
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = match cli.cmd {
         Some(Cmd::Run(a)) => run_cmd(a),
-        Some(Cmd::Floor(a)) => floor_cmd(a).map(|_| ()),
+        Some(Cmd::Floor(a)) => floor_cmd(a, false).map(|_| ()),
         Some(Cmd::FloorPeer(a)) => floor_peer(a),
         Some(Cmd::KernelUdp(a)) => kernel_udp_cmd(a),
         Some(Cmd::Engine(a)) => engine_cmd(a),
-        Some(Cmd::PortCheck(a)) => {
-            apps::measure::portcheck::run(&a.link, a.core, a.frames, a.rx_wait_ms)
-                .map(|v| println!("{v}"))
-        }
+        Some(Cmd::PortCheck(a)) => port_check_cmd(a),
         Some(Cmd::Compare(a)) => apps::compare::compare_cmd(&a),
         Some(Cmd::Sweep(a)) => apps::compare::sweep_cmd(&a),
         Some(Cmd::Incast(a)) => apps::compare::incast_cmd(&a),
@@ -198,7 +212,9 @@ fn unique_tag() -> String {
     )
 }
 
-fn floor_cmd(mut a: FloorArgs) -> anyhow::Result<serde_json::Value> {
+/// Runs the floor and prints it; `text_to_stderr` keeps stdout for a
+/// caller's JSON line (`run --json` measures its floor here).
+fn floor_cmd(mut a: FloorArgs, text_to_stderr: bool) -> anyhow::Result<serde_json::Value> {
     install_signal_handlers();
     if a.cores.len() < 2 {
         anyhow::bail!("--cores needs two cores (client,server), got {:?}", a.cores);
@@ -245,41 +261,59 @@ fn floor_cmd(mut a: FloorArgs) -> anyhow::Result<serde_json::Value> {
     let server_json = last_json(&server_out?)?;
     let mut summary = client_json.clone();
     summary["server"] = server_json;
-    print_floor(&summary, a.json);
+    print_human(a.json || text_to_stderr, &floor_text(&summary));
+    if a.json {
+        let mut v = summary.clone();
+        v["config"] = json!({
+            "link": a.link.to_args(), "cores": a.cores, "pings": a.pings,
+            "warmup": a.warmup, "stream_secs": a.stream_secs,
+        });
+        stamp(&mut v, None);
+        println!("{v}");
+    }
     Ok(summary)
 }
 
-fn print_floor(v: &serde_json::Value, json: bool) {
+/// The floor's text report.
+fn floor_text(v: &serde_json::Value) -> String {
+    use std::fmt::Write as _;
+    let mut o = String::new();
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
-    println!(
+    let _ = writeln!(
+        o,
         "raw floor over {} (no RPC layer), two processes pinned to two cores",
         v["link"].as_str().unwrap_or("?")
     );
-    println!("  ping-pong RTT    64 B: p50 {:>8.2} us  p99 {:>8.2} us  p99.9 {:>8.2} us  ({} pings, {} lost)", f("p50_us"), f("p99_us"), f("p999_us"), v["pings"], v["lost_64"]);
-    println!(
+    let _ = writeln!(o, "  ping-pong RTT    64 B: p50 {:>8.2} us  p99 {:>8.2} us  p99.9 {:>8.2} us  ({} pings, {} lost)", f("p50_us"), f("p99_us"), f("p999_us"), v["pings"], v["lost_64"]);
+    let _ = writeln!(
+        o,
         "  ping-pong RTT  1 KiB: p50 {:>8.2} us  p99 {:>8.2} us  p99.9 {:>8.2} us  ({} lost)",
         f("p50_us_1k"),
         f("p99_us_1k"),
         f("p999_us_1k"),
         v["lost_1k"]
     );
-    println!(
+    let _ = writeln!(
+        o,
         "  stream 64 B  (bursts of 32): {:>7.3} Mpps {:>7.3} Gbps",
         f("stream_mpps_64"),
         f("stream_gbps_64")
     );
-    println!(
+    let _ = writeln!(
+        o,
         "  stream 1514 B(bursts of 32): {:>7.3} Mpps {:>7.3} Gbps (median of {} ms windows {:.3} Gbps)",
         f("stream_mpps_mtu"),
         f("stream_gbps_mtu"),
         v["stream_window_ms"],
         f("stream_gbps_mtu_median")
     );
-    println!(
+    let _ = writeln!(
+        o,
         "  echo 64 B   (4 bursts out) : {:>7.3} Mpps (the raw request-response ceiling)",
         f("echo_mpps_64")
     );
-    println!(
+    let _ = writeln!(
+        o,
         "  burst RTT 32 x 1514 B      : p50 {:>8.2} us  p99 {:>8.2} us  ({} bursts, {} lost)",
         f("burst_rtt_p50_us_mtu"),
         f("burst_rtt_p99_us_mtu"),
@@ -287,7 +321,8 @@ fn print_floor(v: &serde_json::Value, json: bool) {
         v["bursts_lost"]
     );
     let train = |i: usize| v["train_rtt_p50_us_mtu"][i].as_f64().unwrap_or(f64::NAN);
-    println!(
+    let _ = writeln!(
+        o,
         "  trains of 2 / 8 bursts     : p50 {:>8.2} / {:.2} us -> {:.3} Gbps round trip (the BDP's rate; {} trains each, {} lost)",
         train(0),
         train(1),
@@ -295,13 +330,15 @@ fn print_floor(v: &serde_json::Value, json: bool) {
         v["trains"],
         v["trains_lost"]
     );
-    if json {
-        println!("{v}");
-    }
+    o
 }
 
 /// The floor measured over the same link as the RPC run, for ratios.
-fn floor_for(cfg: &apps::config::Config, pings: u64) -> anyhow::Result<serde_json::Value> {
+fn floor_for(
+    cfg: &apps::config::Config,
+    pings: u64,
+    text_to_stderr: bool,
+) -> anyhow::Result<serde_json::Value> {
     let mut link = cfg.link_args();
     if link.link == LinkKind::Memif {
         link.socket = format!("/tmp/rpc-floor-{}.sock", apps::run::bench::unique_tag());
@@ -315,10 +352,12 @@ fn floor_for(cfg: &apps::config::Config, pings: u64) -> anyhow::Result<serde_jso
         stream_secs: 0.3,
         json: false,
     };
-    floor_cmd(a)
+    floor_cmd(a, text_to_stderr)
 }
 
 fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
+    // Output paths before anything starts: a typo fails at once.
+    a.out.check()?;
     install_signal_handlers();
     let mut cfg = a.cfg.load(None)?;
     apps::run::bench::isolate(&mut cfg);
@@ -327,7 +366,7 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
     let floor = if a.no_floor || cfg.link.kind == LinkKind::Ring {
         None
     } else {
-        Some(floor_for(&cfg, a.floor_pings).context("raw floor")?)
+        Some(floor_for(&cfg, a.floor_pings, a.out.json).context("raw floor")?)
     };
     let bdp = apps::measure::bdp::apply(&mut cfg, floor.as_ref());
     cfg.check_rate_cap()?;
@@ -382,12 +421,11 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         rep.extra.insert("tx_wire_gbps".into(), wire.into());
         rep.extra.insert("ratio_cap".into(), (wire / cap).into());
     }
-    println!();
-    print!("{}", rep.render_text());
+    a.out.human(&format!("\n{}", rep.render_text()));
     let ok = rep.failed == 0
         && !rep.extra.contains_key("errors")
         && !rep.extra.contains_key("server_error");
-    a.out.emit(&rep, false)?;
+    a.out.emit(&rep, false, Some(&cfg))?;
     if !ok {
         anyhow::bail!(
             "the run had failures: {} failed request(s){}",
@@ -405,13 +443,16 @@ fn kernel_udp_cmd(a: KernelUdpArgs) -> anyhow::Result<()> {
     if a.cores.len() < 2 {
         anyhow::bail!("--cores needs two cores (client,echo), got {:?}", a.cores);
     }
-    let v = apps::measure::kudp::run((a.cores[0], a.cores[1]), a.pings, 1000)?;
+    let mut v = apps::measure::kudp::run((a.cores[0], a.cores[1]), a.pings, 1000)?;
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
-    println!(
-        "kernel UDP over loopback, 64 B ping-pong, threads on cores {:?}: p50 {:.2} us  p99 {:.2} us  p99.9 {:.2} us  ({} pings, {} lost)",
+    let text = format!(
+        "kernel UDP over loopback, 64 B ping-pong, threads on cores {:?}: p50 {:.2} us  p99 {:.2} us  p99.9 {:.2} us  ({} pings, {} lost)\n",
         a.cores, f("kernel_udp_p50_us"), f("kernel_udp_p99_us"), f("kernel_udp_p999_us"), v["kernel_udp_pings"], v["kernel_udp_lost"]
     );
+    print_human(a.json, &text);
     if a.json {
+        v["config"] = json!({"cores": a.cores, "pings": a.pings, "warmup": 1000});
+        stamp(&mut v, None);
         println!("{v}");
     }
     Ok(())
@@ -419,13 +460,29 @@ fn kernel_udp_cmd(a: KernelUdpArgs) -> anyhow::Result<()> {
 
 fn engine_cmd(a: EngineArgs) -> anyhow::Result<()> {
     let cfg = a.cfg.load(None)?;
-    let v = apps::measure::enginecost::run(&cfg, a.rpcs)?;
+    let mut v = apps::measure::enginecost::run(&cfg, a.rpcs)?;
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
-    println!(
-        "engine cost, no wire ({} B requests, {} B responses, window {}): {:.0} ns per RPC (both endpoints), {:.0} ns per packet, {:.3} Mrps, {:.2} Gbps on one core",
+    let text = format!(
+        "engine cost, no wire ({} B requests, {} B responses, window {}): {:.0} ns per RPC (both endpoints), {:.0} ns per packet, {:.3} Mrps, {:.2} Gbps on one core\n",
         cfg.workload.req_size, cfg.workload.resp_size, cfg.window(), f("engine_ns_per_rpc"), f("engine_ns_per_packet"), f("engine_mrps"), f("engine_gbps")
     );
+    print_human(a.json, &text);
     if a.json {
+        stamp(&mut v, Some(&cfg));
+        println!("{v}");
+    }
+    Ok(())
+}
+
+fn port_check_cmd(a: PortCheckArgs) -> anyhow::Result<()> {
+    let mut v = apps::measure::portcheck::run(&a.link, a.core, a.frames, a.rx_wait_ms)?;
+    print_human(a.json, &apps::measure::portcheck::render_text(&v));
+    if a.json {
+        v["config"] = json!({
+            "link": a.link.to_args(), "core": a.core, "frames": a.frames,
+            "rx_wait_ms": a.rx_wait_ms,
+        });
+        stamp(&mut v, None);
         println!("{v}");
     }
     Ok(())

@@ -1,5 +1,7 @@
 //! rpc-client: one endpoint per pinned core, runs the configured workload
-//! against rpc-server and prints a latency report (and JSON with --json).
+//! against rpc-server and prints a latency report: on stdout, or on stderr
+//! with --json, which leaves stdout to the stamped JSON summary alone
+//! (rpc-bench reads it back as the last line).
 //! Exits 1 if any request failed or any response had a wrong byte.
 
 use apps::config::cli::{client_params, client_report, node_spec, CaptureArgs, ConfigArgs};
@@ -12,7 +14,7 @@ use clap::Parser;
     name = "rpc-client",
     version,
     about = "RPC client: runs a workload against rpc-server and reports latency percentiles",
-    after_help = "Examples:\n  rpc-client                                   32 B latency over memif for 3 s (core 0)\n  rpc-client --workload throughput --window 8 --sessions 4\n  rpc-client --workload large --msg-size 8388608 --resp-size 32\n  rpc-client --workload open_loop --rate 200000 --json --hist-out lat.hgrm --plot lat.svg"
+    after_help = "Examples:\n  rpc-client                                   32 B latency over memif for 3 s (core 0)\n  rpc-client --workload throughput --window 8 --sessions 4\n  rpc-client --workload large --msg-size 8388608 --resp-size 32\n  rpc-client --workload open_loop --rate 200000 --json --hist-out lat.hgrm --plot lat.svg --csv runs.csv"
 )]
 struct Cli {
     #[command(flatten)]
@@ -39,9 +41,12 @@ fn main() {
 }
 
 fn run(cli: &Cli) -> anyhow::Result<bool> {
+    // Every output path first: a typo fails before the port comes up.
+    cli.out.check()?;
+    let capture = cli.capture.spec()?;
     let cfg = cli.cfg.load(Some(Role::Client))?;
     let mut spec = node_spec(&cfg, Role::Client);
-    spec.capture = cli.capture.spec()?;
+    spec.capture = capture;
     let params = client_params(&cfg, true);
     let (result, server) = if cfg.link.kind == apps::config::link::LinkKind::Ring {
         // net_ring loops frames back into this process: one endpoint serves
@@ -55,10 +60,10 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     };
     let mut rep = client_report(&cfg, &result);
     rep.server = server;
-    print!("{}", rep.render_text());
+    cli.out.human(&rep.render_text());
     for e in &result.errors {
         eprintln!("rpc-client: {e}");
     }
-    cli.out.emit(&rep, cli.json_hist)?;
+    cli.out.emit(&rep, cli.json_hist, Some(&cfg))?;
     Ok(result.failed == 0 && result.bad_responses == 0 && result.errors.is_empty())
 }

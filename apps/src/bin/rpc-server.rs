@@ -29,7 +29,10 @@ fn main() {
         let mut spec = node_spec(&cfg, Role::Server);
         spec.capture = cli.capture.spec()?;
         let summary = apps::run::node::run_server(&spec, &server_params(&cfg, cli.max_seconds))?;
-        println!("{}", serde_json::to_string(&summary)?);
+        // Last stdout line, read back by rpc-bench; stamped like every summary.
+        let mut v = serde_json::to_value(&summary)?;
+        apps::report::meta::stamp(&mut v, Some(&cfg));
+        println!("{v}");
         Ok(())
     })();
     if let Err(e) = result {

@@ -183,13 +183,19 @@ pub(super) fn json_without_hist(r: &Report) -> Value {
     v
 }
 
-/// Compare's JSON: one object keyed by each report's `mode`.
-pub(super) fn json_by_mode(reports: &[&Report]) -> Value {
-    let by_mode: serde_json::Map<String, Value> = reports
-        .iter()
-        .map(|r| (r.mode.clone(), json_without_hist(r)))
-        .collect();
-    Value::Object(by_mode)
+/// One mode's summary in compare's JSON and CSV: the report without its
+/// histogram, stamped with the build, the host and that mode's own
+/// effective configuration (the modes differ in credits, rings, flow mode).
+pub(super) fn mode_json(r: &Report, cfg: &Config) -> Value {
+    let mut v = json_without_hist(r);
+    crate::report::meta::stamp(&mut v, Some(cfg));
+    v
+}
+
+/// Compare's JSON: one object keyed by each mode's name (the values of
+/// [`mode_json`]), so `.lossy.p99_us` reads one mode's figure.
+pub(super) fn json_by_mode(modes: &[(String, Value)]) -> Value {
+    Value::Object(modes.iter().cloned().collect())
 }
 
 /// "af_packet", "memif", ... as the config spells it.
@@ -560,7 +566,7 @@ pub(super) fn plot_points(
             s.iter().map(|(n, p)| (n.as_str(), p.clone())).collect();
         let title = format!("{what} against {x_label}: {context}");
         crate::report::plot::plot_xy(&file, &title, x_label, y_label, &refs, log_x)?;
-        println!("plot: {}", file.display());
+        eprintln!("plot: {}", file.display());
     }
     Ok(())
 }
@@ -636,7 +642,19 @@ mod tests {
         let mut pause = Report::new("throughput", "memif", "pause", 65536, 32);
         pause.client_stats = Some(client);
         annotate(&Config::default(), &mut pause);
-        let j = json_by_mode(&[&irn, &pause]);
+        let cfg = Config::default();
+        let j = json_by_mode(&[
+            ("irn".into(), mode_json(&irn, &cfg)),
+            ("pause".into(), mode_json(&pause, &cfg)),
+        ]);
+        for k in crate::report::meta::STAMP_KEYS {
+            assert!(j["irn"].get(k).is_some(), "each mode is stamped: {k}");
+        }
+        assert_eq!(
+            j["pause"]["config"]["link"],
+            serde_json::to_value(&cfg.link).unwrap()
+        );
+        assert!(j["irn"].get("hist").is_none(), "no histogram in the JSON");
         let want = [
             ("retransmitted_pkts", 7, 5),
             ("spurious_timeouts", 1, 1),

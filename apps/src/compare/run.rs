@@ -1,5 +1,8 @@
 //! One measured run (per-mode configurations, ring fitting, a server+client
-//! pair with qdisc probes) and `rpc-bench compare`.
+//! pair with qdisc probes) and `rpc-bench compare`, whose output follows
+//! [`crate::report::output`]: tables on stdout (stderr with `--json`), one
+//! JSON object keyed by mode, each mode stamped with its own configuration,
+//! and a CSV row per mode written as the mode finishes.
 
 use super::modes::*;
 use super::probes::*;
@@ -7,7 +10,7 @@ use super::report::*;
 use super::tc::*;
 use crate::config::cli::ConfigArgs;
 use crate::config::{Config, Mode, ValidationEnv, MAX_DESC};
-use crate::report::{render_columns, Report};
+use crate::report::{output, render_columns, Report};
 use crate::run::bench;
 use anyhow::{bail, Context};
 use clap::Args;
@@ -130,12 +133,17 @@ pub struct CompareArgs {
     #[arg(long = "qdisc", value_name = "DEV[@NETNS]")]
     pub qdisc: Vec<String>,
     /// Print one JSON object keyed by mode ({"lossless": {...}, "lossy":
-    /// {...}}) as the last line.
+    /// {...}}, each stamped with the build, host and that mode's config) as
+    /// the only line on stdout (the tables go to stderr).
     #[arg(long)]
     pub json: bool,
-    /// Draw every mode's latency distribution on one SVG.
+    /// Draw every mode's latency distribution (log latency axis) on one SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Write one CSV row per mode (its summary's scalar fields), each as
+    /// soon as the mode's run ends.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 /// The run configuration as loaded (`common`), and per preset: the preset
@@ -205,6 +213,13 @@ pub(super) fn load_bases(
 
 /// `rpc-bench compare`: the same workload in each mode of `--modes`.
 pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
+    // Output paths before anything starts: a typo fails at once.
+    if let Some(p) = &a.plot {
+        output::check_plot("--plot", p)?;
+    }
+    if let Some(p) = &a.csv {
+        output::check_writable("--csv", p)?;
+    }
     crate::run::child::install_signal_handlers();
     let presets = parse_presets(&a.modes)?;
     let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &presets)?;
@@ -235,7 +250,12 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
         let names: Vec<String> = probes.iter().map(QdiscProbe::label).collect();
         eprintln!("  qdisc drops read on: {}", names.join(", "));
     }
+    let mut csv = match &a.csv {
+        Some(p) => Some(output::CsvRows::create(p, output::CSV_LEADING)?),
+        None => None,
+    };
     let mut reports = Vec::new();
+    let mut by_mode = Vec::new();
     for (p, cfg) in &runs {
         eprintln!(
             "rpc-bench compare: {} run, {} credits",
@@ -245,13 +265,20 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
         let mut rep = measure(cfg, &probes).with_context(|| format!("{} run", p.name()))?;
         // The column and the JSON key: the preset (irn runs in lossy mode).
         rep.mode = p.name().to_string();
+        let v = mode_json(&rep, cfg);
+        if let Some(w) = csv.as_mut() {
+            w.push(&output::flat_row(&v))?;
+        }
+        by_mode.push((rep.mode.clone(), v));
         reports.push(rep);
     }
     let refs: Vec<&Report> = reports.iter().collect();
-    println!();
-    print!("{}", render_columns(&refs));
-    print!("{}", render_drop_sources(&refs));
-    print!("{}", render_recovery(&refs));
+    let tables = [
+        render_columns(&refs),
+        render_drop_sources(&refs),
+        render_recovery(&refs),
+    ];
+    output::print_human(a.json, &format!("\n{}", tables.concat()));
     if let Some(path) = &a.plot {
         let label = |(p, cfg): &(Preset, Config)| (p.name(), cfg.effective_credits());
         let title: Vec<String> = runs
@@ -275,10 +302,10 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
             &format!("{workload} over {link}: {}", title.join(" vs ")),
             &series,
         )?;
-        println!("latency plot: {}", path.display());
+        eprintln!("latency plot: {}", path.display());
     }
     if a.json {
-        println!("{}", json_by_mode(&refs));
+        println!("{}", json_by_mode(&by_mode));
     }
     let bad: Vec<String> = reports
         .iter()

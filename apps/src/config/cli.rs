@@ -133,6 +133,7 @@ impl CaptureArgs {
         if !(mib.is_finite() && mib > 0.0) {
             anyhow::bail!("--capture-limit must be a positive number of MiB, got {mib}");
         }
+        crate::report::output::check_writable("--capture", path)?;
         Ok(Some(CaptureSpec {
             path: path.clone(),
             limit: (mib * (1u64 << 20) as f64) as u64,

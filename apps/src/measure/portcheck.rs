@@ -1,6 +1,7 @@
 //! `rpc-bench port-check`: brings one port up on any link kind in a single
 //! process, pushes frames through it, and reports link state, frame counts
-//! and mbuf accounting. The bring-up and error-path tests drive it.
+//! and mbuf accounting. The bring-up and error-path tests drive it:
+//! [`run`] returns the figures as JSON, [`render_text`] is the text report.
 
 use crate::config::link::{LinkArgs, Role};
 use crate::config::setup::{self, PortShape};
@@ -67,4 +68,63 @@ pub fn run(
         "port_tx_packets": stats.tx_packets,
         "port_rx_packets": stats.rx_packets,
     }))
+}
+
+/// The text report of a [`run`] result: the device, its link, what went
+/// through, and whether every mbuf came back to the pool.
+pub fn render_text(v: &serde_json::Value) -> String {
+    let before = v["mbufs_in_use_before"].as_u64();
+    let after = v["mbufs_in_use_after"].as_u64();
+    let mbufs = match (before, after) {
+        (Some(b), Some(a)) if a == b => format!("mbufs in use {b} before and after (no leak)"),
+        (Some(b), Some(a)) => format!(
+            "mbufs in use {b} before, {a} after: {} not returned",
+            a.saturating_sub(b)
+        ),
+        _ => "mbuf accounting unavailable".to_string(),
+    };
+    format!(
+        "port {} ({}), mac {}: link {}, {} Mb/s\n  sent {} frames, received {}; port counters tx {} rx {}\n  {mbufs}\n",
+        v["port_id"],
+        v["device"].as_str().unwrap_or("?"),
+        v["mac"].as_str().unwrap_or("?"),
+        if v["link_up"] == true { "up" } else { "down" },
+        v["speed_mbps"],
+        v["sent"],
+        v["received"],
+        v["port_tx_packets"],
+        v["port_rx_packets"],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_text_report_names_the_port_counts_and_leaks() {
+        let mut v = json!({
+            "device": "net_null0", "port_id": 0, "mac": "02:00:00:00:00:01",
+            "link_up": true, "speed_mbps": 10000, "sent": 256, "received": 300,
+            "mbufs_in_use_before": 512, "mbufs_in_use_after": 512,
+            "port_tx_packets": 256, "port_rx_packets": 300,
+        });
+        let t = render_text(&v);
+        assert!(
+            t.starts_with("port 0 (net_null0), mac 02:00:00:00:00:01: link up, 10000 Mb/s"),
+            "{t}"
+        );
+        assert!(
+            t.contains("sent 256 frames, received 300") && t.contains("(no leak)"),
+            "{t}"
+        );
+        v["mbufs_in_use_after"] = json!(515);
+        v["link_up"] = json!(false);
+        let t = render_text(&v);
+        assert!(
+            t.contains("link down") && t.contains("3 not returned"),
+            "{t}"
+        );
+    }
 }

@@ -3,7 +3,12 @@
 //! when, on what machine, with which effective configuration).
 
 use crate::config::Config;
+use lab::meta::{cpu_description, host_name};
 use serde_json::{json, Value};
+
+// The clock and machine facts are the lab's (which has no DPDK and stamps
+// its own reports the same way): one implementation for both.
+pub use lab::meta::{cpu_model, rfc3339_utc};
 
 /// The build, the DPDK it links, the time, the machine.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,6 +43,18 @@ impl RunMeta {
     }
 }
 
+/// The keys [`stamp`] adds. A parent reading a child's summary back drops
+/// them: its own summary is stamped with its own build and config.
+pub const STAMP_KEYS: [&str; 7] = [
+    "version",
+    "commit",
+    "dpdk_version",
+    "timestamp",
+    "host",
+    "cpu",
+    "config",
+];
+
 /// Adds `version`, `commit`, `dpdk_version`, `timestamp`, `host`, `cpu`
 /// and, when given, `config` (the full effective configuration) to a JSON
 /// summary object. Keys the summary already has are kept: a child's own
@@ -66,57 +83,6 @@ pub fn stamp_with(summary: &mut Value, meta: &RunMeta, cfg: Option<&Config>) {
         let v = serde_json::to_value(c).unwrap_or(Value::Null);
         o.entry("config").or_insert(v);
     }
-}
-
-/// Seconds since the Unix epoch as "YYYY-MM-DDTHH:MM:SSZ" (proleptic
-/// Gregorian calendar; Howard Hinnant's days-to-civil algorithm).
-pub fn rfc3339_utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-fn host_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_string())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown".into())
-}
-
-fn cpu_description() -> String {
-    let model = std::fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|t| cpu_model(&t))
-        .unwrap_or_else(|| "unknown cpu".into());
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(0);
-    format!("{model}, {cores} cores online")
-}
-
-/// The first `model name` of a /proc/cpuinfo text.
-pub fn cpu_model(cpuinfo: &str) -> Option<String> {
-    cpuinfo
-        .lines()
-        .find(|l| l.starts_with("model name"))
-        .and_then(|l| l.split_once(':'))
-        .map(|(_, v)| v.trim().to_string())
-        .filter(|v| !v.is_empty())
 }
 
 #[cfg(test)]

@@ -266,7 +266,8 @@ impl Report {
     }
 
     /// Reads back what [`Self::to_json`] wrote (e.g. a child process's last
-    /// line). Derived keys are recomputed, unknown keys land in `extra`.
+    /// line). Derived keys are recomputed, unknown keys land in `extra`,
+    /// except the child's stamp ([`meta::STAMP_KEYS`]).
     pub fn from_json(v: &Value) -> Result<Report, ReportError> {
         let m = v
             .as_object()
@@ -290,9 +291,10 @@ impl Report {
             ),
             None => None,
         };
+        // The child's stamp describes the child; the reader stamps its own.
         let extra = m
             .iter()
-            .filter(|(k, _)| !is_standard_key(k))
+            .filter(|(k, _)| !is_standard_key(k) && !meta::STAMP_KEYS.contains(&k.as_str()))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         Ok(Report {
@@ -686,6 +688,21 @@ mod tests {
         assert_eq!(back.server, r.server);
         assert_eq!(back.to_json(), r.to_json());
         assert!(Report::from_json(&json!([1])).is_err());
+    }
+
+    #[test]
+    fn a_childs_stamp_is_not_read_back_as_extra() {
+        let r = sample();
+        let mut v = r.to_json();
+        meta::stamp(&mut v, Some(&Config::default()));
+        v["note"] = json!("kept");
+        let back = Report::from_json(&v).unwrap();
+        for k in meta::STAMP_KEYS {
+            assert!(v.get(k).is_some(), "{k} was stamped");
+            assert!(!back.extra.contains_key(k), "{k} came back as extra");
+        }
+        assert_eq!(back.extra.get("note"), Some(&json!("kept")));
+        assert!(!back.render_text().contains("dpdk_version"));
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //!   ([`check_writable`]): a typo fails in a millisecond, not after a
 //!   two-minute run.
 
+use super::meta::stamp;
+use crate::config::Config;
 use anyhow::Context;
 use clap::Args;
 use serde_json::Value;
@@ -21,21 +23,50 @@ use std::path::{Path, PathBuf};
 /// Output flags shared by rpc-client and rpc-bench run.
 #[derive(Args, Clone, Debug, Default)]
 pub struct ReportArgs {
-    /// Print one JSON summary object as the last line.
+    /// Print the JSON summary, stamped with the build, host and effective
+    /// config, as the only line on stdout (the text report goes to stderr).
     #[arg(long)]
     pub json: bool,
     /// Save the latency histogram in HdrHistogram's percentile format.
-    #[arg(long)]
+    #[arg(long, value_name = "FILE")]
     pub hist_out: Option<PathBuf>,
-    /// Draw the latency percentile distribution as SVG.
-    #[arg(long)]
+    /// Draw the latency percentile distribution (log latency axis) as SVG.
+    #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Write the summary's scalar fields as a CSV header and one row.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
 }
 
 impl ReportArgs {
-    /// Writes the histogram file and plot if asked; prints the JSON summary
-    /// last (with the encoded histogram only if `keep_hist`).
-    pub fn emit(&self, rep: &super::Report, keep_hist: bool) -> anyhow::Result<()> {
+    /// Checks every output path; call it before the run starts.
+    pub fn check(&self) -> anyhow::Result<()> {
+        if let Some(p) = &self.hist_out {
+            check_writable("--hist-out", p)?;
+        }
+        if let Some(p) = &self.plot {
+            check_plot("--plot", p)?;
+        }
+        if let Some(p) = &self.csv {
+            check_writable("--csv", p)?;
+        }
+        Ok(())
+    }
+
+    /// Prints the text report: stdout, or stderr with `--json`.
+    pub fn human(&self, text: &str) {
+        print_human(self.json, text);
+    }
+
+    /// Writes the histogram file, the plot and the CSV row if asked; with
+    /// `--json` prints the summary stamped with `cfg` (with the encoded
+    /// histogram only if `keep_hist`) as stdout's one line.
+    pub fn emit(
+        &self,
+        rep: &super::Report,
+        keep_hist: bool,
+        cfg: Option<&Config>,
+    ) -> anyhow::Result<()> {
         if let Some(p) = &self.hist_out {
             rep.write_hist(p)?;
         }
@@ -45,18 +76,83 @@ impl ReportArgs {
                 "RPC latency",
                 &[(rep.mode.as_str(), &rep.latency)],
             )?;
+            eprintln!("latency plot: {}", p.display());
+        }
+        let mut v = rep.to_json();
+        if !keep_hist {
+            if let Some(o) = v.as_object_mut() {
+                o.remove("hist");
+            }
+        }
+        stamp(&mut v, cfg);
+        if let Some(p) = &self.csv {
+            let mut w = CsvRows::create(p, CSV_LEADING)?;
+            w.push(&flat_row(&v))?;
         }
         if self.json {
-            let mut v = rep.to_json();
-            if !keep_hist {
-                if let Some(o) = v.as_object_mut() {
-                    o.remove("hist");
-                }
-            }
             println!("{v}");
         }
         Ok(())
     }
+}
+
+/// Leading CSV columns of a run's row: what it was, then what it got.
+pub const CSV_LEADING: &[&str] = &[
+    "workload",
+    "link",
+    "mode",
+    "msg_size",
+    "resp_size",
+    "completed",
+    "failed",
+    "seconds",
+    "mrps",
+    "gbps",
+    "p50_us",
+    "p90_us",
+    "p99_us",
+    "p999_us",
+    "p9999_us",
+    "max_us",
+    "drops",
+    "retransmissions",
+];
+
+/// The top-level scalar fields of a JSON summary (numbers, strings,
+/// booleans): one CSV row. Objects and arrays (config, counters by name,
+/// the encoded histogram) stay in the JSON.
+pub fn flat_row(summary: &Value) -> Value {
+    let Some(o) = summary.as_object() else {
+        return Value::Object(Default::default());
+    };
+    let flat = o
+        .iter()
+        .filter(|(k, v)| k.as_str() != "hist" && !matches!(v, Value::Object(_) | Value::Array(_)))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    Value::Object(flat)
+}
+
+/// Prints `text` as it is to stdout, or to stderr when stdout is kept for
+/// the JSON line.
+pub fn print_human(json: bool, text: &str) {
+    if json {
+        eprint!("{text}");
+    } else {
+        print!("{text}");
+    }
+}
+
+/// [`check_writable`] for a plot: the name must also end in `.svg`, the one
+/// format this build draws (plotters' SVG backend; no bitmap backend).
+pub fn check_plot(flag: &str, path: &Path) -> anyhow::Result<()> {
+    if !super::plot::is_svg(path) {
+        anyhow::bail!(
+            "{flag} {}: only SVG plots are supported; give a file name ending in .svg",
+            path.display()
+        );
+    }
+    check_writable(flag, path)
 }
 
 /// Fails, naming `flag`, unless `path` can be created or overwritten: its
@@ -165,6 +261,100 @@ mod tests {
         let p = tmp("check.csv");
         check_writable("--csv", &p).unwrap();
         assert!(!p.exists());
+    }
+
+    #[test]
+    fn a_plot_must_be_svg_and_the_refusal_names_the_flag() {
+        let e = check_plot("--plot", &tmp("lat.png")).unwrap_err();
+        let m = format!("{e:#}");
+        assert!(m.contains("--plot") && m.contains("only SVG"), "{m}");
+        assert!(check_plot("--plot", &tmp("noext")).is_err());
+        check_plot("--plot", &tmp("lat.SVG")).unwrap();
+        let e = check_plot("--plot", Path::new("/nonexistent-dir-x/a.svg")).unwrap_err();
+        assert!(format!("{e:#}").contains("does not exist"), "{e:#}");
+    }
+
+    #[test]
+    fn report_args_check_every_path_by_its_flag() {
+        let ok = ReportArgs {
+            hist_out: Some(tmp("h.hgrm")),
+            plot: Some(tmp("p.svg")),
+            csv: Some(tmp("c.csv")),
+            ..Default::default()
+        };
+        ok.check().unwrap();
+        let bad = Path::new("/nonexistent-dir-x/f");
+        for (flag, args) in [
+            (
+                "--hist-out",
+                ReportArgs {
+                    hist_out: Some(bad.into()),
+                    ..ok.clone()
+                },
+            ),
+            (
+                "--plot",
+                ReportArgs {
+                    plot: Some(bad.with_extension("svg")),
+                    ..ok.clone()
+                },
+            ),
+            (
+                "--csv",
+                ReportArgs {
+                    csv: Some(bad.into()),
+                    ..ok.clone()
+                },
+            ),
+        ] {
+            let m = format!("{:#}", args.check().unwrap_err());
+            assert!(m.starts_with(flag), "{flag}: {m}");
+        }
+    }
+
+    #[test]
+    fn emit_writes_a_stamped_csv_row_of_scalars() {
+        let mut rep = crate::report::Report {
+            workload: "latency".into(),
+            link: "memif".into(),
+            mode: "lossless".into(),
+            msg_size: 32,
+            resp_size: 32,
+            completed: 10,
+            seconds: 1.0,
+            ..Default::default()
+        };
+        rep.latency.record_ns(2_000);
+        let p = tmp("emit.csv");
+        let args = ReportArgs {
+            csv: Some(p.clone()),
+            ..Default::default()
+        };
+        args.emit(&rep, false, Some(&Config::default())).unwrap();
+        let text = std::fs::read_to_string(&p).unwrap();
+        std::fs::remove_file(&p).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert_eq!(&header[..CSV_LEADING.len()], CSV_LEADING);
+        for k in ["version", "commit", "dpdk_version", "timestamp", "host"] {
+            assert!(header.contains(&k), "{k} in {header:?}");
+        }
+        for k in ["config", "hist", "drops_by_reason"] {
+            assert!(!header.contains(&k), "{k} is not a scalar: {header:?}");
+        }
+        let row = lines.next().unwrap();
+        assert!(
+            row.starts_with("latency,memif,lossless,32,32,10,0,1.0,"),
+            "{row}"
+        );
+        assert_eq!(lines.next(), None, "one row");
+    }
+
+    #[test]
+    fn flat_rows_keep_scalars_only() {
+        let v = json!({"a": 1, "b": "x", "c": true, "d": {"e": 1}, "f": [1], "hist": "AAA"});
+        assert_eq!(flat_row(&v), json!({"a": 1, "b": "x", "c": true}));
+        assert_eq!(flat_row(&json!(3)), json!({}));
     }
 
     #[test]

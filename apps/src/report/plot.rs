@@ -4,6 +4,11 @@
 //! `<text>` elements that the viewer lays out with its own fonts, and
 //! plotters sizes labels with its built-in estimate, so no fontconfig or
 //! freetype is needed at build or run time.
+//!
+//! The format comes from the file name: a path that does not end in `.svg`
+//! is refused ([`is_svg`]) rather than filled with SVG under another name.
+//! Latency percentile plots put latency on a log axis: a p50 of a few
+//! microseconds stays readable under a maximum of tens of milliseconds.
 
 use crate::measure::hist::LatencyHist;
 use plotters::coord::ranged1d::{AsRangedCoord, Ranged, ValueFormatter};
@@ -35,7 +40,8 @@ pub(crate) fn err(path: &Path, msg: impl ToString) -> PlotError {
 }
 
 /// Latency against percentile, one line per histogram, x on a log scale of
-/// 1/(1-p) labelled 50 %, 90 %, 99 %, 99.9 %, ... (HdrHistogram's plot).
+/// 1/(1-p) labelled 50 %, 90 %, 99 %, 99.9 %, ... (HdrHistogram's plot),
+/// latency on a log scale ([`latency_axis`]).
 pub fn plot_latency_percentiles(
     path: &Path,
     title: &str,
@@ -62,17 +68,38 @@ pub fn plot_latency_percentiles(
         .unwrap_or(MAX_PCT_X);
     let ticks: Vec<f64> = PCT_TICKS.iter().copied().filter(|t| *t <= x_end).collect();
     let x_spec = (1.0..x_end).log_scale().with_key_points(ticks);
-    let y_range = 0.0..max_y(&curves) * 1.05;
+    let y_spec = latency_axis(&curves).log_scale();
     draw(
         path,
         title,
         "percentile",
-        "latency (us)",
+        "latency (us, log scale)",
         &curves,
         x_spec,
-        y_range,
+        y_spec,
         &|x| percentile_label(*x),
     )
+}
+
+/// The log latency axis of a percentile plot: from a little under the
+/// smallest latency to a little over the largest (at least a decade, so a
+/// flat curve still gets ticks).
+fn latency_axis(curves: &[(&str, Vec<(f64, f64)>)]) -> Range<f64> {
+    let ys = || curves.iter().flat_map(|(_, p)| p.iter().map(|q| q.1));
+    let lo = ys()
+        .filter(|y| *y > 0.0 && y.is_finite())
+        .fold(f64::INFINITY, f64::min);
+    let lo = if lo.is_finite() { lo / 1.25 } else { 0.1 };
+    let hi = (max_y(curves) * 1.25).max(lo * 10.0);
+    lo..hi
+}
+
+/// Whether `path` names an SVG file (`.svg`, any case): the one format
+/// this build writes.
+pub fn is_svg(path: &Path) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case("svg"))
 }
 
 /// Lines through `(x, y)` points, one per series (e.g. goodput against
@@ -187,23 +214,31 @@ fn min_y(curves: &[(&str, Vec<(f64, f64)>)]) -> f64 {
         .fold(0.0f64, f64::min)
 }
 
-/// Draws the chart: title, mesh with labels, one line with point markers
-/// per series, legend.
+/// Draws the chart (SVG paths only): title, mesh with labels, one line with
+/// point markers per series, legend.
 #[allow(clippy::too_many_arguments)]
-fn draw<X>(
+fn draw<X, Y>(
     path: &Path,
     title: &str,
     x_label: &str,
     y_label: &str,
     curves: &[(&str, Vec<(f64, f64)>)],
     x_spec: X,
-    y_range: Range<f64>,
+    y_spec: Y,
     x_fmt: &dyn Fn(&f64) -> String,
 ) -> Result<(), PlotError>
 where
     X: AsRangedCoord<Value = f64>,
     X::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
+    Y: AsRangedCoord<Value = f64>,
+    Y::CoordDescType: Ranged<ValueType = f64> + ValueFormatter<f64>,
 {
+    if !is_svg(path) {
+        return Err(err(
+            path,
+            "only SVG plots are supported: give a file name ending in .svg",
+        ));
+    }
     let root = SVGBackend::new(path, SIZE).into_drawing_area();
     root.fill(&WHITE).map_err(|e| err(path, e))?;
     let mut chart = ChartBuilder::on(&root)
@@ -211,7 +246,7 @@ where
         .margin(16)
         .x_label_area_size(48)
         .y_label_area_size(64)
-        .build_cartesian_2d(x_spec, y_range)
+        .build_cartesian_2d(x_spec, y_spec)
         .map_err(|e| err(path, e))?;
     chart
         .configure_mesh()
@@ -281,11 +316,69 @@ mod tests {
         plot_latency_percentiles(&p, "RTT", &[("lossless-run", &a), ("lossy-run", &b)]).unwrap();
         let svg = std::fs::read_to_string(&p).unwrap();
         assert!(svg.contains("<svg"));
-        for s in ["lossless-run", "lossy-run", "99.9%", "latency (us)"] {
+        for s in [
+            "lossless-run",
+            "lossy-run",
+            "99.9%",
+            "latency (us, log scale)",
+        ] {
             assert!(svg.contains(s), "missing {s}");
         }
         let empty = LatencyHist::new();
         assert!(plot_latency_percentiles(&p, "x", &[("e", &empty)]).is_err());
+        std::fs::remove_dir_all(p.parent().unwrap()).unwrap();
+    }
+
+    /// Text of every `<text>` element of an SVG (the axis labels).
+    fn texts(svg: &str) -> Vec<String> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| t.split_once('>').and_then(|(_, r)| r.split_once("</text>")))
+            .map(|(t, _)| t.trim().to_string())
+            .collect()
+    }
+
+    #[test]
+    fn latency_axis_is_logarithmic_so_microseconds_show_under_a_long_tail() {
+        // 2-3 us for almost every RPC, one 50 ms outlier.
+        let mut h = LatencyHist::new();
+        for i in 0..100_000u64 {
+            h.record_ns(2_000 + i % 1_000);
+        }
+        h.record_ns(50_000_000);
+        let curve = percentile_curve(&h);
+        let axis = latency_axis(&[("x", curve)]);
+        assert!(axis.start > 1.0 && axis.start < 2.0, "{axis:?}");
+        assert!(axis.end >= 50_000.0, "{axis:?}");
+        let p = tmp("tail.svg");
+        plot_latency_percentiles(&p, "tail", &[("x", &h)]).unwrap();
+        let labels = texts(&std::fs::read_to_string(&p).unwrap());
+        // A linear 0..50 ms axis has no tick below thousands of us; a log
+        // one has a tick per decade from single microseconds up.
+        for tick in ["10", "100", "1000"] {
+            assert!(
+                labels.iter().any(|l| l == tick),
+                "no {tick} tick: {labels:?}"
+            );
+        }
+        assert!(labels.iter().any(|l| l.contains("log scale")), "{labels:?}");
+        std::fs::remove_dir_all(p.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn only_svg_file_names_are_drawn() {
+        assert!(is_svg(Path::new("a/b.svg")) && is_svg(Path::new("B.SVG")));
+        for name in ["lat.png", "lat.jpg", "lat", "svg"] {
+            assert!(!is_svg(Path::new(name)), "{name}");
+        }
+        let mut h = LatencyHist::new();
+        h.record_ns(1_000);
+        let p = tmp("lat.png");
+        let e = plot_latency_percentiles(&p, "x", &[("a", &h)]).unwrap_err();
+        assert!(e.to_string().contains("only SVG"), "{e}");
+        assert!(!p.exists(), "nothing written under a .png name");
+        let e = plot_xy(&p, "t", "x", "y", &[("a", vec![(1.0, 1.0)])], false).unwrap_err();
+        assert!(e.to_string().contains("only SVG"), "{e}");
         std::fs::remove_dir_all(p.parent().unwrap()).unwrap();
     }
 
