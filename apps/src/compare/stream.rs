@@ -1,6 +1,6 @@
-//! The loop of the multi-point commands (`sweep`, `incast`) and where
-//! each point goes the moment it finishes, following `report::output`'s
-//! convention:
+//! The loop of the multi-point commands (`sweep`, `sweep --msg-sizes`,
+//! `incast`) and where each point goes the moment it finishes, following
+//! `report::output`'s convention:
 //!
 //! - a table row on the human stream (stdout; stderr when stdout carries
 //!   JSON), under a header printed before the first run (perftest's habit:
@@ -48,8 +48,9 @@ pub struct PointsOut {
     /// interrupted sweep keeps its finished rows).
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
-    /// Draw the sweep as SVG: goodput in FILE, p99 in FILE-p99.svg, loss
-    /// rate in FILE-loss.svg, against the swept value.
+    /// Draw the sweep as SVG. Credits and fan-in: goodput in FILE, p99 in
+    /// FILE-p99.svg, loss rate in FILE-loss.svg. Message sizes: p50/p99
+    /// latency in FILE, goodput in FILE-goodput.svg.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
 }
@@ -217,7 +218,7 @@ pub(super) fn table_line(columns: &[Column], cells: &[String]) -> String {
 
 /// A finished point: the run (or why it did not run), its row (the JSON
 /// object that the CSV, the stream and the summary carry), and its name
-/// in notes ("lossy 16 credits", "lossless x 8").
+/// in notes ("lossy 16 credits", "lossy 4k").
 #[derive(Clone, Debug)]
 pub(super) struct Done {
     pub point: Point,

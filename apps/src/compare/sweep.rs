@@ -1,10 +1,12 @@
-//! `rpc-bench sweep`: one run per credit value (and flow mode). Points are
+//! `rpc-bench sweep`: one run per credit value (and flow mode); with
+//! `--msg-sizes`, one per request size ([`super::size_sweep`]). Points are
 //! written as they finish ([`super::stream`]).
 
 use super::modes::*;
 use super::probes::*;
 use super::report::*;
 use super::run::*;
+use super::size_sweep::*;
 use super::stream::*;
 use crate::config::cli::ConfigArgs;
 use crate::config::Config;
@@ -70,6 +72,26 @@ pub struct SweepArgs {
         default_value = "0.5x,1x,2x,4x,8x,16x"
     )]
     pub credit_list: String,
+    /// Sweep the request size instead of the credits: one run per size
+    /// (and mode), comma-separated, k = 1024 (32,1k,4k,64k,1M,8M). Each
+    /// point runs the configured workload (--workload) with that request
+    /// size; sizes above one packet's payload travel as multi-packet
+    /// messages. Credits are each mode's default (or --set
+    /// transport.credits). Every point is validated before the first run.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_parser = parse_msg_size,
+        conflicts_with = "credit_list"
+    )]
+    pub msg_sizes: Option<Vec<u64>>,
+    /// Response size of a --msg-sizes sweep: "config" keeps the configured
+    /// workload.resp_size (32 B unless --resp-size says otherwise: a
+    /// write-like RPC); "same" answers with as many bytes as the request
+    /// (an echo, perftest's ping-pong).
+    #[arg(long, value_enum, default_value_t = RespSizes::Config, requires = "msg_sizes")]
+    pub resp_sizes: RespSizes,
     /// Modes to sweep, comma-separated (lossless, pause, lossy, irn: the
     /// base configuration of each point; the credits are the sweep's).
     /// Lossless credits above rx_desc / sessions, or a pause headroom above
@@ -151,9 +173,14 @@ const CREDIT_COLUMNS: &[Column] = &[
     },
 ];
 
-/// `rpc-bench sweep`: one run per credit value (and mode).
+/// `rpc-bench sweep`: one run per credit value (and mode), or with
+/// `--msg-sizes` one per request size (and mode).
 pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     crate::run::child::install_signal_handlers();
+    if let Some(sizes) = &a.msg_sizes {
+        a.out.check(&SIZE_PLOT_SUFFIXES)?;
+        return size_sweep_cmd(a, sizes);
+    }
     a.out.check(&["p99", "loss"])?;
     let specs = parse_credit_list(&a.credit_list)?;
     let modes = parse_presets(&a.modes)?;
