@@ -278,12 +278,11 @@ fn sweep_and_incast_report_every_point() {
     args.extend_from_slice(&loss);
     let r = run(BENCH, &args, LIMIT);
     assert!(r.ok(), "sweep failed:\n{}\n{}", r.stdout, r.stderr);
-    let pts: Vec<Value> = r
-        .stdout
-        .lines()
-        .rev()
-        .find_map(|l| serde_json::from_str::<Vec<Value>>(l).ok())
-        .unwrap_or_else(|| panic!("no JSON array:\n{}", r.stdout));
+    // --json: the summary object, its points in order.
+    let pts: Vec<Value> = r.json()["points"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| panic!("no points in the summary:\n{}", r.stdout));
     assert_eq!(pts.len(), 4, "{pts:?}");
     // BDP 9 (10 Gb/s x 10 us): 1x = 9, 8x = 72 credits.
     let credits: Vec<u64> = pts.iter().map(|p| u(p, &["credits"])).collect();
@@ -300,7 +299,8 @@ fn sweep_and_incast_report_every_point() {
         assert!(p["loss_rate"].as_f64().is_some(), "{p}");
         assert_eq!(u(p, &["failed"]), 0, "{p}");
     }
-    assert!(r.stdout.contains("loss rate"), "{}", r.stdout);
+    // With --json the table is on stderr.
+    assert!(r.stderr.contains("loss rate"), "{}", r.stderr);
 
     let mut args = vec![
         "incast",
@@ -311,12 +311,11 @@ fn sweep_and_incast_report_every_point() {
     args.extend_from_slice(&loss);
     let r = run(BENCH, &args, LIMIT);
     assert!(r.ok(), "incast failed:\n{}\n{}", r.stdout, r.stderr);
-    let pts: Vec<Value> = r
-        .stdout
-        .lines()
-        .rev()
-        .find_map(|l| serde_json::from_str::<Vec<Value>>(l).ok())
-        .unwrap_or_else(|| panic!("no JSON array:\n{}", r.stdout));
+    // --json: the summary object, its points in order.
+    let pts: Vec<Value> = r.json()["points"]
+        .as_array()
+        .cloned()
+        .unwrap_or_else(|| panic!("no points in the summary:\n{}", r.stdout));
     let got: Vec<(String, u64, u64)> = pts
         .iter()
         .map(|p| {

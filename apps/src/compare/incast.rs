@@ -1,14 +1,15 @@
 //! `rpc-bench incast`: N sessions of one client thread converging on one
-//! server thread, in each mode of `--modes`.
+//! server thread, in each mode of `--modes`. Points are written as they
+//! finish ([`super::stream`]).
 
 use super::modes::*;
 use super::probes::*;
 use super::report::*;
 use super::run::*;
+use super::stream::*;
 use super::sweep::*;
 use crate::config::cli::ConfigArgs;
 use crate::config::{Config, Mode};
-use anyhow::bail;
 use clap::Args;
 
 // ------------------------------------------------------------ incast
@@ -56,6 +57,7 @@ pub fn incast_credits(base: &Config, mode: Mode, sessions: u32) -> Option<u16> {
 /// `rpc-bench incast`: fan-in sessions to one server worker, both modes.
 pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     crate::run::child::install_signal_handlers();
+    a.out.check(&["p99", "loss"])?;
     let modes = parse_presets(&a.modes)?;
     let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &modes)?;
     bases.each(|c| c.workload.kind = crate::config::WorkloadKind::Incast);
@@ -76,39 +78,15 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
         base.cores.server[0]
     );
     eprintln!("  {}", bdp_line(&base));
-    let total = a.fan_in.len() * modes.len();
-    let mut points = Vec::new();
-    for &n in &a.fan_in {
-        for mode in &modes {
-            if crate::run::child::interrupted() {
-                bail!("interrupted");
-            }
-            let label = format!("[{}/{total}] {} x {n}", points.len() + 1, mode.name());
-            let mut cfg = bases.get(*mode).clone();
-            cfg.workload.sessions_per_thread = n.max(1);
-            let Some(credits) = incast_credits(&cfg, cfg.transport.mode, n) else {
-                let why = format!(
-                    "skipped: link.rx_desc = {} cannot back one credit for each of {n} sessions",
-                    cfg.link.rx_desc
-                );
-                eprintln!("rpc-bench: {label}: {why}");
-                points.push(Point {
-                    mode: *mode,
-                    credits: 0,
-                    bdp: cfg.bdp_credits(),
-                    sessions: n,
-                    rx_desc: cfg.link.rx_desc,
-                    note: None,
-                    result: Err(why),
-                });
-                continue;
-            };
-            cfg.transport.credits = Some(credits);
-            points.push(run_point(*mode, cfg, &probes, &label));
-        }
-    }
-    println!();
-    println!(
+    let plan: Vec<(u32, Preset)> = a
+        .fan_in
+        .iter()
+        .flat_map(|&n| modes.iter().map(move |m| (n, *m)))
+        .collect();
+    let mut columns = INCAST_COLUMNS.to_vec();
+    columns.extend_from_slice(METRICS);
+    let mut sink = Sink::new(&a.out, &columns, &["sessions", "mode", "credits"])?;
+    sink.say(&format!(
         "incast: {} session(s) of one client thread -> one server thread; {}",
         a.fan_in
             .iter()
@@ -116,18 +94,94 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
             .collect::<Vec<_>>()
             .join("/"),
         describe(&base)
-    );
-    println!(
+    ))?;
+    sink.say(&format!(
         "{}; lossless credits per session = min(BDP, rx_desc / sessions)",
         bdp_line(&base)
-    );
-    print!("{}", render_points(&points, true));
+    ))?;
+    let total = plan.len();
+    let outcome = run_points(
+        total,
+        |i| {
+            let (n, mode) = plan[i];
+            let label = format!("[{}/{total}] {} x {n}", i + 1, mode.name());
+            let point = incast_point(bases.get(mode), mode, n, &probes, &label);
+            Done {
+                row: point.to_json(),
+                point,
+                label: format!("{} x {n}", mode.name()),
+            }
+        },
+        crate::run::child::interrupted,
+        &mut sink,
+    )?;
     conclude(
-        &points,
+        "incast",
+        "fan_in",
+        &outcome,
+        &mut sink,
         &a.out,
-        ("sessions (fan-in)", |pt: &Point| pt.sessions as f64),
-        || format!("incast over {}, one client thread", link_name(&base)),
+        &base,
+        |done, _| {
+            plot_done(
+                a.out.plot.as_deref(),
+                done,
+                &base,
+                "sessions (fan-in)",
+                |p| p.sessions as f64,
+            )
+        },
     )
+}
+
+/// The incast table: fan-in, mode, per-session credits, ring, then the
+/// results.
+const INCAST_COLUMNS: &[Column] = &[
+    Column {
+        head: "sessions",
+        width: 8,
+        cell: |r| text(r, "sessions"),
+    },
+    Column {
+        head: "mode",
+        width: 8,
+        cell: |r| text(r, "mode"),
+    },
+    Column {
+        head: "credits",
+        width: 7,
+        cell: |r| text(r, "credits"),
+    },
+    Column {
+        head: "rx_desc",
+        width: 7,
+        cell: |r| text(r, "rx_desc"),
+    },
+];
+
+/// One incast point: `n` sessions on `mode`'s base, or why it cannot run
+/// (a lossless ring too small to give each session one credit).
+fn incast_point(base: &Config, mode: Preset, n: u32, probes: &[QdiscProbe], label: &str) -> Point {
+    let mut cfg = base.clone();
+    cfg.workload.sessions_per_thread = n.max(1);
+    let Some(credits) = incast_credits(&cfg, cfg.transport.mode, n) else {
+        let why = format!(
+            "skipped: link.rx_desc = {} cannot back one credit for each of {n} sessions",
+            cfg.link.rx_desc
+        );
+        eprintln!("rpc-bench: {label}: {why}");
+        return Point {
+            mode,
+            credits: 0,
+            bdp: cfg.bdp_credits(),
+            sessions: n,
+            rx_desc: cfg.link.rx_desc,
+            note: None,
+            result: Err(why),
+        };
+    };
+    cfg.transport.credits = Some(credits);
+    run_point(mode, cfg, probes, label)
 }
 
 #[cfg(test)]

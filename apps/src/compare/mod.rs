@@ -30,8 +30,10 @@
 //! marks, CNPs).
 //!
 //! Layout: [`modes`] (the presets and per-mode overrides), [`run`] (one
-//! measured run, `compare`), [`sweep`], [`incast`], [`tc`] (qdisc
-//! parsing), [`probes`] (host probes), [`report`] (drop sources, counters,
+//! measured run, `compare`), [`sweep`], [`size_sweep`] (`sweep
+//! --msg-sizes`), [`incast`], [`stream`] (the multi-point loop: every
+//! point written as it finishes, Ctrl-C keeps the finished ones), [`tc`]
+//! (qdisc parsing), [`probes`] (host probes), [`report`] (drop sources, counters,
 //! tables, plots), [`recovery_counters`] (the recovery and flow-control counters).
 
 mod incast;
@@ -40,6 +42,8 @@ mod probes;
 mod recovery_counters;
 mod report;
 mod run;
+mod size_sweep;
+mod stream;
 mod sweep;
 mod tc;
 
@@ -53,5 +57,7 @@ pub use report::{
     QDISC_SENDER, QDISC_SWITCH,
 };
 pub use run::{compare_cmd, fit_ring, measure, Bases, CompareArgs};
+pub use size_sweep::{parse_msg_size, size_text, RespSizes};
+pub use stream::PointsOut;
 pub use sweep::{parse_credit_list, sweep_cmd, CreditSpec, SweepArgs};
 pub use tc::{parse_tc_qdisc, QdiscStats};

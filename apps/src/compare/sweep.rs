@@ -1,15 +1,17 @@
-//! `rpc-bench sweep`: one run per credit value (and flow mode).
+//! `rpc-bench sweep`: one run per credit value (and flow mode); with
+//! `--msg-sizes`, one per request size ([`super::size_sweep`]). Points are
+//! written as they finish ([`super::stream`]).
 
 use super::modes::*;
 use super::probes::*;
 use super::report::*;
 use super::run::*;
+use super::size_sweep::*;
+use super::stream::*;
 use crate::config::cli::ConfigArgs;
 use crate::config::Config;
 use anyhow::bail;
 use clap::Args;
-use serde_json::Value;
-use std::path::PathBuf;
 
 // ------------------------------------------------------------ sweep
 
@@ -70,6 +72,26 @@ pub struct SweepArgs {
         default_value = "0.5x,1x,2x,4x,8x,16x"
     )]
     pub credit_list: String,
+    /// Sweep the request size instead of the credits: one run per size
+    /// (and mode), comma-separated, k = 1024 (32,1k,4k,64k,1M,8M). Each
+    /// point runs the configured workload (--workload) with that request
+    /// size; sizes above one packet's payload travel as multi-packet
+    /// messages. Credits are each mode's default (or --set
+    /// transport.credits). Every point is validated before the first run.
+    #[arg(
+        long,
+        value_name = "LIST",
+        value_delimiter = ',',
+        value_parser = parse_msg_size,
+        conflicts_with = "credit_list"
+    )]
+    pub msg_sizes: Option<Vec<u64>>,
+    /// Response size of a --msg-sizes sweep: "config" keeps the configured
+    /// workload.resp_size (32 B unless --resp-size says otherwise: a
+    /// write-like RPC); "same" answers with as many bytes as the request
+    /// (an echo, perftest's ping-pong).
+    #[arg(long, value_enum, default_value_t = RespSizes::Config, requires = "msg_sizes")]
+    pub resp_sizes: RespSizes,
     /// Modes to sweep, comma-separated (lossless, pause, lossy, irn: the
     /// base configuration of each point; the credits are the sweep's).
     /// Lossless credits above rx_desc / sessions, or a pause headroom above
@@ -78,21 +100,6 @@ pub struct SweepArgs {
     pub modes: Vec<String>,
     #[command(flatten)]
     pub out: PointsOut,
-}
-
-/// Drop sources and output of a multi-point run (`sweep`, `incast`).
-#[derive(Args, Clone, Debug, Default)]
-pub struct PointsOut {
-    /// Read drops of this device's qdisc, DEV or DEV@NETNS (repeatable).
-    #[arg(long = "qdisc", value_name = "DEV[@NETNS]")]
-    pub qdisc: Vec<String>,
-    /// Print a JSON array (one object per run) as the last line.
-    #[arg(long)]
-    pub json: bool,
-    /// Goodput against the swept value (credits, fan-in) as SVG; p99 and
-    /// loss rate go to FILE-p99.svg and FILE-loss.svg.
-    #[arg(long, value_name = "FILE.svg")]
-    pub plot: Option<PathBuf>,
 }
 
 /// Runs `cfg` (already `preset`'s, with its credits) as one point.
@@ -142,9 +149,39 @@ pub(super) fn run_point(
     point
 }
 
-/// `rpc-bench sweep`: one run per credit value (and mode).
+/// The credit sweep's table: the point's mode and credits, then the results.
+const CREDIT_COLUMNS: &[Column] = &[
+    Column {
+        head: "mode",
+        width: 8,
+        cell: |r| text(r, "mode"),
+    },
+    Column {
+        head: "credits",
+        width: 7,
+        cell: |r| text(r, "credits"),
+    },
+    Column {
+        head: "x BDP",
+        width: 6,
+        cell: |r| fixed(r, "credits_x_bdp", 2),
+    },
+    Column {
+        head: "rx_desc",
+        width: 7,
+        cell: |r| text(r, "rx_desc"),
+    },
+];
+
+/// `rpc-bench sweep`: one run per credit value (and mode), or with
+/// `--msg-sizes` one per request size (and mode).
 pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     crate::run::child::install_signal_handlers();
+    if let Some(sizes) = &a.msg_sizes {
+        a.out.check(&SIZE_PLOT_SUFFIXES)?;
+        return size_sweep_cmd(a, sizes);
+    }
+    a.out.check(&["p99", "loss"])?;
     let specs = parse_credit_list(&a.credit_list)?;
     let modes = parse_presets(&a.modes)?;
     let bases = load_bases(&a.cfg, None, &a.mode_sets, &modes)?;
@@ -153,80 +190,76 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     warn_bypassed(&base, &probes);
     eprintln!("rpc-bench sweep: {}", describe(&base));
     eprintln!("  {}", bdp_line(&base));
-    let total = modes.len() * specs.len();
-    let mut points = Vec::new();
-    for mode in &modes {
-        for spec in &specs {
-            if crate::run::child::interrupted() {
-                bail!("interrupted");
-            }
-            let mut cfg = bases.get(*mode).clone();
-            cfg.transport.credits = Some(spec.resolve(cfg.bdp_credits()));
-            let label = format!("[{}/{total}] {}", points.len() + 1, mode.name());
-            points.push(run_point(*mode, cfg, &probes, &label));
-        }
-    }
-    println!();
-    println!(
+    let plan: Vec<(Preset, CreditSpec)> = modes
+        .iter()
+        .flat_map(|m| specs.iter().map(move |s| (*m, *s)))
+        .collect();
+    let mut columns = CREDIT_COLUMNS.to_vec();
+    columns.extend_from_slice(METRICS);
+    let mut sink = Sink::new(&a.out, &columns, &["mode", "credits", "credits_x_bdp"])?;
+    sink.say(&format!(
         "credit sweep: {}",
         describe(&base).replacen(" (lossless)", "", 1)
-    );
-    println!("{}", bdp_line(&base));
-    print!("{}", render_points(&points, false));
+    ))?;
+    sink.say(&bdp_line(&base))?;
+    let total = plan.len();
+    let outcome = run_points(
+        total,
+        |i| {
+            let (mode, spec) = plan[i];
+            let mut cfg = bases.get(mode).clone();
+            cfg.transport.credits = Some(spec.resolve(cfg.bdp_credits()));
+            let label = format!("[{}/{total}] {}", i + 1, mode.name());
+            let point = run_point(mode, cfg, &probes, &label);
+            let label = format!("{} {} credits", mode.name(), point.credits);
+            Done {
+                row: point.to_json(),
+                point,
+                label,
+            }
+        },
+        crate::run::child::interrupted,
+        &mut sink,
+    )?;
     conclude(
-        &points,
+        "sweep",
+        "credits",
+        &outcome,
+        &mut sink,
         &a.out,
-        ("credits", |pt: &Point| pt.credits as f64),
-        || {
-            format!(
-                "{} over {}, BDP {}",
-                base.workload.kind.as_str(),
-                link_name(&base),
-                base.bdp_credits()
-            )
+        &base,
+        |done, _| {
+            plot_done(a.out.plot.as_deref(), done, &base, "credits", |p| {
+                p.credits as f64
+            })
         },
     )
 }
 
-/// The end of a sweep or an incast: the plot of every point against
-/// `x` when asked, the JSON array when asked, then [`finish`]'s verdict.
-pub(super) fn conclude(
-    points: &[Point],
-    out: &PointsOut,
-    (x_label, x): (&str, impl Fn(&Point) -> f64),
-    context: impl FnOnce() -> String,
+/// Goodput, p99 and loss rate against `x` (credits, fan-in) when `--plot`
+/// asked: the plots of `render_points`' table.
+pub(super) fn plot_done(
+    path: Option<&std::path::Path>,
+    done: &[Done],
+    base: &Config,
+    x_label: &str,
+    x: impl Fn(&Point) -> f64,
 ) -> anyhow::Result<()> {
-    if let Some(p) = &out.plot {
-        plot_points(p, points, &context(), x_label, x, true)?;
-    }
-    if out.json {
-        println!(
-            "{}",
-            Value::Array(points.iter().map(Point::to_json).collect())
-        );
-    }
-    finish(points)
-}
-
-pub(super) fn finish(points: &[Point]) -> anyhow::Result<()> {
-    let bad: Vec<String> = points
-        .iter()
-        .filter_map(|p| match &p.result {
-            Ok(r) if clean(r) => None,
-            Ok(r) => Some(format!(
-                "{} {} credits: {} failed",
-                p.mode.name(),
-                p.credits,
-                r.failed
-            )),
-            Err(e) if e.starts_with("skipped") => None,
-            Err(e) => Some(format!("{} {} credits: {e}", p.mode.name(), p.credits)),
-        })
-        .collect();
-    if !bad.is_empty() {
-        bail!("runs with failures: {}", bad.join("; "));
-    }
-    Ok(())
+    let Some(path) = path else {
+        return Ok(());
+    };
+    let points: Vec<Point> = done.iter().map(|d| d.point.clone()).collect();
+    let context = if base.workload.kind == crate::config::WorkloadKind::Incast {
+        format!("incast over {}, one client thread", link_name(base))
+    } else {
+        format!(
+            "{} over {}, BDP {}",
+            base.workload.kind.as_str(),
+            link_name(base),
+            base.bdp_credits()
+        )
+    };
+    plot_points(path, &points, &context, x_label, x, true)
 }
 
 #[cfg(test)]
