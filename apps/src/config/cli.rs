@@ -97,9 +97,10 @@ impl ConfigArgs {
             Some(r) => cfg.validate_for(&env, r)?,
             None => {
                 cfg.trust_own_client();
-                let fit = cfg
+                let mut fit = cfg
                     .fit_ring()
                     .map_err(|e| anyhow::anyhow!("invalid config: {e}"))?;
+                cfg.fit_rto(&mut fit);
                 if let Some(line) = fit.describe(&cfg) {
                     eprintln!("rpc-bench: {line}");
                 }

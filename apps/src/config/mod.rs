@@ -26,13 +26,13 @@ mod limits;
 pub mod link;
 mod load;
 mod mac;
-mod ring_fit;
+mod own_client;
 mod schema;
 pub mod setup;
 pub mod units;
 mod validate;
 
-pub use ring_fit::RingFit;
+pub use own_client::RingFit;
 pub use schema::*;
 pub use setup::{PortShape, Worker};
 pub use validate::ValidationEnv;

@@ -1,24 +1,38 @@
-//! Sizing the receive ring for a run whose both sides rpc-bench starts:
-//! lossless sessions each reserve (credits + 1) ring entries, and pause
-//! mode needs its headroom below the ring's top, so a run with many
-//! sessions needs a bigger ring than the 1,024-entry default. rpc-bench
-//! raises `link.rx_desc` to fit (never lowers it), and when even the
-//! largest ring cannot hold the BDP's credits it lowers credits the user
-//! did not set; what it cannot fit it refuses, naming the keys and the way
-//! out, before any process starts.
+//! Sizing a run whose both sides rpc-bench starts for its own client:
+//!
+//! - the receive ring: lossless sessions each reserve (credits + 1) ring
+//!   entries, and pause mode needs its headroom below the ring's top, so a
+//!   run with many sessions needs a bigger ring than the 1,024-entry
+//!   default. `link.rx_desc` is raised to fit (never lowered); when even
+//!   the largest ring cannot hold the BDP's credits, credits the user did
+//!   not set are lowered; what cannot fit is refused, naming the keys and
+//!   the way out, before any process starts;
+//! - the retransmission timeout: a thousand sessions with a window of 8
+//!   queue 8,000 requests at one server worker, about 10 ms of work, so a
+//!   5 ms timeout fires on packets that are only queued, and lossless
+//!   mode's probe then reports losses that never happened. `transport.rto_us`
+//!   is raised to twice the worst queue the run can build.
 
 use super::schema::{Config, Mode, MAX_DESC};
 use crate::config::link::LinkKind;
 use engine::proto::lossless_ring_entries;
 use engine::runtime::MEMIF_MAX_RING;
 
-/// What [`Config::fit_ring`] changed, for a line on stderr.
+/// What one small request costs a server worker on these virtual devices,
+/// rounded up: 2.4 Mrps per core is 0.42 us (docs/results.md), and the
+/// VM's stalls stretch it. Only used to size timeouts, with a 2x margin.
+const SERVICE_NS_PER_PKT: u64 = 1_000;
+
+/// What [`Config::fit_ring`] and [`Config::fit_rto`] changed, for a line
+/// on stderr.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RingFit {
     /// `link.rx_desc` raised to this.
     pub rx_desc: Option<u32>,
     /// BDP-derived credits lowered to this (lossless, user left them unset).
     pub credits: Option<u16>,
+    /// `transport.rto_us` raised to this.
+    pub rto_us: Option<u64>,
 }
 
 impl RingFit {
@@ -35,13 +49,21 @@ impl RingFit {
                 cfg.largest_rx_ring()
             ));
         }
-        (!parts.is_empty()).then(|| {
-            format!(
+        let mut lines = Vec::new();
+        if !parts.is_empty() {
+            lines.push(format!(
                 "{} so {sessions} {} session(s) per worker fit the receive ring",
                 parts.join(", "),
                 cfg.transport.mode.as_str()
-            )
-        })
+            ));
+        }
+        if let Some(rto) = self.rto_us {
+            lines.push(format!(
+                "transport.rto_us raised to {rto} (twice the {} packets {sessions} session(s) can queue at one server worker, at ~1 us each), so queued packets are not taken for lost ones",
+                cfg.queued_packets()
+            ));
+        }
+        (!lines.is_empty()).then(|| lines.join("\nrpc-bench: "))
     }
 }
 
@@ -52,6 +74,28 @@ impl Config {
         (self.workload.sessions_per_thread as u64)
             .max(self.max_sessions_per_server_worker() as u64)
             .max(1)
+    }
+
+    /// Packets the client can have waiting at one server worker: every
+    /// session's window of requests, each as many packets as its size
+    /// needs but no more than its credits, and never more than the ring.
+    pub fn queued_packets(&self) -> u64 {
+        let payload = (self.link.mtu as u64)
+            .saturating_sub(engine::wire::HEADERS_LEN as u64)
+            .max(1);
+        let per_req = (self.workload.req_size as u64).div_ceil(payload).max(1);
+        let per_session = (self.window() as u64 * per_req).min(self.effective_credits() as u64);
+        (per_session * self.ring_sessions()).min(self.link.rx_desc as u64)
+    }
+
+    /// Raises `transport.rto_us` to twice the time one server worker takes
+    /// to drain [`Self::queued_packets`]; never lowers it.
+    pub fn fit_rto(&mut self, fit: &mut RingFit) {
+        let need_us = 2 * self.queued_packets() * SERVICE_NS_PER_PKT / 1_000;
+        if need_us > self.transport.rto_us {
+            self.transport.rto_us = need_us;
+            fit.rto_us = Some(need_us);
+        }
     }
 
     /// The largest receive ring this link takes: DPDK 22.11's memif holds
@@ -136,6 +180,42 @@ mod tests {
         assert!((bdp as u32 + 1) * 1000 <= ring && ring <= 16384, "{ring}");
         assert!(fit.describe(&c).unwrap().contains("link.rx_desc raised to"));
         assert_eq!(c.link.rx_desc, ring);
+    }
+
+    #[test]
+    fn many_sessions_raise_the_timeout_past_their_queue_and_few_do_not() {
+        let mut c = with(&[
+            "workload.kind=\"throughput\"",
+            "workload.sessions_per_thread=1000",
+        ])
+        .unwrap();
+        let mut fit = c.fit_ring().unwrap();
+        // 1000 sessions x window 8 one-packet requests: 8,000 queued.
+        assert_eq!(c.queued_packets(), 8000);
+        c.fit_rto(&mut fit);
+        assert_eq!(fit.rto_us, Some(16_000));
+        assert_eq!(c.transport.rto_us, 16_000);
+        assert!(fit
+            .describe(&c)
+            .unwrap()
+            .contains("transport.rto_us raised to 16000"));
+        let mut few = with(&[
+            "workload.kind=\"throughput\"",
+            "workload.sessions_per_thread=4",
+        ])
+        .unwrap();
+        let mut fit = few.fit_ring().unwrap();
+        few.fit_rto(&mut fit);
+        assert_eq!((fit.rto_us, few.transport.rto_us), (None, 5000));
+        // 8 MiB requests: bounded by credits, not by the request's packets.
+        let mut large = with(&[
+            "workload.kind=\"large\"",
+            "workload.req_size=8388608",
+            "workload.sessions_per_thread=64",
+        ])
+        .unwrap();
+        let credits = large.effective_credits() as u64;
+        assert_eq!(large.queued_packets(), credits * 64);
     }
 
     #[test]
