@@ -5,12 +5,17 @@
 
 use clap::{Args, ValueEnum};
 
+/// `link.kind` and `--link`: one spelling (the file's, `af_packet`) on
+/// every subcommand; the command-line habit `af-packet` is an alias.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
 pub enum LinkKind {
     /// Shared-memory wire between two processes (net_memif).
     Memif,
     /// Kernel AF_PACKET on a veth pair (net_af_packet); see scripts/veth.sh.
+    #[serde(alias = "af-packet")]
+    #[value(alias = "af-packet")]
     AfPacket,
     /// In-process loopback (net_ring): TX queue i comes back on RX queue i.
     Ring,
@@ -20,6 +25,20 @@ pub enum LinkKind {
     Pcap,
     /// A real NIC by PCI address (bound to a DPDK driver; needs hugepages).
     Pci,
+}
+
+impl LinkKind {
+    /// The canonical spelling (the file's and `--link`'s).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkKind::Memif => "memif",
+            LinkKind::AfPacket => "af_packet",
+            LinkKind::Ring => "ring",
+            LinkKind::Null => "null",
+            LinkKind::Pcap => "pcap",
+            LinkKind::Pci => "pci",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -104,13 +123,7 @@ impl LinkArgs {
     /// The same flags as command-line arguments, for launching a child process.
     pub fn to_args(&self) -> Vec<String> {
         let mut a = vec![
-            format!(
-                "--link={}",
-                self.link
-                    .to_possible_value()
-                    .map(|v| v.get_name().to_string())
-                    .unwrap_or_default()
-            ),
+            format!("--link={}", self.link.as_str()),
             format!("--socket={}", self.socket),
             format!("--iface={}", self.iface),
             format!("--mem-mb={}", self.mem_mb),
