@@ -439,3 +439,101 @@ pub fn client_report(cfg: &Config, r: &crate::run::node::ClientResult) -> Report
     }
     rep
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser, Debug)]
+    struct Port {
+        #[command(flatten)]
+        port: PortArgs,
+    }
+
+    #[derive(Parser, Debug)]
+    struct Server {
+        #[command(flatten)]
+        cfg: ServerConfigArgs,
+    }
+
+    #[derive(Parser, Debug)]
+    struct Client {
+        #[command(flatten)]
+        cfg: ConfigArgs,
+    }
+
+    #[test]
+    fn a_resolved_link_survives_the_trip_to_a_peer_process() {
+        // What a floor passes to its two sides: every [link] setting.
+        let p = Port::parse_from([
+            "t",
+            "--link=af-packet",
+            "--iface=v0",
+            "--eal-arg=--iova-mode=va",
+            "--eal-arg=--log-level=lib.eal:debug",
+            "--file-prefix=a b\"c",
+            "--mem-mb=256",
+            "--huge",
+            "--qdisc-bypass=false",
+            "--client-netns=ns1",
+            "--link-timeout-ms=500",
+            "--log-level=7",
+        ]);
+        let link = p.port.link_args(&p.port.load().unwrap());
+        assert_eq!(link.link, LinkKind::AfPacket);
+        assert_eq!(
+            link.eal_args,
+            ["--iova-mode=va", "--log-level=lib.eal:debug"]
+        );
+        assert_eq!(link.file_prefix.as_deref(), Some("a b\"c"));
+        assert!(link.huge && !link.qdisc_bypass);
+        assert_eq!(
+            (link.mem_mb, link.log_level, link.link_timeout_ms),
+            (256, 7, 500)
+        );
+        let mut argv = vec!["t".to_string()];
+        argv.extend(link.to_args());
+        let again = Port::parse_from(argv);
+        let back = again.port.link_args(&again.port.load().unwrap());
+        assert_eq!(format!("{back:?}"), format!("{link:?}"));
+    }
+
+    #[test]
+    fn set_wins_over_shortcuts_and_the_file_gives_the_rest() {
+        let p = Port::parse_from(["t", "--link=memif", "--set=link.kind=null"]);
+        assert_eq!(p.port.load().unwrap().link.kind, LinkKind::Null);
+        let c = Client::parse_from(["t", "--workload=open-loop", "--mode=pause", "--msg-size=4k"]);
+        assert_eq!(
+            c.cfg.overrides(),
+            [
+                "workload.req_size=4096",
+                "transport.mode=\"pause\"",
+                "workload.kind=\"open_loop\""
+            ]
+        );
+    }
+
+    #[test]
+    fn the_server_has_no_client_shortcuts() {
+        for flag in [
+            "--seconds=1",
+            "--workload=latency",
+            "--window=2",
+            "--rate=10",
+        ] {
+            let e = Server::try_parse_from(["t", flag]).unwrap_err();
+            assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{flag}");
+            Client::try_parse_from(["t", flag]).unwrap();
+        }
+        let s = Server::parse_from(["t", "--msg-size=1k", "--sessions=2", "--credits=4"]);
+        assert_eq!(
+            s.cfg.overrides(),
+            [
+                "workload.req_size=1024",
+                "workload.sessions_per_thread=2",
+                "transport.credits=4"
+            ]
+        );
+    }
+}

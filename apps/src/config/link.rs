@@ -1,7 +1,9 @@
-//! Which link a process runs on, as flags shared by every binary: memif
-//! between two processes (the default), af_packet on a veth pair, ring /
-//! null / pcap in one process, or a real PCI NIC. `config::setup` turns
-//! them into the engine's device and builder.
+//! Which link a process runs on: memif between two processes (the
+//! default), af_packet on a veth pair, ring / null / pcap in one process,
+//! or a real PCI NIC. [`LinkArgs`] is the `[link]` section resolved for one
+//! process (`Config::link_args`); `config::setup` turns it into the
+//! engine's device and builder. The binaries take it as config keys and
+//! their shortcuts (`config::cli`), not as flags of its own.
 
 use clap::{Args, ValueEnum};
 
@@ -56,7 +58,9 @@ impl Role {
     }
 }
 
-/// Link and EAL flags shared by every binary.
+/// The link and EAL settings of one process. Its flags (`to_args`) are the
+/// `[link]` shortcuts `config::cli::PortArgs` takes, so a floor passes its
+/// resolved link to the peer processes it starts.
 #[derive(Args, Clone, Debug)]
 pub struct LinkArgs {
     /// Link kind.
