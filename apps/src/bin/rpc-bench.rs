@@ -254,8 +254,22 @@ fn floor_peer(
             if a.max_secs.is_none() {
                 plan.max_secs += 300.0;
             }
-            floor::run_server(link, server_core, plan.max_secs)?;
-            Ok(serde_json::Value::Null)
+            let v = floor::run_server(link, server_core, plan.max_secs)?;
+            if a.json {
+                println!("{v}");
+            } else {
+                println!(
+                    "floor server: echoed {} frames, ignored {}, port rx_missed {}, mbufs in use at start {} and end {}",
+                    v["echoed"], v["ignored"], v["port_rx_missed"], v["mbufs_in_use_start"], v["mbufs_in_use_end"]
+                );
+            }
+            if v["quit_received"] != true {
+                anyhow::bail!(
+                    "floor server: no Quit from the client within {} s",
+                    plan.max_secs
+                );
+            }
+            Ok(v)
         }
         Role::Client => {
             let v = floor::run_client(link, client_core, plan)?;
@@ -286,7 +300,7 @@ fn floor_pair(
         v.push(format!("--warmup={}", plan.warmup));
         v.push(format!("--stream-secs={}", plan.stream_secs));
         v.push(format!("--max-secs={}", plan.max_secs));
-        // The client's figures as its last line, for last_json.
+        // Each side's figures as its last line, for last_json.
         v.push("--json".to_string());
         v
     };
