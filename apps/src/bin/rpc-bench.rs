@@ -17,7 +17,7 @@ use std::time::Duration;
     name = "rpc-bench",
     version,
     about = "Benchmarks for the RPC engine over DPDK virtual devices or real NICs",
-    after_help = "Examples:\n  rpc-bench                            32 B latency over memif (server core 1, client core 0) + raw floor\n  rpc-bench run --workload throughput --window 8 --sessions 4 --json\n  rpc-bench run -c configs/af_packet.toml   af_packet on a veth pair (scripts/veth.sh up rpcveth0)\n  rpc-bench floor                      raw-frame floor over memif, cores 0 and 1\n  rpc-bench floor --json --pings 20000  same, JSON summary as the last line\n  rpc-bench port-check --link null      bring one port up in one process\n  rpc-bench fabric -c configs/fabric-incast.toml   six regimes on a simulated 32-to-1 incast (virtual time, no DPDK)"
+    after_help = "Examples:\n  rpc-bench                            32 B latency over memif (server core 1, client core 0) + raw floor\n  rpc-bench run --workload throughput --window 8 --sessions 4 --json\n  rpc-bench run -c configs/af_packet.toml   af_packet on a veth pair (scripts/veth.sh up rpcveth0)\n  rpc-bench floor                      raw-frame floor over memif, cores 0 and 1\n  rpc-bench floor --json --pings 20000  same, JSON summary as the last line\n  rpc-bench floor --peer server -c configs/real-nic.toml   one side of a floor between two hosts (then --peer client on the other)\n  rpc-bench port-check --link null      bring one port up in one process\n  rpc-bench fabric -c configs/fabric-incast.toml   six regimes on a simulated 32-to-1 incast (virtual time, no DPDK)\n  rpc-bench completions bash            shell completion (bash, zsh, fish, ...); `rpc-bench man` prints the man page"
 )]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -32,7 +32,7 @@ struct Cli {
 enum Cmd {
     /// (default) Server and client processes on two pinned cores; report latency, rate, loss, and the ratio to the raw floor.
     Run(RunArgs),
-    /// Raw frames, no RPC: ping-pong RTT (64 B, 1 KiB) and streaming (64 B, MTU) between two pinned processes.
+    /// Raw frames, no RPC: ping-pong RTT (64 B, 1 KiB) and streaming (64 B, MTU) between two pinned processes (or two hosts: --peer).
     Floor(FloorArgs),
     /// The protocol engine's own cost, no wire: two endpoints exchanging frames in memory on one thread.
     Engine(EngineArgs),
