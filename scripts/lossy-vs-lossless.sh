@@ -43,7 +43,7 @@ run machine sh -c 'nproc; uname -r; grep -m1 "model name" /proc/cpuinfo; grep -m
 
 step "1. af_packet link: base RTT and streaming rate (for the BDP)"
 veth lvl0
-run floor-afpacket rpc-bench floor --link af-packet --iface lvl0 --client-netns lvl0ns --pings 5000 --stream-secs 0.5
+run floor-afpacket rpc-bench floor --link af_packet --iface lvl0 --client-netns lvl0ns --pings 5000 --stream-secs 0.5
 
 step "2. slow receiver, 64-entry af_packet ring"
 # DPDK 22.11's af_packet PMD never reads the socket's drop counter (no getsockopt).

@@ -71,7 +71,7 @@ TIMERS=(--set transport.idle_timeout_ms=4000 --set transport.half_open_timeout_m
 
 "$B/rpc-server" "${LINK[@]}" "${TIMERS[@]}" --set "link.file_prefix=\"${TAG}s\"" \
   --set faults.drop=\"uniform\" --set faults.p=0.01 --set faults.direction=\"rx\" \
-  --max-seconds $((SECONDS_TOTAL + 60)) >"$WORK/server.json" 2>"$WORK/server.err" &
+  --max-seconds $((SECONDS_TOTAL + 60)) --json >"$WORK/server.json" 2>"$WORK/server.err" &
 SERVER=$!
 PIDS+=("$SERVER")
 sleep 2

@@ -165,6 +165,8 @@ fn exchange(
         .arg(format!("--msg-size={REQ_SIZE}"))
         .arg(format!("--resp-size={RESP_SIZE}"))
         .arg("--max-seconds=60")
+        // The exit summary as one JSON line, read back below.
+        .arg("--json")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(std::fs::File::create(&srv_err).expect("server stderr file"))

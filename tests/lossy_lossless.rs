@@ -214,7 +214,7 @@ fn reset_policy_resets_the_session_on_an_injected_loss() {
         "--seconds=1",
     ];
     let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_rpc-server"))
-        .args(common)
+        .args(common::server_flags(&common))
         .arg("--max-seconds=40")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())

@@ -187,7 +187,8 @@ fn port_check_on_a_null_device_follows_the_convention() {
     let v = one_stamped_line(&r, "port-check --json");
     assert_eq!(v["sent"], 256, "{v}");
     assert_eq!(v["link_up"], true, "{v}");
-    assert_eq!(v["config"]["frames"], 256, "{v}");
+    assert_eq!(v["check"]["frames"], 256, "{v}");
+    assert_eq!(v["config"]["link"]["kind"], "null", "{v}");
     assert!(r.stderr.contains("link up"), "text on stderr: {}", r.stderr);
 
     let r = run(BENCH, &["port-check", "--link", "null"], LIMIT);

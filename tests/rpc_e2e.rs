@@ -20,13 +20,7 @@ fn memif_link() -> Vec<String> {
 
 /// Runs N RPCs of the given sizes; returns the client's JSON report.
 fn exchange(link: &[String], extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
-    let server = Server::start(
-        &[
-            link,
-            &extra.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
-        ]
-        .concat(),
-    );
+    let server = Server::start(&[link, &common::server_flags(extra)].concat());
     let mut args: Vec<&str> = link.iter().map(String::as_str).collect();
     args.extend_from_slice(extra);
     args.push("--json");
@@ -194,7 +188,8 @@ fn bad_configs_are_rejected_with_the_key_named() {
             &["--credits=4096", "--set=link.rx_desc=1024"],
             "transport.credits",
         ),
-        (&["--workload=warp_speed"], "workload.kind"),
+        // (--workload=warp_speed is a usage error: tests/cli_conventions.rs)
+        (&["--set=workload.kind=warp_speed"], "workload.kind"),
     ];
     for (args, key) in cases {
         let r = run(CLIENT, args, LIMIT);

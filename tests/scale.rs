@@ -26,7 +26,7 @@ fn twenty_thousand_sessions_lossy_window_1_all_connect_and_complete() {
         per_peer,
         "--seconds=2".into(),
     ];
-    let server = Server::start(&args);
+    let server = Server::start(&common::server_flags(&args));
     let mut client_args: Vec<&str> = args.iter().map(String::as_str).collect();
     client_args.push("--json");
     let r = run(CLIENT, &client_args, LIMIT);

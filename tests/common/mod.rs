@@ -159,6 +159,27 @@ impl Drop for Veth {
     }
 }
 
+/// Flags only rpc-client takes; rpc-server refuses them as unexpected
+/// arguments (it serves whatever workload a client runs).
+pub const CLIENT_ONLY_FLAGS: [&str; 4] = ["--workload", "--seconds", "--window", "--rate"];
+
+/// `args` shared by both sides (`--flag=value` forms), without the client's
+/// own flags: what the server of the same run takes.
+pub fn server_flags<S: AsRef<str>>(args: &[S]) -> Vec<String> {
+    args.iter()
+        .map(|a| a.as_ref())
+        .filter(|a| {
+            let flag = a.split('=').next().unwrap_or(a);
+            assert!(
+                !CLIENT_ONLY_FLAGS.contains(a),
+                "{a}: use the --flag=value form in shared arguments"
+            );
+            !CLIENT_ONLY_FLAGS.contains(&flag)
+        })
+        .map(str::to_string)
+        .collect()
+}
+
 /// A running rpc-server, stopped by PID (SIGTERM, then SIGKILL) on drop.
 pub struct Server {
     child: std::process::Child,
@@ -169,6 +190,8 @@ impl Server {
         let child = Command::new(env!("CARGO_BIN_EXE_rpc-server"))
             .args(args)
             .arg("--max-seconds=120")
+            // The exit summary as one JSON line, for `stop`.
+            .arg("--json")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -10,13 +10,13 @@
 //! paths are checked before anything starts.
 
 use anyhow::Context;
-use apps::config::cli::ConfigArgs;
-use apps::config::link::{LinkArgs, LinkKind, Role};
+use apps::config::cli::{ConfigArgs, PortArgs};
+use apps::config::link::{LinkKind, Role};
 use apps::measure::floor::{self, ClientPlan};
 use apps::report::meta::stamp;
 use apps::report::output::print_human;
 use apps::run::child::{install_signal_handlers, last_json, ChildProc};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde_json::json;
 use std::time::Duration;
 
@@ -25,7 +25,7 @@ use std::time::Duration;
     name = "rpc-bench",
     version,
     about = "Benchmarks for the RPC engine over DPDK virtual devices or real NICs",
-    after_help = "Examples:\n  rpc-bench                            32 B latency over memif (server core 1, client core 0) + raw floor\n  rpc-bench run --workload throughput --window 8 --sessions 4 --json\n  rpc-bench run -c configs/af_packet.toml   af_packet on a veth pair (scripts/veth.sh up rpcveth0)\n  rpc-bench floor                      raw-frame floor over memif, cores 0 and 1\n  rpc-bench floor --json --pings 20000  same, JSON summary as the last line\n  rpc-bench port-check --link null      bring one port up in one process\n  rpc-bench fabric -c configs/fabric-incast.toml   six regimes on a simulated 32-to-1 incast (virtual time, no DPDK)"
+    after_help = "Examples:\n  rpc-bench                            32 B latency over memif (server core 1, client core 0) + raw floor\n  rpc-bench run --workload throughput --window 8 --sessions 4 --json\n  rpc-bench run -c configs/af_packet.toml   af_packet on a veth pair (scripts/veth.sh up rpcveth0)\n  rpc-bench floor                      raw-frame floor over memif, cores 0 and 1\n  rpc-bench floor --json --pings 20000  same, JSON summary as the last line\n  rpc-bench floor --peer server -c configs/real-nic.toml   one side of a floor between two hosts (then --peer client on the other)\n  rpc-bench port-check --link null      bring one port up in one process\n  rpc-bench fabric -c configs/fabric-incast.toml   six regimes on a simulated 32-to-1 incast (virtual time, no DPDK)\n  rpc-bench completions bash            shell completion (bash, zsh, fish, ...); `rpc-bench man` prints the man page"
 )]
 #[command(args_conflicts_with_subcommands = true)]
 struct Cli {
@@ -40,11 +40,8 @@ struct Cli {
 enum Cmd {
     /// (default) Server and client processes on two pinned cores; report latency, rate, loss, and the ratio to the raw floor.
     Run(RunArgs),
-    /// Raw frames, no RPC: ping-pong RTT (64 B, 1 KiB) and streaming (64 B, MTU) between two pinned processes.
+    /// Raw frames, no RPC: ping-pong RTT (64 B, 1 KiB) and streaming (64 B, MTU) between two pinned processes (or two hosts: --peer).
     Floor(FloorArgs),
-    /// Internal: one side of the floor benchmark (started by `floor`).
-    #[command(hide = true)]
-    FloorPeer(FloorPeerArgs),
     /// The protocol engine's own cost, no wire: two endpoints exchanging frames in memory on one thread.
     Engine(EngineArgs),
     /// Kernel UDP ping-pong over loopback between two pinned threads: the no-bypass baseline.
@@ -59,6 +56,17 @@ enum Cmd {
     Incast(apps::compare::IncastArgs),
     /// Datacenter transport regimes (InfiniBand credits, RoCE with PFC and DCQCN, IRN, SRD, eRPC, ...) on a simulated datacenter fabric (deterministic, virtual time): per regime goodput, FCT slowdown by size, drops by place, pauses, ECN marks, resends.
     Fabric(lab::cli::FabricArgs),
+    /// Print a shell completion script for rpc-bench (e.g. `rpc-bench completions bash > /etc/bash_completion.d/rpc-bench`).
+    Completions(CompletionsArgs),
+    /// Print rpc-bench's man page (roff; view with `rpc-bench man | man -l -`).
+    Man,
+}
+
+#[derive(Args, Debug, Clone)]
+struct CompletionsArgs {
+    /// The shell to complete in.
+    #[arg(value_enum)]
+    shell: clap_complete::Shell,
 }
 
 #[derive(Args, Debug, Clone, Default)]
@@ -78,10 +86,11 @@ struct RunArgs {
 #[derive(Args, Debug, Clone)]
 struct FloorArgs {
     #[command(flatten)]
-    link: LinkArgs,
-    /// Cores for the client and server processes (client first).
-    #[arg(long, value_delimiter = ',', default_values_t = [0u32, 1u32])]
-    cores: Vec<u32>,
+    port: PortArgs,
+    /// Cores for the client and server sides (client first) [default: the
+    /// config's cores.client[0],cores.server[0], i.e. 0,1].
+    #[arg(long, value_delimiter = ',', value_name = "CLIENT,SERVER")]
+    cores: Option<Vec<u32>>,
     /// Measured pings per frame size.
     #[arg(long, default_value_t = 20_000)]
     pings: u64,
@@ -95,25 +104,31 @@ struct FloorArgs {
     /// report goes to stderr).
     #[arg(long)]
     json: bool,
+    /// Run one side only, for a floor between two hosts: `--peer server` on
+    /// one (start it first), `--peer client` on the other, both with the
+    /// same link config (e.g. -c configs/real-nic.toml); the client prints
+    /// the report. Without it both sides run here as two processes.
+    #[arg(long, value_enum, value_name = "SIDE")]
+    peer: Option<Role>,
+    /// Hard bound on one side's run time, in seconds [default: from --pings
+    /// and --stream-secs; --peer server adds five minutes to start the client].
+    #[arg(long, value_name = "S")]
+    max_secs: Option<f64>,
 }
 
-#[derive(Args, Debug, Clone)]
-struct FloorPeerArgs {
-    #[command(flatten)]
-    link: LinkArgs,
-    #[arg(long, value_enum)]
-    role: Role,
-    #[arg(long)]
-    core: u32,
-    #[arg(long, default_value_t = 20_000)]
-    pings: u64,
-    #[arg(long, default_value_t = 1_000)]
-    warmup: u64,
-    #[arg(long, default_value_t = 1.0)]
-    stream_secs: f64,
-    /// Hard bound on this process's run time.
-    #[arg(long, default_value_t = 120.0)]
-    max_secs: f64,
+impl FloorArgs {
+    /// What one side measures, and how long it may take.
+    fn plan(&self) -> ClientPlan {
+        ClientPlan {
+            pings: self.pings,
+            warmup: self.warmup,
+            stream_secs: self.stream_secs,
+            max_secs: self.max_secs.unwrap_or_else(|| {
+                // ~200 us per ping round trip bounds a slow link; 4 streams.
+                30.0 + (self.pings + self.warmup) as f64 * 2.0 * 200e-6 + self.stream_secs * 4.0
+            }),
+        }
+    }
 }
 
 #[derive(Args, Debug, Clone)]
@@ -145,7 +160,7 @@ struct KernelUdpArgs {
 #[derive(Args, Debug, Clone)]
 struct PortCheckArgs {
     #[command(flatten)]
-    link: LinkArgs,
+    port: PortArgs,
     #[arg(long, default_value_t = 0)]
     core: u32,
     /// Frames to send.
@@ -164,8 +179,7 @@ fn main() {
     let cli = Cli::parse();
     let result = match cli.cmd {
         Some(Cmd::Run(a)) => run_cmd(a),
-        Some(Cmd::Floor(a)) => floor_cmd(a, false).map(|_| ()),
-        Some(Cmd::FloorPeer(a)) => floor_peer(a),
+        Some(Cmd::Floor(a)) => floor_cmd(a).map(|_| ()),
         Some(Cmd::KernelUdp(a)) => kernel_udp_cmd(a),
         Some(Cmd::Engine(a)) => engine_cmd(a),
         Some(Cmd::PortCheck(a)) => port_check_cmd(a),
@@ -173,6 +187,14 @@ fn main() {
         Some(Cmd::Sweep(a)) => apps::compare::sweep_cmd(&a),
         Some(Cmd::Incast(a)) => apps::compare::incast_cmd(&a),
         Some(Cmd::Fabric(a)) => lab::cli::run(&a),
+        Some(Cmd::Completions(a)) => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(a.shell, &mut cmd, "rpc-bench", &mut std::io::stdout());
+            Ok(())
+        }
+        Some(Cmd::Man) => clap_mangen::Man::new(Cli::command())
+            .render(&mut std::io::stdout())
+            .context("cannot write the man page"),
         // No subcommand: `run` with the flags given (none: the default
         // benchmark, 32 B latency over memif + floor).
         None => run_cmd(cli.run),
@@ -180,23 +202,6 @@ fn main() {
     if let Err(e) = result {
         eprintln!("rpc-bench: error: {e:#}");
         std::process::exit(1);
-    }
-}
-
-fn floor_peer(a: FloorPeerArgs) -> anyhow::Result<()> {
-    match a.role {
-        Role::Server => floor::run_server(&a.link, a.core, a.max_secs),
-        Role::Client => {
-            let plan = ClientPlan {
-                pings: a.pings,
-                warmup: a.warmup,
-                stream_secs: a.stream_secs,
-                max_secs: a.max_secs,
-            };
-            let v = floor::run_client(&a.link, a.core, plan)?;
-            println!("{v}");
-            Ok(())
-        }
     }
 }
 
@@ -212,45 +217,112 @@ fn unique_tag() -> String {
     )
 }
 
-/// Runs the floor and prints it; `text_to_stderr` keeps stdout for a
-/// caller's JSON line (`run --json` measures its floor here).
-fn floor_cmd(mut a: FloorArgs, text_to_stderr: bool) -> anyhow::Result<serde_json::Value> {
-    install_signal_handlers();
-    if a.cores.len() < 2 {
-        anyhow::bail!("--cores needs two cores (client,server), got {:?}", a.cores);
-    }
-    if matches!(
-        a.link.link,
-        LinkKind::Ring | LinkKind::Null | LinkKind::Pcap
-    ) {
+fn floor_cmd(a: FloorArgs) -> anyhow::Result<serde_json::Value> {
+    let cfg = a.port.load()?;
+    let mut link = a.port.link_args(&cfg);
+    let cores = match a.cores.as_deref() {
+        None => [cfg.cores.client[0], cfg.cores.server[0]],
+        Some(&[client, server]) => [client, server],
+        Some(other) => anyhow::bail!("--cores needs two cores (client,server), got {other:?}"),
+    };
+    if matches!(link.link, LinkKind::Ring | LinkKind::Null | LinkKind::Pcap) {
         anyhow::bail!(
-            "the floor needs a two-process link (memif, af_packet or pci); {:?} is single-process",
-            a.link.link
+            "the floor needs a two-process link (memif, af_packet or pci); {} is single-process",
+            link.link.as_str()
         );
     }
-    if a.link.link == LinkKind::Memif && a.link.socket == "/tmp/rpc-engine.sock" {
-        a.link.socket = format!("/tmp/rpc-floor-{}.sock", unique_tag());
+    match a.peer {
+        Some(role) => floor_peer(&a, &cfg, &link, role, cores),
+        None => {
+            // Two processes here: a private memif socket, so a leftover or
+            // a concurrent floor cannot collide with this one.
+            if link.link == LinkKind::Memif && link.socket == cfg_default_socket() {
+                link.socket = format!("/tmp/rpc-floor-{}.sock", unique_tag());
+            }
+            let summary = floor_pair(&link, cores, a.plan())?;
+            print_floor(&summary, a.json, &cfg);
+            Ok(summary)
+        }
     }
+}
+
+/// The memif socket of a config with no `link.socket`.
+fn cfg_default_socket() -> String {
+    apps::config::LinkConfig::default().socket
+}
+
+/// One side of the floor on this host (`floor --peer`): the server
+/// reflects until the client's Quit; the client measures and prints the
+/// report (the last line JSON with --json).
+fn floor_peer(
+    a: &FloorArgs,
+    cfg: &apps::config::Config,
+    link: &apps::config::link::LinkArgs,
+    role: Role,
+    [client_core, server_core]: [u32; 2],
+) -> anyhow::Result<serde_json::Value> {
+    install_signal_handlers();
+    let mut plan = a.plan();
+    match role {
+        Role::Server => {
+            if a.max_secs.is_none() {
+                plan.max_secs += 300.0;
+            }
+            let v = floor::run_server(link, server_core, plan.max_secs)?;
+            if a.json {
+                println!("{v}");
+            } else {
+                println!(
+                    "floor server: echoed {} frames, ignored {}, port rx_missed {}, mbufs in use at start {} and end {}",
+                    v["echoed"], v["ignored"], v["port_rx_missed"], v["mbufs_in_use_start"], v["mbufs_in_use_end"]
+                );
+            }
+            if v["quit_received"] != true {
+                anyhow::bail!(
+                    "floor server: no Quit from the client within {} s",
+                    plan.max_secs
+                );
+            }
+            Ok(v)
+        }
+        Role::Client => {
+            let v = floor::run_client(link, client_core, plan)?;
+            print_floor(&v, a.json, cfg);
+            Ok(v)
+        }
+    }
+}
+
+/// Both sides of the floor as two processes of this binary (`floor
+/// --peer server` and `floor --peer client`) on `cores` (client first);
+/// the client's figures with the server's summary under `server`.
+fn floor_pair(
+    link: &apps::config::link::LinkArgs,
+    cores: [u32; 2],
+    plan: ClientPlan,
+) -> anyhow::Result<serde_json::Value> {
+    install_signal_handlers();
     let exe = std::env::current_exe().context("cannot find own executable")?;
-    let max_secs = 30.0 + (a.pings + a.warmup) as f64 * 2.0 * 200e-6 + a.stream_secs * 4.0;
-    let peer_args = |role: Role, core: u32| {
+    let peer_args = |role: Role| {
         let mut v = vec![
-            "floor-peer".to_string(),
-            format!("--role={}", role.as_str()),
-            format!("--core={core}"),
+            "floor".to_string(),
+            format!("--peer={}", role.as_str()),
+            format!("--cores={},{}", cores[0], cores[1]),
         ];
-        v.extend(a.link.to_args());
-        v.push(format!("--pings={}", a.pings));
-        v.push(format!("--warmup={}", a.warmup));
-        v.push(format!("--stream-secs={}", a.stream_secs));
-        v.push(format!("--max-secs={max_secs}"));
+        v.extend(link.to_args());
+        v.push(format!("--pings={}", plan.pings));
+        v.push(format!("--warmup={}", plan.warmup));
+        v.push(format!("--stream-secs={}", plan.stream_secs));
+        v.push(format!("--max-secs={}", plan.max_secs));
+        // Each side's figures as its last line, for last_json.
+        v.push("--json".to_string());
         v
     };
-    let mut server = ChildProc::spawn("floor server", &exe, &peer_args(Role::Server, a.cores[1]))?;
+    let mut server = ChildProc::spawn("floor server", &exe, &peer_args(Role::Server))?;
     // memif: the server creates the socket; give it a head start.
     std::thread::sleep(Duration::from_millis(300));
-    let mut client = ChildProc::spawn("floor client", &exe, &peer_args(Role::Client, a.cores[0]))?;
-    let limit = Duration::from_secs_f64(max_secs + 10.0);
+    let mut client = ChildProc::spawn("floor client", &exe, &peer_args(Role::Client))?;
+    let limit = Duration::from_secs_f64(plan.max_secs + 10.0);
     let client_out = client.wait(limit);
     let server_out = server.wait(if client_out.is_ok() {
         Duration::from_secs(10)
@@ -261,17 +333,18 @@ fn floor_cmd(mut a: FloorArgs, text_to_stderr: bool) -> anyhow::Result<serde_jso
     let server_json = last_json(&server_out?)?;
     let mut summary = client_json.clone();
     summary["server"] = server_json;
-    print_human(a.json || text_to_stderr, &floor_text(&summary));
-    if a.json {
-        let mut v = summary.clone();
-        v["config"] = json!({
-            "link": a.link.to_args(), "cores": a.cores, "pings": a.pings,
-            "warmup": a.warmup, "stream_secs": a.stream_secs,
-        });
-        stamp(&mut v, None);
+    Ok(summary)
+}
+
+/// The floor's report: the text (on stderr with `json`), then the
+/// summary stamped with the config the link came from.
+fn print_floor(v: &serde_json::Value, json: bool, cfg: &apps::config::Config) {
+    print_human(json, &floor_text(v));
+    if json {
+        let mut v = v.clone();
+        stamp(&mut v, Some(cfg));
         println!("{v}");
     }
-    Ok(summary)
 }
 
 /// The floor's text report.
@@ -343,16 +416,21 @@ fn floor_for(
     if link.link == LinkKind::Memif {
         link.socket = format!("/tmp/rpc-floor-{}.sock", apps::run::bench::unique_tag());
     }
-    let cores = vec![cfg.cores.client[0], cfg.cores.server[0]];
-    let a = FloorArgs {
-        link,
-        cores,
+    let cores = [cfg.cores.client[0], cfg.cores.server[0]];
+    let plan = FloorArgs {
+        port: Default::default(),
+        cores: None,
         pings,
         warmup: 1000,
         stream_secs: 0.3,
         json: false,
-    };
-    floor_cmd(a, text_to_stderr)
+        peer: None,
+        max_secs: None,
+    }
+    .plan();
+    let summary = floor_pair(&link, cores, plan)?;
+    print_human(text_to_stderr, &floor_text(&summary));
+    Ok(summary)
 }
 
 fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
@@ -475,14 +553,16 @@ fn engine_cmd(a: EngineArgs) -> anyhow::Result<()> {
 }
 
 fn port_check_cmd(a: PortCheckArgs) -> anyhow::Result<()> {
-    let mut v = apps::measure::portcheck::run(&a.link, a.core, a.frames, a.rx_wait_ms)?;
+    let cfg = a.port.load()?;
+    let link = a.port.link_args(&cfg);
+    let mut v = apps::measure::portcheck::run(&link, a.core, a.frames, a.rx_wait_ms)?;
     print_human(a.json, &apps::measure::portcheck::render_text(&v));
     if a.json {
-        v["config"] = json!({
-            "link": a.link.to_args(), "core": a.core, "frames": a.frames,
+        v["check"] = json!({
+            "link": link.to_args(), "core": a.core, "frames": a.frames,
             "rx_wait_ms": a.rx_wait_ms,
         });
-        stamp(&mut v, None);
+        stamp(&mut v, Some(&cfg));
         println!("{v}");
     }
     Ok(())

@@ -14,7 +14,7 @@ use clap::Parser;
     name = "rpc-client",
     version,
     about = "RPC client: runs a workload against rpc-server and reports latency percentiles",
-    after_help = "Examples:\n  rpc-client                                   32 B latency over memif for 3 s (core 0)\n  rpc-client --workload throughput --window 8 --sessions 4\n  rpc-client --workload large --msg-size 8388608 --resp-size 32\n  rpc-client --workload open_loop --rate 200000 --json --hist-out lat.hgrm --plot lat.svg --csv runs.csv"
+    after_help = "Examples:\n  rpc-client                                   32 B latency over memif for 3 s (core 0)\n  rpc-client --workload throughput --window 8 --sessions 4\n  rpc-client --workload large --msg-size 8388608 --resp-size 32\n  rpc-client --workload open_loop --rate 200000 --json --hist-out lat.hgrm --plot lat.svg --csv runs.csv\n  rpc-client -c configs/memif.toml --msg-size 4k --print-config   the effective config, no port opened"
 )]
 struct Cli {
     #[command(flatten)]
@@ -26,6 +26,9 @@ struct Cli {
     /// Include the encoded histogram in the JSON (rpc-bench merges it).
     #[arg(long, hide = true)]
     json_hist: bool,
+    /// Print the effective config (file + overrides, validated) as TOML and exit.
+    #[arg(long)]
+    print_config: bool,
 }
 
 fn main() {
@@ -45,6 +48,10 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     cli.out.check()?;
     let capture = cli.capture.spec()?;
     let cfg = cli.cfg.load(Some(Role::Client))?;
+    if cli.print_config {
+        print!("{}", cfg.to_toml_string());
+        return Ok(true);
+    }
     let mut spec = node_spec(&cfg, Role::Client);
     spec.capture = capture;
     let params = client_params(&cfg, true);

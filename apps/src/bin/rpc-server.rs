@@ -1,8 +1,12 @@
 //! rpc-server: one RPC endpoint per pinned core, serving the benchmark's echo
-//! RPC until SIGINT/SIGTERM or --max-seconds; prints its counters on exit.
+//! RPC until SIGINT/SIGTERM or --max-seconds; prints its counters on exit
+//! (a short text, or one JSON line with --json, which rpc-bench and the
+//! tests read). It takes only the flags a server uses: the client's
+//! workload shortcuts are refused as unexpected arguments.
 
-use apps::config::cli::{node_spec, server_params, CaptureArgs, ConfigArgs};
+use apps::config::cli::{node_spec, server_params, CaptureArgs, ServerConfigArgs};
 use apps::config::link::Role;
+use apps::run::node::ServerSummary;
 use clap::Parser;
 
 #[derive(Parser, Debug)]
@@ -10,33 +14,65 @@ use clap::Parser;
     name = "rpc-server",
     version,
     about = "RPC server: one endpoint per pinned core on a DPDK port (virtual device or NIC)",
-    after_help = "Examples:\n  rpc-server                                   memif server on core 1 (configs/memif.toml defaults)\n  rpc-server -c configs/af_packet.toml         af_packet on the veth made by scripts/veth.sh\n  rpc-server --set cores.server=[1] --set server.work_ns=2000   a slow receiver\n\nStop it with Ctrl-C (or SIGTERM): it prints its counters as one JSON line and exits 0."
+    after_help = "Examples:\n  rpc-server                                   memif server on core 1 (configs/memif.toml defaults)\n  rpc-server -c configs/af_packet.toml         af_packet on the veth made by scripts/veth.sh\n  rpc-server --set cores.server=[1] --set server.work_ns=2000   a slow receiver\n  rpc-server -c configs/real-nic.toml --print-config   the effective config, no port opened\n\nStop it with Ctrl-C (or SIGTERM): it prints its counters (one JSON line with --json) and exits 0."
 )]
 struct Cli {
     #[command(flatten)]
-    cfg: ConfigArgs,
+    cfg: ServerConfigArgs,
     #[command(flatten)]
     capture: CaptureArgs,
     /// Exit after this many seconds even without a signal.
     #[arg(long, default_value_t = 3600.0)]
     max_seconds: f64,
+    /// Print the exit summary as one JSON line (the form rpc-bench reads).
+    #[arg(long)]
+    json: bool,
+    /// Print the effective config (file + overrides, validated) as TOML and exit.
+    #[arg(long)]
+    print_config: bool,
 }
 
 fn main() {
     let cli = Cli::parse();
     let result = (|| -> anyhow::Result<()> {
         let cfg = cli.cfg.load(Some(Role::Server))?;
+        if cli.print_config {
+            print!("{}", cfg.to_toml_string());
+            return Ok(());
+        }
         let mut spec = node_spec(&cfg, Role::Server);
         spec.capture = cli.capture.spec()?;
         let summary = apps::run::node::run_server(&spec, &server_params(&cfg, cli.max_seconds))?;
-        // Last stdout line, read back by rpc-bench; stamped like every summary.
-        let mut v = serde_json::to_value(&summary)?;
-        apps::report::meta::stamp(&mut v, Some(&cfg));
-        println!("{v}");
+        if cli.json {
+            // One stdout line, read back by rpc-bench; stamped like every summary.
+            let mut v = serde_json::to_value(&summary)?;
+            apps::report::meta::stamp(&mut v, Some(&cfg));
+            println!("{v}");
+        } else {
+            print!("{}", render(&summary));
+        }
         Ok(())
     })();
     if let Err(e) = result {
         eprintln!("rpc-server: error: {e:#}");
         std::process::exit(1);
     }
+}
+
+/// The exit summary for a person: what was served, what was lost, leaks.
+fn render(s: &ServerSummary) -> String {
+    let c = &s.stats.counters;
+    format!(
+        "rpc-server: {} request(s) handled by {} worker(s) in {:.2} s, {} bad\n  sessions connected {}, drops {} (injected {}), port rx_missed {}\n  mbufs in use at start {}, at end {}\n",
+        s.handled,
+        s.workers,
+        s.seconds,
+        s.bad_requests,
+        c.sessions_connected,
+        s.stats.drops_total,
+        s.injected_drops,
+        s.port["rx_missed"],
+        s.mbufs_in_use_start,
+        s.mbufs_in_use_end,
+    )
 }

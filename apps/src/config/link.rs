@@ -1,16 +1,23 @@
-//! Which link a process runs on, as flags shared by every binary: memif
-//! between two processes (the default), af_packet on a veth pair, ring /
-//! null / pcap in one process, or a real PCI NIC. `config::setup` turns
-//! them into the engine's device and builder.
+//! Which link a process runs on: memif between two processes (the
+//! default), af_packet on a veth pair, ring / null / pcap in one process,
+//! or a real PCI NIC. [`LinkArgs`] is the `[link]` section resolved for one
+//! process (`Config::link_args`); `config::setup` turns it into the
+//! engine's device and builder. The binaries take it as config keys and
+//! their shortcuts (`config::cli`), not as flags of its own.
 
 use clap::{Args, ValueEnum};
 
+/// `link.kind` and `--link`: one spelling (the file's, `af_packet`) on
+/// every subcommand; the command-line habit `af-packet` is an alias.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
 pub enum LinkKind {
     /// Shared-memory wire between two processes (net_memif).
     Memif,
     /// Kernel AF_PACKET on a veth pair (net_af_packet); see scripts/veth.sh.
+    #[serde(alias = "af-packet")]
+    #[value(alias = "af-packet")]
     AfPacket,
     /// In-process loopback (net_ring): TX queue i comes back on RX queue i.
     Ring,
@@ -20,6 +27,20 @@ pub enum LinkKind {
     Pcap,
     /// A real NIC by PCI address (bound to a DPDK driver; needs hugepages).
     Pci,
+}
+
+impl LinkKind {
+    /// The canonical spelling (the file's and `--link`'s).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LinkKind::Memif => "memif",
+            LinkKind::AfPacket => "af_packet",
+            LinkKind::Ring => "ring",
+            LinkKind::Null => "null",
+            LinkKind::Pcap => "pcap",
+            LinkKind::Pci => "pci",
+        }
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -37,7 +58,9 @@ impl Role {
     }
 }
 
-/// Link and EAL flags shared by every binary.
+/// The link and EAL settings of one process. Its flags (`to_args`) are the
+/// `[link]` shortcuts `config::cli::PortArgs` takes, so a floor passes its
+/// resolved link to the peer processes it starts.
 #[derive(Args, Clone, Debug)]
 pub struct LinkArgs {
     /// Link kind.
@@ -104,13 +127,7 @@ impl LinkArgs {
     /// The same flags as command-line arguments, for launching a child process.
     pub fn to_args(&self) -> Vec<String> {
         let mut a = vec![
-            format!(
-                "--link={}",
-                self.link
-                    .to_possible_value()
-                    .map(|v| v.get_name().to_string())
-                    .unwrap_or_default()
-            ),
+            format!("--link={}", self.link.as_str()),
             format!("--socket={}", self.socket),
             format!("--iface={}", self.iface),
             format!("--mem-mb={}", self.mem_mb),

@@ -1,6 +1,7 @@
 //! Loading: a TOML file (a preset or the user's) or all defaults, then
 //! `dotted.key=value` overrides applied onto the parsed document before one
-//! typed deserialization, so overrides get the file's key and type checks.
+//! typed deserialization, so overrides get the file's key and type checks
+//! (and size keys their suffixes, `sizes`).
 
 use super::schema::{Config, ConfigError};
 use std::path::Path;
@@ -63,7 +64,8 @@ fn parse_document(text: &str) -> Result<toml::Table, ConfigError> {
     })
 }
 
-fn from_value(table: toml::Table) -> Result<Config, ConfigError> {
+fn from_value(mut table: toml::Table) -> Result<Config, ConfigError> {
+    super::sizes::resolve_sizes(&mut table)?;
     let value = toml::Value::Table(table);
     serde_path_to_error::deserialize::<_, Config>(value).map_err(|e| {
         let path = e.path().to_string();

@@ -12,13 +12,16 @@
 //! produces engine configurations the engine accepts.
 //!
 //! Layout: [`schema`] (the structs), [`load`] (file, presets, overrides),
-//! [`validate`] (what only the config knows), [`engine_check`] (the
+//! [`sizes`] (which keys are sizes and their `4k` forms), [`validate`]
+//! (what only the config knows), [`engine_check`] (the
 //! engine's checks, worded by key), [`flow_control`] (pause, selective
 //! retransmission, congestion control and ECN keys: defaults and limits),
 //! [`engine_map`] (derived values: credits, ports, targets), [`setup`] (the
 //! engine's builder, devices and each worker's endpoint).
 
 pub mod cli;
+#[cfg(test)]
+mod doc_keys;
 mod engine_check;
 mod engine_map;
 mod flow_control;
@@ -29,6 +32,7 @@ mod mac;
 mod own_client;
 mod schema;
 pub mod setup;
+pub mod sizes;
 pub mod units;
 mod validate;
 

@@ -83,7 +83,7 @@ impl Config {
         let payload = (self.link.mtu as u64)
             .saturating_sub(engine::wire::HEADERS_LEN as u64)
             .max(1);
-        let per_req = (self.workload.req_size as u64).div_ceil(payload).max(1);
+        let per_req = self.workload.req_size.div_ceil(payload).max(1);
         let per_session = (self.window() as u64 * per_req).min(self.effective_credits() as u64);
         (per_session * self.ring_sessions()).min(self.link.rx_desc as u64)
     }
@@ -208,7 +208,7 @@ mod tests {
         few.fit_rto(&mut fit);
         assert_eq!((fit.rto_us, few.transport.rto_us), (None, 5000));
         // 8 MiB requests: bounded by credits, not by the request's packets.
-        let mut large = with(&[
+        let large = with(&[
             "workload.kind=\"large\"",
             "workload.req_size=8388608",
             "workload.sessions_per_thread=64",

@@ -172,8 +172,10 @@ impl Default for CoresConfig {
 
 /// Lossless (credits backed by reserved ring entries), lossy, or pause
 /// (nothing reserved; the receiver pauses its senders when its ring fills).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Also `--mode`'s values (clap), spelled as in the file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
 pub enum Mode {
     #[default]
     Lossless,
@@ -412,8 +414,11 @@ impl Default for TransportConfig {
     }
 }
 
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// `workload.kind`, also `--workload`'s values (clap), spelled as in the
+/// file; the command-line habit `open-loop` is an alias.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
 pub enum WorkloadKind {
     /// Closed loop, one request in flight per session: latency.
     #[default]
@@ -425,6 +430,8 @@ pub enum WorkloadKind {
     /// Every client session targets server worker 0.
     Incast,
     /// Requests at a fixed rate regardless of completions.
+    #[serde(alias = "open-loop")]
+    #[value(alias = "open-loop")]
     OpenLoop,
 }
 

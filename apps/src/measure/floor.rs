@@ -145,8 +145,10 @@ fn tx_all(io: &mut Io, batch: &mut MbufBatch, deadline_ns: u64) -> bool {
 }
 
 /// The reflector. Echoes pings, counts stream frames per phase, answers stats
-/// requests, exits on Quit or after `max_secs`. Prints one JSON line.
-pub fn run_server(link: &LinkArgs, core: u32, max_secs: f64) -> anyhow::Result<()> {
+/// requests, exits on Quit or after `max_secs`. Returns its counters;
+/// `quit_received` false means the client never finished (the caller
+/// reports it after printing them).
+pub fn run_server(link: &LinkArgs, core: u32, max_secs: f64) -> anyhow::Result<serde_json::Value> {
     let mut io = open(link, Role::Server, core)?;
     let in_use_start = io.pool.in_use();
     let deadline = io.clock.now().as_nanos() + (max_secs * 1e9) as u64;
@@ -206,11 +208,7 @@ pub fn run_server(link: &LinkArgs, core: u32, max_secs: f64) -> anyhow::Result<(
         "mbufs_in_use_end": in_use_end,
         "port_rx_missed": stats.rx_missed,
     });
-    println!("{out}");
-    if !quit {
-        bail!("floor server: no Quit from the client within {max_secs} s");
-    }
-    Ok(())
+    Ok(out)
 }
 
 #[derive(Clone, Copy, Debug)]

@@ -92,7 +92,12 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path) -> anyhow::Result<Report> {
     let mut server = ChildProc::spawn(
         "rpc-server",
         &sibling("rpc-server")?,
-        &[conf.clone(), format!("--max-seconds={server_max}")],
+        // --json: its exit summary as one JSON line, which is read back.
+        &[
+            conf.clone(),
+            format!("--max-seconds={server_max}"),
+            "--json".to_string(),
+        ],
     )?;
     std::thread::sleep(Duration::from_millis(300));
     let client_args = vec![conf, "--json".to_string(), "--json-hist".to_string()];
