@@ -161,7 +161,13 @@ impl Drop for Veth {
 
 /// Flags only rpc-client takes; rpc-server refuses them as unexpected
 /// arguments (it serves whatever workload a client runs).
-pub const CLIENT_ONLY_FLAGS: [&str; 4] = ["--workload", "--seconds", "--window", "--rate"];
+pub const CLIENT_ONLY_FLAGS: [&str; 5] = [
+    "--workload",
+    "--seconds",
+    "--window",
+    "--rate",
+    "--msg-size",
+];
 
 /// `args` shared by both sides (`--flag=value` forms), without the client's
 /// own flags: what the server of the same run takes.

@@ -39,12 +39,9 @@ pub struct ConfigArgs<C: Shortcuts = ClientShortcuts> {
     /// Shortcut for --set link.iface=NAME (af_packet; the client uses NAME + "p").
     #[arg(long)]
     pub iface: Option<String>,
-    /// Shortcut for --set workload.req_size=N (bytes; 4k, 64KiB, 1M: k = 1024;
-    /// the server checks requests against it).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size_u32)]
-    pub msg_size: Option<u64>,
-    /// Shortcut for --set workload.resp_size=N (bytes; 4k, 64KiB, 1M: k = 1024;
-    /// the server answers with it).
+    /// Shortcut for --set workload.resp_size=N (bytes; 4k, 64KiB, 1M: k = 1024).
+    /// A client's requests of 12 B or more ask for this size; the server
+    /// answers shorter requests with its own.
     #[arg(long, value_name = "SIZE", value_parser = parse_size_u32)]
     pub resp_size: Option<u64>,
     /// Shortcut for --set workload.sessions_per_thread=N (the server sizes
@@ -72,6 +69,9 @@ pub trait Shortcuts: Args + Clone + std::fmt::Debug + Default {
 /// What only a client does: its workload, duration, window and rate.
 #[derive(Args, Clone, Debug, Default)]
 pub struct ClientShortcuts {
+    /// Shortcut for --set workload.req_size=N (bytes; 4k, 64KiB, 1M: k = 1024).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size_u32)]
+    pub msg_size: Option<u64>,
     /// Shortcut for --set workload.kind=KIND.
     #[arg(long, value_name = "KIND", value_enum)]
     pub workload: Option<WorkloadKind>,
@@ -89,6 +89,11 @@ pub struct ClientShortcuts {
 impl Shortcuts for ClientShortcuts {
     fn overrides(&self) -> Vec<String> {
         let mut o = Vec::new();
+        push(
+            &mut o,
+            "workload.req_size",
+            self.msg_size.map(|v| v.to_string()),
+        );
         push(
             &mut o,
             "workload.kind",
@@ -142,11 +147,6 @@ impl<C: Shortcuts> ConfigArgs<C> {
         push(&mut o, "link.kind", self.link.map(|k| quoted(k.as_str())));
         push(&mut o, "link.socket", self.socket.as_deref().map(quoted));
         push(&mut o, "link.iface", self.iface.as_deref().map(quoted));
-        push(
-            &mut o,
-            "workload.req_size",
-            self.msg_size.map(|v| v.to_string()),
-        );
         push(
             &mut o,
             "workload.resp_size",
@@ -531,16 +531,17 @@ mod tests {
             "--workload=latency",
             "--window=2",
             "--rate=10",
+            "--msg-size=1k",
         ] {
             let e = Server::try_parse_from(["t", flag]).unwrap_err();
             assert_eq!(e.kind(), clap::error::ErrorKind::UnknownArgument, "{flag}");
             Client::try_parse_from(["t", flag]).unwrap();
         }
-        let s = Server::parse_from(["t", "--msg-size=1k", "--sessions=2", "--credits=4"]);
+        let s = Server::parse_from(["t", "--resp-size=1k", "--sessions=2", "--credits=4"]);
         assert_eq!(
             s.cfg.overrides(),
             [
-                "workload.req_size=1024",
+                "workload.resp_size=1024",
                 "workload.sessions_per_thread=2",
                 "transport.credits=4"
             ]
