@@ -72,6 +72,8 @@ fn rpc_server_refuses_client_only_flags() {
         &["--workload", "throughput"],
         &["--window", "8"],
         &["--rate", "1000"],
+        // Requests name their response size; the server checks any size.
+        &["--msg-size", "4k"],
     ] {
         usage_error(
             SERVER,
@@ -86,7 +88,7 @@ fn rpc_server_refuses_client_only_flags() {
     let t = printed_config(
         SERVER,
         &[
-            "--msg-size=4k",
+            "--set=workload.req_size=4k",
             "--resp-size=64k",
             "--sessions=3",
             "--mode=lossy",

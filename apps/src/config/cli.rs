@@ -517,8 +517,8 @@ mod tests {
         assert_eq!(
             c.cfg.overrides(),
             [
-                "workload.req_size=4096",
                 "transport.mode=\"pause\"",
+                "workload.req_size=4096",
                 "workload.kind=\"open_loop\""
             ]
         );
