@@ -354,7 +354,7 @@ fn floor_text(v: &serde_json::Value) -> String {
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let _ = writeln!(
         o,
-        "raw floor over {} (no RPC layer), two processes pinned to two cores",
+        "raw floor over {} (no RPC layer), client and server each pinned to a core",
         v["link"].as_str().unwrap_or("?")
     );
     let _ = writeln!(o, "  ping-pong RTT    64 B: p50 {:>8.2} us  p99 {:>8.2} us  p99.9 {:>8.2} us  ({} pings, {} lost)", f("p50_us"), f("p99_us"), f("p999_us"), v["pings"], v["lost_64"]);
