@@ -9,6 +9,7 @@
 //! completed RPCs), never headers or retransmissions.
 
 mod glossary;
+mod readme_demo;
 pub mod meta;
 pub mod output;
 pub mod plot;
