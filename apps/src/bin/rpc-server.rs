@@ -17,6 +17,8 @@ struct Cli {
     cfg: ConfigArgs,
     #[command(flatten)]
     capture: CaptureArgs,
+    #[command(flatten)]
+    metrics: apps::run::metrics::MetricsArgs,
     /// Exit after this many seconds even without a signal.
     #[arg(long, default_value_t = 3600.0)]
     max_seconds: f64,
@@ -25,10 +27,12 @@ struct Cli {
 fn main() {
     let cli = Cli::parse();
     let result = (|| -> anyhow::Result<()> {
+        let metrics = cli.metrics.listen()?;
         let cfg = cli.cfg.load(Some(Role::Server))?;
         let mut spec = node_spec(&cfg, Role::Server);
         spec.capture = cli.capture.spec()?;
-        let summary = apps::run::node::run_server(&spec, &server_params(&cfg, cli.max_seconds))?;
+        let params = server_params(&cfg, cli.max_seconds);
+        let summary = apps::run::node::run_server(&spec, &params, metrics)?;
         println!("{}", serde_json::to_string(&summary)?);
         Ok(())
     })();

@@ -24,6 +24,11 @@ pub struct ReportArgs {
     /// Print one JSON summary object as the last line.
     #[arg(long)]
     pub json: bool,
+    /// Print one JSON line per second while the run lasts (`"event":
+    /// "interval"`, all workers summed: rpcs, mrps, gbps, p50_us, p99_us,
+    /// retransmissions, drops), then the JSON summary as the last line.
+    #[arg(long)]
+    pub json_stream: bool,
     /// Save the latency histogram in HdrHistogram's percentile format.
     #[arg(long)]
     pub hist_out: Option<PathBuf>,
@@ -46,7 +51,7 @@ impl ReportArgs {
                 &[(rep.mode.as_str(), &rep.latency)],
             )?;
         }
-        if self.json {
+        if self.json || self.json_stream {
             let mut v = rep.to_json();
             if !keep_hist {
                 if let Some(o) = v.as_object_mut() {
