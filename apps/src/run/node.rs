@@ -204,53 +204,10 @@ pub fn run_server(
             scope.spawn(|| metrics::serve(l, &board, &stop));
         }
         let r = nx.run(&|w| {
-            let mut live = board.publisher(w.index as usize);
             let mut out = WorkerOut::default();
-            match endpoint::<ServerApp>(&nx, spec, w.index, false) {
-                Err(e) => out.error = Some(format!("worker {}: {e:#}", w.index)),
-                Ok(mut rpc) => {
-                    if let Some((side, model, seed)) = spec.fault {
-                        rpc.set_fault(side, model, seed + w.index as u64);
-                    }
-                    if let Some((p, seed)) = spec.ecn_marker {
-                        rpc.set_ecn_marker(p, seed + w.index as u64);
-                    }
-                    let mut app = ServerApp::new(p.resp_size, p.max_req, p.work_ns, p.verify);
-                    let start = rpc.clock().now();
-                    let end = start + Duration::from_nanos((p.max_secs * 1e9) as u64);
-                    let mut n = 0u32;
-                    loop {
-                        rpc.run_once(&mut app);
-                        report_wrong_tokens(&mut rpc, w.index);
-                        n = n.wrapping_add(1);
-                        let idle = server_idle(rpc.endpoint());
-                        if idle {
-                            std::thread::sleep(IDLE_POLL);
-                        }
-                        // Check the stop flag and publish the counters every
-                        // 1024 busy iterations (cheap enough), every iteration
-                        // when idle.
-                        if idle || n.is_multiple_of(1024) {
-                            let now = rpc.now();
-                            if let Some(l) = live.as_mut().filter(|l| l.due(now)) {
-                                l.publish(now, &server_snapshot(&rpc, &app), &[]);
-                            }
-                            if crate::run::child::interrupted() || now >= end {
-                                break;
-                            }
-                        }
-                    }
-                    if let Some(l) = live.as_mut() {
-                        l.finish(&server_snapshot(&rpc, &app), &[]);
-                    }
-                    finish_capture(&mut rpc, "rpc-server", w.index);
-                    out.seconds = (rpc.now() - start).as_secs_f64();
-                    out.stats = *rpc.endpoint().stats();
-                    out.counters = *rpc.counters();
-                    out.handled = app.handled;
-                    out.bad = app.bad_requests;
-                    out.injected = out.counters.injected_drops_rx + out.counters.injected_drops_tx;
-                }
+            let live = board.publisher(w.index as usize);
+            if let Err(e) = server_worker(&nx, spec, p, (w.index, live), &mut out) {
+                out.error = Some(format!("worker {}: {e:#}", w.index));
             }
             outs.lock().map(|mut v| v.push(out)).ok();
             // Worker errors travel in `out` (merged with the counters).
@@ -278,6 +235,59 @@ pub fn run_server(
         // Every worker's endpoint is gone: its mbufs are back in the pool.
         mbufs_in_use_end: nx.pool().in_use() as u64,
     })
+}
+
+/// One server worker's run: serves until SIGINT/SIGTERM or `max_secs`,
+/// publishing its counters into `live` as it goes; its results into `out`.
+fn server_worker(
+    nx: &Nexus<ServerApp>,
+    spec: &NodeSpec,
+    p: &ServerParams,
+    (index, mut live): (u16, Option<Publisher<'_>>),
+    out: &mut WorkerOut,
+) -> anyhow::Result<()> {
+    let mut rpc = endpoint::<ServerApp>(nx, spec, index, false)?;
+    if let Some((side, model, seed)) = spec.fault {
+        rpc.set_fault(side, model, seed + index as u64);
+    }
+    if let Some((p, seed)) = spec.ecn_marker {
+        rpc.set_ecn_marker(p, seed + index as u64);
+    }
+    let mut app = ServerApp::new(p.resp_size, p.max_req, p.work_ns, p.verify);
+    let start = rpc.clock().now();
+    let end = start + Duration::from_nanos((p.max_secs * 1e9) as u64);
+    let mut n = 0u32;
+    loop {
+        rpc.run_once(&mut app);
+        report_wrong_tokens(&mut rpc, index);
+        n = n.wrapping_add(1);
+        let idle = server_idle(rpc.endpoint());
+        if idle {
+            std::thread::sleep(IDLE_POLL);
+        }
+        // Check the stop flag and publish the counters every 1024 busy
+        // iterations (cheap enough), every iteration when idle.
+        if idle || n.is_multiple_of(1024) {
+            let now = rpc.now();
+            if let Some(l) = live.as_mut().filter(|l| l.due(now)) {
+                l.publish(now, &server_snapshot(&rpc, &app), &[]);
+            }
+            if crate::run::child::interrupted() || now >= end {
+                break;
+            }
+        }
+    }
+    if let Some(l) = live.as_mut() {
+        l.finish(&server_snapshot(&rpc, &app), &[]);
+    }
+    finish_capture(&mut rpc, "rpc-server", index);
+    out.seconds = (rpc.now() - start).as_secs_f64();
+    out.stats = *rpc.endpoint().stats();
+    out.counters = *rpc.counters();
+    out.handled = app.handled;
+    out.bad = app.bad_requests;
+    out.injected = out.counters.injected_drops_rx + out.counters.injected_drops_tx;
+    Ok(())
 }
 
 /// The protocol counters of one side, every engine counter by its own
