@@ -182,3 +182,26 @@ pub struct Exited {
     pub status: std::process::ExitStatus,
     pub stdout: String,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_lines_are_recognised_and_every_line_is_still_returned() {
+        assert!(is_interval_line(r#"{"event":"interval","t_s":1.0}"#));
+        assert!(!is_interval_line(r#"{"completed":5}"#));
+        assert!(!is_interval_line("  [  1.0 s] 1 worker(s): ..."));
+        let script = r#"printf '%s\n' '{"event":"interval","t_s":1.0}' 'human' '{"completed":5}'"#;
+        let mut c = ChildProc::spawn(
+            "sh",
+            std::path::Path::new("/bin/sh"),
+            &["-c".to_string(), script.to_string()],
+        )
+        .unwrap();
+        c.pass_intervals();
+        let out = c.wait(Duration::from_secs(10)).unwrap();
+        assert_eq!(out.lines().count(), 3, "{out}");
+        assert_eq!(last_json(&out).unwrap()["completed"], 5);
+    }
+}
