@@ -544,7 +544,8 @@ const HANDOVER_WAIT: std::time::Duration = std::time::Duration::from_millis(20);
 
 /// Reads a board once per interval until `stop` (or every worker is done)
 /// and prints its interval records as `opts` says. Run it on its own
-/// thread (`std::thread::scope`) beside the workers.
+/// thread (`std::thread::scope`) beside the workers; set `stop`, then
+/// unpark the thread.
 pub fn report(board: &Board, opts: LiveOptions, stop: &AtomicBool) {
     if !opts.any() {
         return;
@@ -552,9 +553,11 @@ pub fn report(board: &Board, opts: LiveOptions, stop: &AtomicBool) {
     let mut prev = (0.0, Snapshot::default(), None);
     let mut next = opts.every;
     loop {
-        // Sleep in short steps so the process never waits on us at exit.
-        while board.started.elapsed() < next {
-            if stop.load(Ordering::Relaxed) || board.all_done() {
+        // Parked until the interval ends; whoever sets `stop` unparks us
+        // (`run::node`), so the process never waits on us at exit, and a
+        // worker's core (which we may share) sees one wakeup a second.
+        while let Some(left) = next.checked_sub(board.started.elapsed()) {
+            if stop.load(Ordering::Acquire) || board.all_done() {
                 // The last, partial interval, unless it is a sliver: the
                 // interval lines then add up to the whole run.
                 let left = board.started.elapsed().as_secs_f64() - prev.0;
@@ -566,7 +569,7 @@ pub fn report(board: &Board, opts: LiveOptions, stop: &AtomicBool) {
                 }
                 return;
             }
-            std::thread::sleep(std::time::Duration::from_millis(20));
+            std::thread::park_timeout(left);
         }
         next += opts.every;
         emit(&read_interval(board, &mut prev, HANDOVER_WAIT), opts);

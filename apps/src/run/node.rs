@@ -395,9 +395,10 @@ pub fn run_client(
 fn with_reporter<R>(board: &Board, live: LiveOptions, workers: impl FnOnce() -> R) -> R {
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        scope.spawn(|| live::report(board, live, &stop));
+        let reporter = scope.spawn(|| live::report(board, live, &stop));
         let r = workers();
-        stop.store(true, Ordering::Relaxed);
+        stop.store(true, Ordering::Release);
+        reporter.thread().unpark();
         r
     })
 }
