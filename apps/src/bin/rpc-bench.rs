@@ -347,7 +347,6 @@ fn print_floor(v: &serde_json::Value, json: bool, cfg: &apps::config::Config) {
     }
 }
 
-
 /// The floor measured over the same link as the RPC run, for ratios.
 fn floor_for(
     cfg: &apps::config::Config,
@@ -419,7 +418,7 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         cfg.cores.server,
         cfg.cores.client
     );
-    let mut rep = apps::run::bench::run_pair(&cfg)?;
+    let mut rep = apps::run::bench::run_pair_streaming(&cfg, a.out.json_stream)?;
     if let Some(f) = &floor {
         rep.floor_p50_us = f["p50_us"].as_f64();
         rep.floor_p99_us = f["p99_us"].as_f64();

@@ -55,15 +55,19 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     let mut spec = node_spec(&cfg, Role::Client);
     spec.capture = capture;
     let params = client_params(&cfg, true);
+    let live = apps::run::live::LiveOptions::client(cli.out.json_stream, &params);
     let (result, server) = if cfg.link.kind == apps::config::link::LinkKind::Ring {
         // net_ring loops frames back into this process: one endpoint serves
         // its own requests at the server's address (no rpc-server needed).
         let sp = apps::config::cli::server_params(&cfg, 0.0);
-        let (r, s) = apps::run::node::run_loopback(&spec, &params, &sp)?;
+        let (r, s) = apps::run::node::run_loopback(&spec, &params, &sp, live)?;
         (r, Some(s))
     } else {
         let targets = |w: u16, s: usize| cfg.server_peer(cfg.target_server_worker(w as usize, s));
-        (apps::run::node::run_client(&spec, &params, &targets)?, None)
+        (
+            apps::run::node::run_client(&spec, &params, &targets, live)?,
+            None,
+        )
     };
     let mut rep = client_report(&cfg, &result);
     rep.server = server;

@@ -21,6 +21,8 @@ struct Cli {
     cfg: ServerConfigArgs,
     #[command(flatten)]
     capture: CaptureArgs,
+    #[command(flatten)]
+    metrics: apps::run::metrics::MetricsArgs,
     /// Exit after this many seconds even without a signal.
     #[arg(long, default_value_t = 3600.0)]
     max_seconds: f64,
@@ -35,6 +37,7 @@ struct Cli {
 fn main() {
     let cli = Cli::parse();
     let result = (|| -> anyhow::Result<()> {
+        let metrics = cli.metrics.listen()?;
         let cfg = cli.cfg.load(Some(Role::Server))?;
         if cli.print_config {
             print!("{}", cfg.to_toml_string());
@@ -42,7 +45,8 @@ fn main() {
         }
         let mut spec = node_spec(&cfg, Role::Server);
         spec.capture = cli.capture.spec()?;
-        let summary = apps::run::node::run_server(&spec, &server_params(&cfg, cli.max_seconds))?;
+        let params = server_params(&cfg, cli.max_seconds);
+        let summary = apps::run::node::run_server(&spec, &params, metrics)?;
         if cli.json {
             // One stdout line, read back by rpc-bench; stamped like every summary.
             let mut v = serde_json::to_value(&summary)?;

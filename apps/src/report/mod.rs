@@ -9,10 +9,10 @@
 //! completed RPCs), never headers or retransmissions.
 
 mod glossary;
-mod readme_demo;
 pub mod meta;
 pub mod output;
 pub mod plot;
+mod readme_demo;
 
 use crate::config::Config;
 use crate::measure::hist::LatencyHist;

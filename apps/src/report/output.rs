@@ -27,6 +27,11 @@ pub struct ReportArgs {
     /// config, as the only line on stdout (the text report goes to stderr).
     #[arg(long)]
     pub json: bool,
+    /// Print one JSON line per second while the run lasts (`"event":
+    /// "interval"`, all workers summed: rpcs, mrps, gbps, p50_us, p99_us,
+    /// retransmissions, drops), then the JSON summary as the last line.
+    #[arg(long)]
+    pub json_stream: bool,
     /// Save the latency histogram in HdrHistogram's percentile format.
     #[arg(long, value_name = "FILE")]
     pub hist_out: Option<PathBuf>,
@@ -55,7 +60,7 @@ impl ReportArgs {
 
     /// Prints the text report: stdout, or stderr with `--json`.
     pub fn human(&self, text: &str) {
-        print_human(self.json, text);
+        print_human(self.json || self.json_stream, text);
     }
 
     /// Writes the histogram file, the plot and the CSV row if asked; with
@@ -89,7 +94,7 @@ impl ReportArgs {
             let mut w = CsvRows::create(p, CSV_LEADING)?;
             w.push(&flat_row(&v))?;
         }
-        if self.json {
+        if self.json || self.json_stream {
             println!("{v}");
         }
         Ok(())

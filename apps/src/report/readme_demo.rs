@@ -75,8 +75,14 @@ mod tests {
             );
         }
         // The lines rpc-bench itself adds around the report.
-        for head in ["credits per session; BDP", "rpc-server: 127.77.0.2 on net_memif0"] {
-            assert!(block.contains(head), "README.md's demo output lacks {head:?}");
+        for head in [
+            "credits per session; BDP",
+            "rpc-server: 127.77.0.2 on net_memif0",
+        ] {
+            assert!(
+                block.contains(head),
+                "README.md's demo output lacks {head:?}"
+            );
         }
     }
 

@@ -70,24 +70,49 @@ pub fn preflight(cfg: &Config) -> anyhow::Result<()> {
 
 /// Runs one server+client pair on `cfg`; returns the merged report.
 pub fn run_pair(cfg: &Config) -> anyhow::Result<Report> {
+    run_pair_streaming(cfg, false)
+}
+
+/// `run_pair`; with `json_stream`, the client runs with `--json-stream`
+/// and its interval lines reach our stdout as they arrive.
+pub fn run_pair_streaming(cfg: &Config, json_stream: bool) -> anyhow::Result<Report> {
     preflight(cfg)?;
     let dir = std::env::temp_dir().join(format!("rpc-bench-{}", unique_tag()));
     std::fs::create_dir_all(&dir)?;
     let cfg_path = dir.join("run.toml");
     std::fs::write(&cfg_path, cfg.to_toml_string())?;
-    let result = run_pair_with(cfg, &cfg_path);
+    let result = run_pair_with(cfg, &cfg_path, json_stream);
     let _ = std::fs::remove_dir_all(&dir);
     result
 }
 
-fn run_pair_with(cfg: &Config, cfg_path: &Path) -> anyhow::Result<Report> {
+/// The client's flags: JSON out, the histogram in it, and the interval
+/// stream if asked.
+fn client_flags(conf: String, json_stream: bool) -> Vec<String> {
+    let mut args = vec![conf, "--json".to_string(), "--json-hist".to_string()];
+    if json_stream {
+        args.push("--json-stream".to_string());
+    }
+    args
+}
+
+/// Starts the client; with `json_stream` its interval lines pass through.
+fn spawn_client(name: &str, args: &[String], json_stream: bool) -> anyhow::Result<ChildProc> {
+    let mut c = ChildProc::spawn(name, &sibling("rpc-client")?, args)?;
+    if json_stream {
+        c.pass_intervals();
+    }
+    Ok(c)
+}
+
+fn run_pair_with(cfg: &Config, cfg_path: &Path, json_stream: bool) -> anyhow::Result<Report> {
     let w = &cfg.workload;
     let run_secs = w.seconds + w.warmup_seconds;
     let conf = format!("--config={}", cfg_path.display());
     // The server outlives the client by a margin; rpc-bench stops it by PID.
     let server_max = run_secs + 60.0;
     if cfg.link.kind == LinkKind::Ring {
-        return run_loopback_child(cfg, &conf);
+        return run_loopback_child(cfg, &conf, json_stream);
     }
     let mut server = ChildProc::spawn(
         "rpc-server",
@@ -100,8 +125,8 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path) -> anyhow::Result<Report> {
         ],
     )?;
     std::thread::sleep(Duration::from_millis(300));
-    let client_args = vec![conf, "--json".to_string(), "--json-hist".to_string()];
-    let mut client = ChildProc::spawn("rpc-client", &sibling("rpc-client")?, &client_args)?;
+    let client_args = client_flags(conf, json_stream);
+    let mut client = spawn_client("rpc-client", &client_args, json_stream)?;
     // Client bound: connect + warm-up + run + drain + session timeout + startup.
     let limit =
         Duration::from_secs_f64(run_secs + cfg.transport.session_timeout_ms as f64 / 1e3 + 30.0);
@@ -143,14 +168,10 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path) -> anyhow::Result<Report> {
 }
 
 /// net_ring: one process is server and client (rpc-client's loopback mode).
-fn run_loopback_child(cfg: &Config, conf: &str) -> anyhow::Result<Report> {
+fn run_loopback_child(cfg: &Config, conf: &str, json_stream: bool) -> anyhow::Result<Report> {
     let w = &cfg.workload;
-    let args = vec![
-        conf.to_string(),
-        "--json".to_string(),
-        "--json-hist".to_string(),
-    ];
-    let mut client = ChildProc::spawn("rpc-client (loopback)", &sibling("rpc-client")?, &args)?;
+    let args = client_flags(conf.to_string(), json_stream);
+    let mut client = spawn_client("rpc-client (loopback)", &args, json_stream)?;
     let limit = Duration::from_secs_f64(
         w.seconds + w.warmup_seconds + cfg.transport.session_timeout_ms as f64 / 1e3 + 30.0,
     );

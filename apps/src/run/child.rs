@@ -1,9 +1,11 @@
 //! Child processes of `rpc-bench`: launched with their stdout captured, killed
 //! if the parent dies (PR_SET_PDEATHSIG), and stopped by PID on drop, on error
-//! and on Ctrl-C, so no poll-mode process outlives a benchmark.
+//! and on Ctrl-C, so no poll-mode process outlives a benchmark. A child's
+//! `--json-stream` interval lines can be passed through to our stdout as
+//! they arrive ([`ChildProc::pass_intervals`]).
 
 use anyhow::{bail, Context};
-use std::io::Read;
+use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,6 +23,8 @@ pub struct ChildProc {
     pub name: String,
     child: Option<Child>,
     stdout: String,
+    /// Copy the child's interval lines to our stdout as they arrive.
+    pass_intervals: bool,
 }
 
 impl ChildProc {
@@ -42,7 +46,16 @@ impl ChildProc {
             name: name.into(),
             child: Some(child),
             stdout: String::new(),
+            pass_intervals: false,
         })
+    }
+
+    /// From now on, every stdout line of the child that is a
+    /// `--json-stream` interval record (`{"event":"interval",...}`) is
+    /// also printed on our stdout the moment it arrives (all lines are
+    /// still returned by `wait`).
+    pub fn pass_intervals(&mut self) {
+        self.pass_intervals = true;
     }
 
     pub fn pid(&self) -> Option<u32> {
@@ -75,12 +88,26 @@ impl ChildProc {
                 stdout,
             });
         };
-        let mut out = child.stdout.take();
-        // Drain stdout on a thread so a chatty child never blocks on a full pipe.
+        let out = child.stdout.take();
+        let pass = self.pass_intervals;
+        // Drain stdout on a thread so a chatty child never blocks on a full
+        // pipe; line by line, so interval lines can be passed on at once.
         let reader = std::thread::spawn(move || {
             let mut s = String::new();
-            if let Some(o) = out.as_mut() {
-                let _ = o.read_to_string(&mut s);
+            let Some(o) = out else {
+                return s;
+            };
+            let mut r = std::io::BufReader::new(o);
+            let mut line = String::new();
+            while matches!(r.read_line(&mut line), Ok(n) if n > 0) {
+                if pass && is_interval_line(&line) {
+                    use std::io::Write;
+                    let mut me = std::io::stdout().lock();
+                    let _ = me.write_all(line.as_bytes());
+                    let _ = me.flush();
+                }
+                s.push_str(&line);
+                line.clear();
             }
             s
         });
@@ -128,6 +155,12 @@ impl Drop for ChildProc {
     }
 }
 
+/// Whether `line` is a `--json-stream` interval record (`run::live`
+/// writes `event` first).
+pub fn is_interval_line(line: &str) -> bool {
+    line.starts_with(r#"{"event":"interval""#)
+}
+
 /// The last line of `stdout` that parses as a JSON object.
 pub fn last_json(stdout: &str) -> anyhow::Result<serde_json::Value> {
     stdout
@@ -148,4 +181,27 @@ pub fn last_json(stdout: &str) -> anyhow::Result<serde_json::Value> {
 pub struct Exited {
     pub status: std::process::ExitStatus,
     pub stdout: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interval_lines_are_recognised_and_every_line_is_still_returned() {
+        assert!(is_interval_line(r#"{"event":"interval","t_s":1.0}"#));
+        assert!(!is_interval_line(r#"{"completed":5}"#));
+        assert!(!is_interval_line("  [  1.0 s] 1 worker(s): ..."));
+        let script = r#"printf '%s\n' '{"event":"interval","t_s":1.0}' 'human' '{"completed":5}'"#;
+        let mut c = ChildProc::spawn(
+            "sh",
+            std::path::Path::new("/bin/sh"),
+            &["-c".to_string(), script.to_string()],
+        )
+        .unwrap();
+        c.pass_intervals();
+        let out = c.wait(Duration::from_secs(10)).unwrap();
+        assert_eq!(out.lines().count(), 3, "{out}");
+        assert_eq!(last_json(&out).unwrap()["completed"], 5);
+    }
 }

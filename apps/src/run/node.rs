@@ -1,12 +1,18 @@
 //! One process's run: open the Nexus (EAL, pool, port) through the config's
 //! seam (`config::setup`), start one endpoint per pinned core with its own
 //! `EndpointConfig`, run the server loop or the client workload, and gather
-//! every worker's counters and histogram into one JSON-ready summary.
+//! every worker's counters and histogram into one JSON-ready summary. While
+//! they run, every worker publishes its counters into its slot of a
+//! `live::Board` (about once a millisecond); a thread beside the workers
+//! turns them into interval lines (client) or serves them as OpenMetrics
+//! (server, `--metrics`).
 
 use crate::config::link::Role;
 use crate::config::{Config, Worker};
 use crate::measure::hist::LatencyHist;
 pub use crate::report::stats_json;
+use crate::run::live::{self, Board, LiveOptions, Publisher, Snapshot};
+use crate::run::metrics::{self, MetricsListener};
 pub use crate::run::workload::ClientParams;
 use crate::run::workload::{self, ClientApp, ClientSide, LoopApp, Mode, ServerApp, REQ_ECHO};
 use engine::counters::Counters;
@@ -17,6 +23,7 @@ use engine::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// Everything about one process that is not the workload.
@@ -155,7 +162,13 @@ pub struct ServerParams {
 }
 
 /// Runs the server until SIGINT/SIGTERM or `max_secs`; returns its summary.
-pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSummary> {
+/// With `metrics`, a thread beside the workers answers scrapes from their
+/// published counters until they stop.
+pub fn run_server(
+    spec: &NodeSpec,
+    p: &ServerParams,
+    metrics: Option<MetricsListener>,
+) -> anyhow::Result<ServerSummary> {
     crate::run::child::install_signal_handlers();
     let mut handlers = HandlerTable::<ServerApp>::new();
     if p.background {
@@ -183,51 +196,30 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSum
         cfg.worker_port(0),
         cfg.worker_port(nx.workers() - 1)
     );
+    if let Some(l) = &metrics {
+        eprintln!("rpc-server: metrics at http://{}/metrics", l.addr());
+    }
+    let board = Board::new(nx.workers(), None);
+    let stop = AtomicBool::new(false);
     let outs = Mutex::new(Vec::new());
-    nx.run(&|w| {
-        let mut out = WorkerOut::default();
-        match endpoint::<ServerApp>(&nx, spec, w.index, false) {
-            Err(e) => out.error = Some(format!("worker {}: {e:#}", w.index)),
-            Ok(mut rpc) => {
-                if let Some((side, model, seed)) = spec.fault {
-                    rpc.set_fault(side, model, seed + w.index as u64);
-                }
-                if let Some((p, seed)) = spec.ecn_marker {
-                    rpc.set_ecn_marker(p, seed + w.index as u64);
-                }
-                let mut app = ServerApp::new(p.resp_size, p.max_msg, p.work_ns, p.verify);
-                let start = rpc.clock().now();
-                let end = start + Duration::from_nanos((p.max_secs * 1e9) as u64);
-                let mut n = 0u32;
-                loop {
-                    rpc.run_once(&mut app);
-                    report_wrong_tokens(&mut rpc, w.index);
-                    n = n.wrapping_add(1);
-                    let idle = server_idle(rpc.endpoint());
-                    if idle {
-                        std::thread::sleep(IDLE_POLL);
-                    }
-                    // Check the stop flag every 1024 busy iterations
-                    // (cheap enough), every iteration when idle.
-                    if (idle || n.is_multiple_of(1024))
-                        && (crate::run::child::interrupted() || rpc.now() >= end)
-                    {
-                        break;
-                    }
-                }
-                finish_capture(&mut rpc, "rpc-server", w.index);
-                out.seconds = (rpc.now() - start).as_secs_f64();
-                out.stats = *rpc.endpoint().stats();
-                out.counters = *rpc.counters();
-                out.handled = app.handled;
-                out.bad = app.bad_requests;
-                out.injected = out.counters.injected_drops_rx + out.counters.injected_drops_tx;
-            }
+    let run = std::thread::scope(|scope| {
+        if let Some(l) = &metrics {
+            scope.spawn(|| metrics::serve(l, &board, &stop));
         }
-        outs.lock().map(|mut v| v.push(out)).ok();
-        // Worker errors travel in `out` (merged with the counters).
-        Ok::<(), std::convert::Infallible>(())
-    })?;
+        let r = nx.run(&|w| {
+            let mut out = WorkerOut::default();
+            let live = board.publisher(w.index as usize);
+            if let Err(e) = server_worker(&nx, spec, p, (w.index, live), &mut out) {
+                out.error = Some(format!("worker {}: {e:#}", w.index));
+            }
+            outs.lock().map(|mut v| v.push(out)).ok();
+            // Worker errors travel in `out` (merged with the counters).
+            Ok::<(), std::convert::Infallible>(())
+        });
+        stop.store(true, Ordering::Relaxed);
+        r
+    });
+    run?;
     let (m, errors) = merge(outs.into_inner().unwrap_or_default());
     if let Some(e) = errors.first() {
         anyhow::bail!("{e}");
@@ -246,6 +238,59 @@ pub fn run_server(spec: &NodeSpec, p: &ServerParams) -> anyhow::Result<ServerSum
         // Every worker's endpoint is gone: its mbufs are back in the pool.
         mbufs_in_use_end: nx.pool().in_use() as u64,
     })
+}
+
+/// One server worker's run: serves until SIGINT/SIGTERM or `max_secs`,
+/// publishing its counters into `live` as it goes; its results into `out`.
+fn server_worker(
+    nx: &Nexus<ServerApp>,
+    spec: &NodeSpec,
+    p: &ServerParams,
+    (index, mut live): (u16, Option<Publisher<'_>>),
+    out: &mut WorkerOut,
+) -> anyhow::Result<()> {
+    let mut rpc = endpoint::<ServerApp>(nx, spec, index, false)?;
+    if let Some((side, model, seed)) = spec.fault {
+        rpc.set_fault(side, model, seed + index as u64);
+    }
+    if let Some((p, seed)) = spec.ecn_marker {
+        rpc.set_ecn_marker(p, seed + index as u64);
+    }
+    let mut app = ServerApp::new(p.resp_size, p.max_msg, p.work_ns, p.verify);
+    let start = rpc.clock().now();
+    let end = start + Duration::from_nanos((p.max_secs * 1e9) as u64);
+    let mut n = 0u32;
+    loop {
+        rpc.run_once(&mut app);
+        report_wrong_tokens(&mut rpc, index);
+        n = n.wrapping_add(1);
+        let idle = server_idle(rpc.endpoint());
+        if idle {
+            std::thread::sleep(IDLE_POLL);
+        }
+        // Check the stop flag and publish the counters every 1024 busy
+        // iterations (cheap enough), every iteration when idle.
+        if idle || n.is_multiple_of(1024) {
+            let now = rpc.now();
+            if let Some(l) = live.as_mut().filter(|l| l.due(now)) {
+                l.publish(now, &server_snapshot(&rpc, &app), &[]);
+            }
+            if crate::run::child::interrupted() || now >= end {
+                break;
+            }
+        }
+    }
+    if let Some(l) = live.as_mut() {
+        l.finish(&server_snapshot(&rpc, &app), &[]);
+    }
+    finish_capture(&mut rpc, "rpc-server", index);
+    out.seconds = (rpc.now() - start).as_secs_f64();
+    out.stats = *rpc.endpoint().stats();
+    out.counters = *rpc.counters();
+    out.handled = app.handled;
+    out.bad = app.bad_requests;
+    out.injected = out.counters.injected_drops_rx + out.counters.injected_drops_tx;
+    Ok(())
 }
 
 /// The protocol counters of one side, every engine counter by its own
@@ -313,11 +358,13 @@ pub struct ClientResult {
 /// Where client worker `w`'s session `s` connects.
 pub type Targets<'a> = &'a (dyn Fn(u16, usize) -> PeerAddr + Sync);
 
-/// Runs the client workload; `targets(worker, session)` names each session's server endpoint.
+/// Runs the client workload; `targets(worker, session)` names each
+/// session's server endpoint; `live` says where interval records go.
 pub fn run_client(
     spec: &NodeSpec,
     p: &ClientParams,
     targets: Targets<'_>,
+    live: LiveOptions,
 ) -> anyhow::Result<ClientResult> {
     crate::run::child::install_signal_handlers();
     let nx = spec
@@ -325,21 +372,38 @@ pub fn run_client(
         .open_nexus(spec.role, HandlerTable::<ClientApp>::new())?;
     let mbufs_start = nx.pool().in_use() as u64;
     let outs = Mutex::new(Vec::new());
-    nx.run(&|w| {
-        let mut out = WorkerOut::default();
-        let make = |sessions: Vec<SessionId>, now: engine::time::Instant| {
-            ClientApp::new(p.clone(), sessions, now)
-        };
-        let at = (targets, false);
-        if let Err(e) = client_worker(&nx, spec, p, at, w.index, &mut out, &make) {
-            out.error = Some(format!("worker {}: {e:#}", w.index));
-        }
-        outs.lock().map(|mut v| v.push(out)).ok();
-        // Worker errors travel in `out` (merged with the counters).
-        Ok::<(), std::convert::Infallible>(())
+    let board = Board::new(nx.workers(), Some(LatencyHist::new().raw()));
+    with_reporter(&board, live, || {
+        nx.run(&|w| {
+            let mut out = WorkerOut::default();
+            let make = |sessions: Vec<SessionId>, now: engine::time::Instant| {
+                ClientApp::new(p.clone(), sessions, now)
+            };
+            let at = (targets, false);
+            let slot = board.publisher(w.index as usize);
+            if let Err(e) = client_worker(&nx, spec, p, at, (w.index, slot), &mut out, &make) {
+                out.error = Some(format!("worker {}: {e:#}", w.index));
+            }
+            outs.lock().map(|mut v| v.push(out)).ok();
+            // Worker errors travel in `out` (merged with the counters).
+            Ok::<(), std::convert::Infallible>(())
+        })
     })?;
     let (m, errors) = merge(outs.into_inner().unwrap_or_default());
     Ok(ClientResult::from_merged(m, errors, &nx, mbufs_start))
+}
+
+/// Runs `workers` with `live::report` on a thread beside them, stopped
+/// when they return.
+fn with_reporter<R>(board: &Board, live: LiveOptions, workers: impl FnOnce() -> R) -> R {
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let reporter = scope.spawn(|| live::report(board, live, &stop));
+        let r = workers();
+        stop.store(true, Ordering::Release);
+        reporter.thread().unpark();
+        r
+    })
 }
 
 impl ClientResult {
@@ -364,13 +428,14 @@ impl ClientResult {
 }
 
 /// One client worker's run; `(targets, loopback)`: where its sessions
-/// connect, and whether its endpoint serves them itself (net_ring).
+/// connect, and whether its endpoint serves them itself (net_ring);
+/// `(index, live)`: the worker's number and its slot on the live board.
 fn client_worker<A: ClientSide>(
     nx: &Nexus<A>,
     spec: &NodeSpec,
     p: &ClientParams,
     (targets, loopback): (Targets<'_>, bool),
-    index: u16,
+    (index, mut live): (u16, Option<Publisher<'_>>),
     out: &mut WorkerOut,
     make_app: &dyn Fn(Vec<SessionId>, engine::time::Instant) -> A,
 ) -> anyhow::Result<()> {
@@ -394,9 +459,6 @@ fn client_worker<A: ClientSide>(
     let connect_timeout = connect_timeout + Duration::from_secs(2) + paced;
     let sessions = workload::connect_all(&mut rpc, &mut app, &peers, connect_timeout)?;
     let mut app = make_app(sessions.clone(), rpc.clock().now());
-    let run_start = rpc.clock().now();
-    let mut last_live = run_start;
-    let mut last_done = 0u64;
     workload::start(&mut rpc, &mut app);
     // Bound the drain: a request still out this long after the end has failed.
     let hard_end = app.client().stop_at + Duration::from_secs(3) + session_timeout;
@@ -410,20 +472,9 @@ fn client_worker<A: ClientSide>(
         if c.done(now) || now >= hard_end || crate::run::child::interrupted() {
             break;
         }
-        if let Some(every) = p.live_every {
-            if index == 0 && now - last_live >= every {
-                let secs = (now - last_live).as_secs_f64();
-                eprintln!(
-                    "  [{:>5.1} s] worker 0: {:>10.3} Mrps, {} completed, {} failed, {} in flight",
-                    (now - run_start).as_secs_f64(),
-                    (c.completed - last_done) as f64 / secs / 1e6,
-                    c.completed,
-                    c.failed,
-                    c.in_flight
-                );
-                last_live = now;
-                last_done = c.completed;
-            }
+        if let Some(l) = live.as_mut().filter(|l| l.due(now)) {
+            let hists = [c.hist.raw(), c.hist_warm.raw()];
+            l.publish(now, &client_snapshot(&rpc, c), &hists);
         }
     }
     let unfinished = app.client().in_flight as u64;
@@ -434,6 +485,11 @@ fn client_worker<A: ClientSide>(
     let bye = rpc.now() + Duration::from_millis(200);
     while rpc.now() < bye && rpc.endpoint().sessions_by_state().disconnecting > 0 {
         rpc.run_once(&mut app);
+    }
+    if let Some(l) = live.as_mut() {
+        let c = app.client();
+        let hists = [c.hist.raw(), c.hist_warm.raw()];
+        l.finish(&client_snapshot(&rpc, c), &hists);
     }
     finish_capture(&mut rpc, "rpc-client", index);
     out.stats = *rpc.endpoint().stats();
@@ -467,6 +523,7 @@ pub fn run_loopback(
     spec: &NodeSpec,
     p: &ClientParams,
     sp: &ServerParams,
+    live: LiveOptions,
 ) -> anyhow::Result<(ClientResult, Value)> {
     crate::run::child::install_signal_handlers();
     let mut handlers = HandlerTable::<LoopApp>::new();
@@ -485,29 +542,31 @@ pub fn run_loopback(
     };
     let handled = std::sync::atomic::AtomicU64::new(0);
     let outs = Mutex::new(Vec::new());
-    nx.run(&|w| {
-        let mut out = WorkerOut::default();
-        let make = |sessions: Vec<SessionId>, now: engine::time::Instant| LoopApp {
-            srv: ServerApp::new(sp.resp_size, sp.max_msg, sp.work_ns, sp.verify),
-            cli: ClientApp::new(p.clone(), sessions, now),
-        };
-        let targets = |_w: u16, _s: usize| me;
-        if let Err(e) = client_worker(&nx, &one, p, (&targets, true), w.index, &mut out, &make) {
-            out.error = Some(format!("worker {}: {e:#}", w.index));
-        }
-        handled.fetch_add(
-            out.stats.handler_invocations,
-            std::sync::atomic::Ordering::Relaxed,
-        );
-        outs.lock().map(|mut v| v.push(out)).ok();
-        // Worker errors travel in `out` (merged with the counters).
-        Ok::<(), std::convert::Infallible>(())
+    let board = Board::new(nx.workers(), Some(LatencyHist::new().raw()));
+    with_reporter(&board, live, || {
+        nx.run(&|w| {
+            let mut out = WorkerOut::default();
+            let make = |sessions: Vec<SessionId>, now: engine::time::Instant| LoopApp {
+                srv: ServerApp::new(sp.resp_size, sp.max_msg, sp.work_ns, sp.verify),
+                cli: ClientApp::new(p.clone(), sessions, now),
+            };
+            let targets = |_w: u16, _s: usize| me;
+            let at = (&targets as Targets<'_>, true);
+            let slot = board.publisher(w.index as usize);
+            if let Err(e) = client_worker(&nx, &one, p, at, (w.index, slot), &mut out, &make) {
+                out.error = Some(format!("worker {}: {e:#}", w.index));
+            }
+            handled.fetch_add(out.stats.handler_invocations, Ordering::Relaxed);
+            outs.lock().map(|mut v| v.push(out)).ok();
+            // Worker errors travel in `out` (merged with the counters).
+            Ok::<(), std::convert::Infallible>(())
+        })
     })?;
     let (m, errors) = merge(outs.into_inner().unwrap_or_default());
     let server = json!({
         "role": "server (same endpoint, loopback)",
         "workers": 1,
-        "handled": handled.load(std::sync::atomic::Ordering::Relaxed),
+        "handled": handled.load(Ordering::Relaxed),
         "stats": stats_json(&m.stats),
         "port": port_json(&nx),
     });
@@ -539,6 +598,28 @@ fn report_wrong_tokens<A>(rpc: &mut engine::runtime::Rpc<A>, worker: u16) {
             );
         }
     }
+}
+
+/// What a server worker publishes: its endpoint's counters, requests
+/// handed to the handler (inline or background) and bad requests.
+fn server_snapshot<A>(rpc: &Rpc<A>, app: &ServerApp) -> Snapshot {
+    let ep = rpc.endpoint();
+    let s = ep.stats();
+    let mut snap = Snapshot::of_endpoint(s, ep.sessions_by_state().connected);
+    snap.rpcs = s.handler_invocations;
+    snap.failed = app.bad_requests;
+    snap
+}
+
+/// What a client worker publishes: its endpoint's counters and the
+/// workload's completions, failures and requests in flight.
+fn client_snapshot<A>(rpc: &Rpc<A>, c: &ClientApp) -> Snapshot {
+    let ep = rpc.endpoint();
+    let mut snap = Snapshot::of_endpoint(ep.stats(), ep.sessions_by_state().connected);
+    snap.rpcs = c.completed;
+    snap.failed = c.failed;
+    snap.in_flight = c.in_flight as u64;
+    snap
 }
 
 fn server_idle(ep: &engine::proto::Endpoint) -> bool {

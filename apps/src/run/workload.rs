@@ -287,7 +287,9 @@ pub struct ClientParams {
     /// Stop issuing after this many requests per worker (None: time-bound only).
     pub max_requests: Option<u64>,
     pub verify: bool,
-    /// Seconds between live progress lines (None: quiet).
+    /// Time between live progress lines (None: the default second;
+    /// whether lines appear at all is `run::live::LiveOptions::client`'s
+    /// rule).
     pub live_every: Option<Duration>,
 }
 
