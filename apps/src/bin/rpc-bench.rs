@@ -87,6 +87,10 @@ struct RunArgs {
 struct FloorArgs {
     #[command(flatten)]
     port: PortArgs,
+    /// Print no text report (errors still go to stderr): with --json, the
+    /// JSON line alone.
+    #[arg(long, short = 'q')]
+    quiet: bool,
     /// Cores for the client and server sides (client first) [default: the
     /// config's cores.client[0],cores.server[0], i.e. 0,1].
     #[arg(long, value_delimiter = ',', value_name = "CLIENT,SERVER")]
@@ -240,7 +244,7 @@ fn floor_cmd(a: FloorArgs) -> anyhow::Result<serde_json::Value> {
                 link.socket = format!("/tmp/rpc-floor-{}.sock", unique_tag());
             }
             let summary = floor_pair(&link, cores, a.plan())?;
-            print_floor(&summary, a.json, &cfg);
+            print_floor(&summary, &a, &cfg);
             Ok(summary)
         }
     }
@@ -270,8 +274,10 @@ fn floor_peer(
             }
             let v = floor::run_server(link, server_core, plan.max_secs)?;
             if a.json {
-                println!("{v}");
-            } else {
+                let mut stamped = v.clone();
+                stamp(&mut stamped, Some(cfg));
+                println!("{stamped}");
+            } else if !a.quiet {
                 println!(
                     "floor server: echoed {} frames, ignored {}, port rx_missed {}, mbufs in use at start {} and end {}",
                     v["echoed"], v["ignored"], v["port_rx_missed"], v["mbufs_in_use_start"], v["mbufs_in_use_end"]
@@ -287,7 +293,7 @@ fn floor_peer(
         }
         Role::Client => {
             let v = floor::run_client(link, client_core, plan)?;
-            print_floor(&v, a.json, cfg);
+            print_floor(&v, a, cfg);
             Ok(v)
         }
     }
@@ -314,8 +320,10 @@ fn floor_pair(
         v.push(format!("--warmup={}", plan.warmup));
         v.push(format!("--stream-secs={}", plan.stream_secs));
         v.push(format!("--max-secs={}", plan.max_secs));
-        // Each side's figures as its last line, for last_json.
+        // Each side's figures as its last line, for last_json; the text
+        // report is this process's to print.
         v.push("--json".to_string());
+        v.push("--quiet".to_string());
         v
     };
     let mut server = ChildProc::spawn("floor server", &exe, &peer_args(Role::Server))?;
@@ -336,10 +344,13 @@ fn floor_pair(
     Ok(summary)
 }
 
-/// The floor's report: the text (on stderr with `json`), then the
-/// summary stamped with the config the link came from.
-fn print_floor(v: &serde_json::Value, json: bool, cfg: &apps::config::Config) {
-    print_human(json, &floor::render_text(v));
+/// The floor's report: the text (on stderr with `--json`, none with
+/// `--quiet`), then the summary stamped with the config the link came from.
+fn print_floor(v: &serde_json::Value, a: &FloorArgs, cfg: &apps::config::Config) {
+    let json = a.json;
+    if !a.quiet {
+        print_human(json, &floor::render_text(v));
+    }
     if json {
         let mut v = v.clone();
         stamp(&mut v, Some(cfg));
@@ -365,6 +376,7 @@ fn floor_for(
         warmup: 1000,
         stream_secs: 0.3,
         json: false,
+        quiet: false,
         peer: None,
         max_secs: None,
     }

@@ -41,6 +41,10 @@ pub struct ReportArgs {
     /// Write the summary's scalar fields as a CSV header and one row.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Print no text report (errors and progress lines still go to
+    /// stderr): with --json, the JSON line alone.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 impl ReportArgs {
@@ -58,9 +62,12 @@ impl ReportArgs {
         Ok(())
     }
 
-    /// Prints the text report: stdout, or stderr with `--json`.
+    /// Prints the text report: stdout, or stderr with `--json` or
+    /// `--json-stream`; nothing with `--quiet`.
     pub fn human(&self, text: &str) {
-        print_human(self.json || self.json_stream, text);
+        if !self.quiet {
+            print_human(self.json || self.json_stream, text);
+        }
     }
 
     /// Writes the histogram file, the plot and the CSV row if asked; with

@@ -86,10 +86,17 @@ pub fn run_pair_streaming(cfg: &Config, json_stream: bool) -> anyhow::Result<Rep
     result
 }
 
-/// The client's flags: JSON out, the histogram in it, and the interval
-/// stream if asked.
+/// The client's flags: JSON out, the histogram in it, no text report,
+/// and the interval stream if asked.
 fn client_flags(conf: String, json_stream: bool) -> Vec<String> {
-    let mut args = vec![conf, "--json".to_string(), "--json-hist".to_string()];
+    // --quiet: rpc-bench prints the merged report; the child's own would
+    // land on the shared stderr beside it.
+    let mut args = vec![
+        conf,
+        "--json".to_string(),
+        "--json-hist".to_string(),
+        "--quiet".to_string(),
+    ];
     if json_stream {
         args.push("--json-stream".to_string());
     }
