@@ -430,7 +430,9 @@ impl IntervalRecord {
         per_sec(self.rpcs as f64, self.interval_s) / 1e6
     }
 
-    pub fn gbps(&self) -> f64 {
+    /// Frames on the wire, both directions, headers and resends included
+    /// (not the report's goodput, which counts payload bytes only).
+    pub fn wire_gbps(&self) -> f64 {
         per_sec(self.bytes as f64 * 8.0, self.interval_s) / 1e9
     }
 
@@ -444,7 +446,7 @@ impl IntervalRecord {
             interval_s: r3(self.interval_s),
             rpcs: self.rpcs,
             mrps: (self.mrps() * 1e6).round() / 1e6,
-            gbps: r3(self.gbps()),
+            wire_gbps: r3(self.wire_gbps()),
             p50_us: self.p50_us.map(r3),
             p99_us: self.p99_us.map(r3),
             retransmissions: self.retransmissions,
@@ -462,12 +464,12 @@ impl IntervalRecord {
     pub fn human(&self) -> String {
         let us = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.1}"));
         format!(
-            "  [{:>5.1} s] {} worker(s): {:>8.3} Mrps, {:>6.2} Gb/s, p50 {} us, p99 {} us, \
+            "  [{:>5.1} s] {} worker(s): {:>8.3} Mrps, {:>6.2} Gb/s on the wire, p50 {} us, p99 {} us, \
              {} completed, {} failed, {} in flight, {} retransmitted, {} dropped",
             self.t_s,
             self.workers,
             self.mrps(),
-            self.gbps(),
+            self.wire_gbps(),
             us(self.p50_us),
             us(self.p99_us),
             self.completed,
@@ -487,7 +489,7 @@ struct IntervalLine {
     interval_s: f64,
     rpcs: u64,
     mrps: f64,
-    gbps: f64,
+    wire_gbps: f64,
     p50_us: Option<f64>,
     p99_us: Option<f64>,
     retransmissions: u64,
@@ -793,7 +795,7 @@ mod tests {
         let r = IntervalRecord::between((1.0, &a), (3.0, &b), None, 2);
         assert_eq!(r.rpcs, 2_000_000);
         assert!((r.mrps() - 1.0).abs() < 1e-9);
-        assert!((r.gbps() - 1.0).abs() < 1e-9);
+        assert!((r.wire_gbps() - 1.0).abs() < 1e-9);
         let line = r.json_line();
         assert!(
             line.starts_with(r#"{"event":"interval","t_s":3.0,"#),
@@ -806,7 +808,7 @@ mod tests {
             "interval_s",
             "rpcs",
             "mrps",
-            "gbps",
+            "wire_gbps",
             "p50_us",
             "p99_us",
             "retransmissions",
