@@ -117,7 +117,13 @@ fn json_stream_intervals_and_server_metrics_over_memif() {
         assert!(ts > t, "t_s grows: {l}");
         t = ts;
         rpcs += v["rpcs"].as_u64().unwrap();
-        for k in ["interval_s", "mrps", "wire_gbps", "retransmissions", "drops"] {
+        for k in [
+            "interval_s",
+            "mrps",
+            "wire_gbps",
+            "retransmissions",
+            "drops",
+        ] {
             assert!(v[k].is_number(), "{k} in {l}");
         }
     }

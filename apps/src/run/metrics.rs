@@ -98,17 +98,24 @@ impl MetricsListener {
     pub fn addr(&self) -> SocketAddr {
         self.addr
     }
+
+    /// Sets `stop` and wakes [`serve`] so it returns.
+    pub fn stop(&self, stop: &AtomicBool) {
+        stop.store(true, Ordering::Relaxed);
+        self.server.unblock();
+    }
 }
 
-/// How often the serving thread looks at `stop` between requests.
-const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
-
-/// Answers scrapes from `board` until `stop`; run it on its own thread.
+/// Answers scrapes from `board` until [`MetricsListener::stop`]; run it on
+/// its own thread. It blocks between scrapes rather than polling: it
+/// inherits the main thread's core, which a poll-mode worker busies, so it
+/// must wake only when asked.
 pub fn serve(l: &MetricsListener, board: &Board, stop: &AtomicBool) {
     while !stop.load(Ordering::Relaxed) {
-        let req = match l.server.recv_timeout(STOP_POLL) {
-            Ok(Some(r)) => r,
-            Ok(None) => continue,
+        let req = match l.server.recv() {
+            Ok(r) => r,
+            // unblock() from `stop`, or the listener failed.
+            Err(_) if stop.load(Ordering::Relaxed) => return,
             Err(e) => {
                 eprintln!("rpc-server: --metrics: {e}; no more scrapes served");
                 return;
@@ -356,7 +363,7 @@ mod tests {
             assert!(ok.contains("rpc_server_rpcs_served_total 42"), "{ok}");
             let missing = get("/");
             assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
-            stop.store(true, Ordering::Relaxed);
+            l.stop(&stop);
         });
     }
 }

@@ -216,7 +216,10 @@ pub fn run_server(
             // Worker errors travel in `out` (merged with the counters).
             Ok::<(), std::convert::Infallible>(())
         });
-        stop.store(true, Ordering::Relaxed);
+        match &metrics {
+            Some(l) => l.stop(&stop),
+            None => stop.store(true, Ordering::Relaxed),
+        }
         r
     });
     run?;
