@@ -18,8 +18,9 @@
 
 use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
 use crate::fabric::{
-    run_regime_in, EndpointTimers, FabricConfig, FabricReport, Progress, Regime, RegimeResult,
+    run_regime_in, EndpointTimers, FabricConfig, FabricReport, Regime, RegimeResult,
 };
+use crate::progress::ProgressLine;
 use crate::seeds::SeedsReport;
 use crate::table::{render_seeds_table, render_table, seed_range};
 use anyhow::{anyhow, bail, Context};
@@ -28,13 +29,9 @@ use engine::proto::{EndpointConfig, MsgPool};
 use serde::{Deserialize, Serialize};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
 
 /// The seed when neither the flags nor the file give one.
 const DEFAULT_SEED: u64 = 1;
-/// Least wall time between two progress lines: the simulator calls back every
-/// ~1M events, which can be many times a second on a small fabric.
-const PROGRESS_EVERY: Duration = Duration::from_secs(1);
 
 /// Flags of `rpc-lab` (and of `rpc-bench fabric`).
 #[derive(Args, Clone, Debug, Default)]
@@ -562,58 +559,6 @@ fn sim_rate<'a>(results: impl Iterator<Item = &'a RegimeResult> + Clone) -> f64 
     let pkts = results.clone().map(|r| r.sim_pkts).sum();
     let secs = results.map(|r| r.wall_secs).sum();
     per_sec(pkts, secs)
-}
-
-/// The live progress line of one regime on stderr, at most one per
-/// [`PROGRESS_EVERY`]; rewritten in place on a terminal, plain lines in a
-/// log.
-struct ProgressLine<'a> {
-    regime: &'a str,
-    tty: bool,
-    last: Instant,
-    /// Length of the line on screen (terminal only), to blank it.
-    shown: usize,
-}
-
-impl<'a> ProgressLine<'a> {
-    fn new(regime: &'a str, tty: bool) -> ProgressLine<'a> {
-        ProgressLine {
-            regime,
-            tty,
-            last: Instant::now(),
-            shown: 0,
-        }
-    }
-
-    fn update(&mut self, p: Progress) {
-        if self.last.elapsed() < PROGRESS_EVERY {
-            return;
-        }
-        self.last = Instant::now();
-        let text = format!(
-            "  [{}] {:.1} ms simulated, {:.1} M packets, {}/{} flows",
-            self.regime,
-            p.sim_us / 1e3,
-            p.sim_pkts as f64 / 1e6,
-            p.flows_done,
-            p.flows
-        );
-        if self.tty {
-            // Padding covers the end of a longer previous line.
-            eprint!("\r{text:<width$}", width = self.shown);
-            self.shown = self.shown.max(text.len());
-        } else {
-            eprintln!("{text}");
-        }
-    }
-
-    /// Blanks the line on a terminal so the next line starts clean.
-    fn clear(&mut self) {
-        if self.tty && self.shown > 0 {
-            eprint!("\r{:width$}\r", "", width = self.shown);
-            self.shown = 0;
-        }
-    }
 }
 
 #[cfg(test)]

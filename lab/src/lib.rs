@@ -19,5 +19,6 @@ pub mod cli;
 pub mod fabric;
 pub mod meta;
 pub mod plot;
+pub mod progress;
 pub mod seeds;
 pub mod table;

@@ -13,6 +13,7 @@ use anyhow::Context;
 use apps::config::cli::{ConfigArgs, PortArgs};
 use apps::config::link::{LinkKind, Role};
 use apps::measure::floor::{self, ClientPlan};
+use apps::measure::floor_report;
 use apps::report::meta::stamp;
 use apps::report::output::print_human;
 use apps::run::child::{install_signal_handlers, last_json, ChildProc};
@@ -349,7 +350,7 @@ fn floor_pair(
 fn print_floor(v: &serde_json::Value, a: &FloorArgs, cfg: &apps::config::Config) {
     let json = a.json;
     if !a.quiet {
-        print_human(json, &floor::render_text(v));
+        print_human(json, &floor_report::render_text(v));
     }
     if json {
         let mut v = v.clone();
@@ -382,7 +383,7 @@ fn floor_for(
     }
     .plan();
     let summary = floor_pair(&link, cores, plan)?;
-    print_human(text_to_stderr, &floor::render_text(&summary));
+    print_human(text_to_stderr, &floor_report::render_text(&summary));
     Ok(summary)
 }
 

@@ -187,6 +187,7 @@ fn incast_point(base: &Config, mode: Preset, n: u32, probes: &[QdiscProbe], labe
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::compare::sweep_args::SweepArgs;
     use crate::config::ValidationEnv;
 
     #[test]

@@ -45,6 +45,7 @@ mod run;
 mod size_sweep;
 mod stream;
 mod sweep;
+mod sweep_args;
 mod tc;
 
 pub use incast::{incast_cmd, incast_credits, IncastArgs};
@@ -57,7 +58,8 @@ pub use report::{
     QDISC_SENDER, QDISC_SWITCH,
 };
 pub use run::{compare_cmd, fit_ring, measure, Bases, CompareArgs};
-pub use size_sweep::{parse_msg_size, size_text, RespSizes};
+pub use size_sweep::size_text;
 pub use stream::PointsOut;
-pub use sweep::{parse_credit_list, sweep_cmd, CreditSpec, SweepArgs};
+pub use sweep::sweep_cmd;
+pub use sweep_args::{parse_credit_list, parse_msg_size, CreditSpec, RespSizes, SweepArgs};
 pub use tc::{parse_tc_qdisc, QdiscStats};

@@ -9,7 +9,7 @@ use super::probes::*;
 use super::report::*;
 use super::tc::*;
 use crate::config::cli::ConfigArgs;
-use crate::config::{Config, Mode, ValidationEnv, MAX_DESC};
+use crate::config::{Config, Mode, ValidationEnv};
 use crate::report::{output, render_columns, Report};
 use crate::run::bench;
 use anyhow::{bail, Context};
@@ -19,43 +19,11 @@ use std::path::PathBuf;
 
 // ------------------------------------------------------------ one run
 
-/// Lossless mode needs (credits + 1) x sessions <= rx_desc; pause mode with
-/// derived thresholds needs its headroom + 2 entries (XON < XOFF below it).
-/// Raises `rx_desc` to the next power of two that fits; returns the new
-/// size, or why it cannot (past the largest ring).
+/// Raises `rx_desc` to what the mode needs ([`Config::fit_ring`]: lossless
+/// credits x sessions, pause headroom); returns the new size, or why it
+/// cannot (past the link's largest ring).
 pub fn fit_ring(cfg: &mut Config) -> Result<Option<u32>, String> {
-    let (need, what) = match cfg.transport.mode {
-        Mode::Lossless => {
-            let sessions = (cfg.workload.sessions_per_thread as u64)
-                .max(cfg.max_sessions_per_server_worker() as u64)
-                .max(1);
-            let credits = cfg.effective_credits();
-            let need = engine::proto::lossless_ring_entries(credits) as u64 * sessions;
-            (
-                need,
-                format!("lossless with {credits} credits x {sessions} session(s)"),
-            )
-        }
-        Mode::Pause if cfg.transport.pause_xoff.is_none() => {
-            let headroom = cfg.pause_headroom();
-            (
-                headroom as u64 + 2,
-                format!("pause with a headroom of {headroom} entries"),
-            )
-        }
-        _ => return Ok(None),
-    };
-    if need <= cfg.link.rx_desc as u64 {
-        return Ok(None);
-    }
-    let ring = need.next_power_of_two();
-    if ring > MAX_DESC as u64 {
-        return Err(format!(
-            "{what} needs a {need}-entry receive ring, more than the largest ({MAX_DESC})"
-        ));
-    }
-    cfg.link.rx_desc = ring as u32;
-    Ok(Some(ring as u32))
+    cfg.fit_ring().map(|fit| fit.rx_desc)
 }
 
 /// Runs one server+client pair on `cfg` (validated here) and returns its
@@ -318,6 +286,53 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Runs `cfg` (already `preset`'s, with its credits) as one point.
+pub(super) fn run_point(
+    preset: Preset,
+    mut cfg: Config,
+    probes: &[QdiscProbe],
+    label: &str,
+) -> Point {
+    let bdp = cfg.bdp_credits();
+    let mut note = None;
+    let fit = fit_ring(&mut cfg);
+    let mut point = Point {
+        mode: preset,
+        credits: cfg.effective_credits(),
+        bdp,
+        sessions: cfg.workload.sessions_per_thread,
+        rx_desc: cfg.link.rx_desc,
+        note: None,
+        result: Err(String::new()),
+    };
+    match fit {
+        Err(why) => {
+            eprintln!("rpc-bench: {label}: skipped: {why}");
+            point.result = Err(format!("skipped: {why}"));
+            return point;
+        }
+        Ok(Some(ring)) => {
+            let n = format!("link.rx_desc raised to {ring} to back the credits");
+            eprintln!("rpc-bench: {label}: {n}");
+            note = Some(n);
+        }
+        Ok(None) => {}
+    }
+    point.rx_desc = cfg.link.rx_desc;
+    point.note = note;
+    eprintln!(
+        "rpc-bench: {label}: {} credits ({:.2} x BDP), rx_desc {}",
+        point.credits,
+        multiple(point.credits, bdp),
+        point.rx_desc
+    );
+    point.result = measure(&cfg, probes).map_err(|e| format!("{e:#}"));
+    if let Err(e) = &point.result {
+        eprintln!("rpc-bench: {label}: failed: {e}");
+    }
+    point
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -333,7 +348,9 @@ mod tests {
         assert!(c.validate(&ValidationEnv { online_cores: 2 }).is_ok());
         let mut c = for_mode(&own, Mode::Lossless, Some(60000));
         c.workload.sessions_per_thread = 2;
-        assert!(fit_ring(&mut c).unwrap_err().contains("32768"));
+        assert!(fit_ring(&mut c)
+            .unwrap_err()
+            .contains("link.rx_desc <= 16384"));
         let mut lossy = for_mode(&Config::default(), Mode::Lossy, Some(60000));
         assert_eq!(fit_ring(&mut lossy), Ok(None));
     }

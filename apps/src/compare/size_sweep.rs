@@ -21,36 +21,14 @@ use super::probes::*;
 use super::report::*;
 use super::run::*;
 use super::stream::*;
-use super::sweep::{run_point, SweepArgs};
-use crate::config::units::parse_size_u32;
+use super::sweep_args::{RespSizes, SweepArgs};
 use crate::config::{Config, ValidationEnv};
 use anyhow::Context;
-use clap::ValueEnum;
 use serde_json::{json, Value};
 use std::path::Path;
 
-/// The response size of each point of a size sweep.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, ValueEnum)]
-pub enum RespSizes {
-    /// The configured `workload.resp_size` at every point.
-    #[default]
-    Config,
-    /// As many bytes as the request.
-    Same,
-}
-
 /// The plot files a size sweep writes next to `--plot FILE.svg`.
 pub const SIZE_PLOT_SUFFIXES: [&str; 1] = ["goodput"];
-
-/// One `--msg-sizes` item: bytes with an optional binary suffix (k, M, G;
-/// k = 1024), at least 1 (an empty request measures nothing a 32 B one
-/// does not).
-pub fn parse_msg_size(text: &str) -> Result<u64, String> {
-    match parse_size_u32(text)? {
-        0 => Err(format!("{text:?}: a message size must be at least 1 byte")),
-        n => Ok(n),
-    }
-}
 
 /// "32", "4k", "1M": how the user typed it, when it is a whole number of
 /// KiB or MiB.
@@ -291,6 +269,7 @@ pub(super) fn plot_sizes(
 mod tests {
     use super::*;
     use crate::compare::stream::tests::{fake_point, fake_report};
+    use crate::compare::sweep_args::parse_msg_size;
     use clap::{Args as _, Command, FromArgMatches as _};
 
     fn parse(args: &[&str]) -> Result<SweepArgs, String> {

@@ -1,5 +1,5 @@
 //! Measuring what the RPC layer is compared against: the raw DPDK floor
-//! and its robust rates (`floor`, `stream_rate`), the kernel UDP baseline
+//! and its robust rates (`floor`, `stream_rate`; its text, `floor_report`), the kernel UDP baseline
 //! (`kudp`), the engine's own cost with no wire (`enginecost`), the
 //! bandwidth-delay product (`bdp`), one port's bring-up (`portcheck`), and
 //! the latency histograms every figure is read from (`hist`).
@@ -7,6 +7,7 @@
 pub mod bdp;
 pub mod enginecost;
 pub mod floor;
+pub mod floor_report;
 pub mod hist;
 pub mod kudp;
 pub mod portcheck;

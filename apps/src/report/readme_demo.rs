@@ -6,7 +6,7 @@
 
 #[cfg(test)]
 mod tests {
-    use crate::measure::floor;
+    use crate::measure::floor_report;
     use crate::measure::hist::LatencyHist;
     use crate::report::Report;
     use serde_json::json;
@@ -26,7 +26,7 @@ mod tests {
 
     /// What `rpc-bench`'s default run prints on a floor and a report.
     fn rendered() -> String {
-        let mut text = floor::render_text(&json!({"link": "memif"}));
+        let mut text = floor_report::render_text(&json!({"link": "memif"}));
         let mut r = Report::new("latency", "memif", "lossless", 32, 32);
         let mut h = LatencyHist::new();
         for ns in [900, 1_400, 1_500, 2_000, 30_000] {

@@ -11,8 +11,10 @@ use crate::config::link::Role;
 use crate::config::{Config, Worker};
 use crate::measure::hist::LatencyHist;
 pub use crate::report::stats_json;
-use crate::run::live::{self, Board, LiveOptions, Publisher, Snapshot};
+use crate::run::interval::{self, LiveOptions};
+use crate::run::live::{Board, Publisher, Snapshot};
 use crate::run::metrics::{self, MetricsListener};
+pub use crate::run::summary::{ServerSummary, StatsSummary};
 pub use crate::run::workload::ClientParams;
 use crate::run::workload::{self, ClientApp, ClientSide, LoopApp, Mode, ServerApp, REQ_ECHO};
 use engine::counters::Counters;
@@ -20,7 +22,7 @@ use engine::fault::DropModel;
 use engine::proto::{PeerAddr, SessionId, Stats};
 use engine::runtime::{Capture, FaultSide, Handler, HandlerTable, Nexus, Rpc, RunCounters};
 use engine::time::Duration;
-use serde::{Deserialize, Serialize};
+
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -296,46 +298,6 @@ fn server_worker(
     Ok(())
 }
 
-/// The protocol counters of one side, every engine counter by its own
-/// name, plus the drop total over all reasons.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct StatsSummary {
-    #[serde(flatten)]
-    pub counters: Stats,
-    pub drops_total: u64,
-}
-
-impl StatsSummary {
-    pub fn new(s: &Stats) -> Self {
-        StatsSummary {
-            counters: *s,
-            drops_total: s.drops.total(),
-        }
-    }
-}
-
-/// What `rpc-server` prints as its last line and `rpc-bench` reads back.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-pub struct ServerSummary {
-    pub role: String,
-    pub workers: u64,
-    pub seconds: f64,
-    pub handled: u64,
-    pub bad_requests: u64,
-    pub injected_drops: u64,
-    pub stats: StatsSummary,
-    /// The run loop's counters.
-    #[serde(rename = "loop")]
-    pub run: RunCounters,
-    /// The port's counters (`rx_missed`, ...), or `{"error": ...}`.
-    pub port: Value,
-    /// Mbufs allocated from the pool once the port had started (its RX
-    /// rings filled) and after every worker stopped: any difference is a
-    /// leak.
-    pub mbufs_in_use_start: u64,
-    pub mbufs_in_use_end: u64,
-}
-
 /// What the client measured, merged over its workers.
 #[derive(Debug)]
 pub struct ClientResult {
@@ -401,7 +363,7 @@ pub fn run_client(
 fn with_reporter<R>(board: &Board, live: LiveOptions, workers: impl FnOnce() -> R) -> R {
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
-        let reporter = scope.spawn(|| live::report(board, live, &stop));
+        let reporter = scope.spawn(|| interval::report(board, live, &stop));
         let r = workers();
         stop.store(true, Ordering::Release);
         reporter.thread().unpark();

@@ -288,7 +288,7 @@ pub struct ClientParams {
     pub max_requests: Option<u64>,
     pub verify: bool,
     /// Time between live progress lines (None: the default second;
-    /// whether lines appear at all is `run::live::LiveOptions::client`'s
+    /// whether lines appear at all is `run::interval::LiveOptions::client`'s
     /// rule).
     pub live_every: Option<Duration>,
 }
