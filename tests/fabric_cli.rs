@@ -12,7 +12,7 @@
 //! SVG.
 
 mod common;
-use common::{run, Run};
+use common::{run, Run, STAMP};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,18 +46,6 @@ fn last_line_json(r: &Run) -> Value {
     let line = r.stdout.lines().last().expect("stdout is empty");
     serde_json::from_str(line).unwrap_or_else(|e| panic!("last line is not JSON ({e}): {line}"))
 }
-
-/// The keys of the report's stamp: the build, the time, the machine and the
-/// settings of the run, the same keys as every other command's summary.
-const STAMP: [&str; 7] = [
-    "version",
-    "commit",
-    "dpdk_version",
-    "timestamp",
-    "host",
-    "cpu",
-    "config",
-];
 
 /// The report without its stamp (checked to be there): what the seed and
 /// the simulated fabric determine, byte for byte.

@@ -6,11 +6,10 @@
 //! at once, naming the flag.
 
 mod common;
-use common::{run, unique, wait_output};
+use common::{run, unique, Server};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const LIMIT: Duration = Duration::from_secs(60);
@@ -71,32 +70,16 @@ fn sample(text: &str, name: &str) -> f64 {
 fn json_stream_intervals_and_server_metrics_over_memif() {
     let sock = format!("--socket=/tmp/{}.sock", unique("rpclive"));
     let addr = format!("127.0.0.1:{}", free_port());
-    let mut server = Command::new(server_bin())
-        .args([&sock, &format!("--metrics={addr}"), "--max-seconds=120"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("start rpc-server");
-    // memif: the server creates the socket; the client also retries.
-    std::thread::sleep(Duration::from_millis(300));
+    let server = Server::start(&[sock.clone(), format!("--metrics={addr}")]);
     let client = client_bin();
     let r = run(&client, &[&sock, "--seconds=2", "--json-stream"], LIMIT);
     // Read the metrics before stopping the server (its last publish is
     // at most a millisecond old once its sessions are gone).
     let (status, headers, body) = http_get(&addr, "/metrics");
     let (missing, _, _) = http_get(&addr, "/other");
-    // SIGTERM by PID: kill(1), as libc is not a dev-dependency.
-    let _ = Command::new("kill")
-        .arg("-TERM")
-        .arg(server.id().to_string())
-        .status();
-    let (exit, out) = wait_output(&mut server, Duration::from_secs(15));
+    // SIGTERM by PID; it must exit 0 with its summary.
+    let summary_srv = server.stop_after(&r);
     r.assert_ok("rpc-client --json-stream");
-    assert!(
-        exit.is_some_and(|s| s.success()),
-        "rpc-server did not exit 0 on SIGTERM: {exit:?} {out}"
-    );
 
     // (a) Interval lines, then the summary as the last line.
     let lines: Vec<&str> = r.stdout.lines().filter(|l| !l.trim().is_empty()).collect();
@@ -161,6 +144,13 @@ fn json_stream_intervals_and_server_metrics_over_memif() {
     assert!(sample(&body, "rpc_server_rx_bytes_total") > 0.0, "{body}");
     assert!(sample(&body, "rpc_server_uptime_seconds") > 1.0, "{body}");
     assert!(missing.starts_with("HTTP/1.1 404"), "{missing}");
+    // The exit summary counts at least what was scraped and what the
+    // client saw completed.
+    let handled = summary_srv["handled"].as_u64().expect("handled");
+    assert!(
+        served <= handled && completed <= handled,
+        "served {served}, completed {completed}, handled {handled}"
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@
 //! and the text report is on stderr; without it the text is on stdout.
 
 mod common;
-use common::{run, Run};
+use common::{run, Run, STAMP};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -19,16 +19,6 @@ const LIMIT: Duration = Duration::from_secs(60);
 /// A refusal takes milliseconds; a run that had started would take
 /// seconds at least (a floor, a link that never comes up, a simulation).
 const FAIL_FAST: Duration = Duration::from_secs(5);
-/// What every stamped summary carries.
-const STAMP: [&str; 7] = [
-    "version",
-    "commit",
-    "dpdk_version",
-    "timestamp",
-    "host",
-    "cpu",
-    "config",
-];
 
 /// A folder of this test process's own, made empty.
 fn scratch(name: &str) -> PathBuf {

@@ -9,6 +9,34 @@ use serde_json::{json, Value};
 /// What `dpdk_version` says in a lab report.
 pub const NO_DPDK: &str = "none: simulated";
 
+/// The workspace version (every crate shares it).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `git rev-parse --short=12 HEAD` when this workspace was built (lab's
+/// build script), or "unknown" outside a git checkout; the apps report it
+/// too, from here.
+pub const COMMIT: &str = env!("RPC_GIT_COMMIT");
+
+/// The keys [`stamp`] adds (the apps' summaries carry the same).
+pub const STAMP_KEYS: [&str; 7] = [
+    "version",
+    "commit",
+    "dpdk_version",
+    "timestamp",
+    "host",
+    "cpu",
+    "config",
+];
+
+/// Now, as [`rfc3339_utc`] writes it.
+pub fn now_utc() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    rfc3339_utc(secs)
+}
+
 /// Adds `version`, `commit`, `dpdk_version` ([`NO_DPDK`]), `timestamp`,
 /// `host`, `cpu` and `config` to a JSON report object; keys it already has
 /// are kept. Anything but an object is left alone.
@@ -16,15 +44,11 @@ pub fn stamp(report: &mut Value, config: Value) {
     let Some(o) = report.as_object_mut() else {
         return;
     };
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
     let fields = [
-        ("version", json!(env!("CARGO_PKG_VERSION"))),
-        ("commit", json!(env!("RPC_GIT_COMMIT"))),
+        ("version", json!(VERSION)),
+        ("commit", json!(COMMIT)),
         ("dpdk_version", json!(NO_DPDK)),
-        ("timestamp", json!(rfc3339_utc(secs))),
+        ("timestamp", json!(now_utc())),
         ("host", json!(host_name())),
         ("cpu", json!(cpu_description())),
         ("config", config),

@@ -304,3 +304,17 @@ pub fn assert_complete(v: &serde_json::Value, min: u64) {
     assert_eq!(u(v, &["server", "bad_requests"]), 0, "{v}");
     assert!(u(v, &["completed"]) >= min, "{v}");
 }
+
+/// What every stamped JSON summary carries: the build, the time, the
+/// machine and the settings of the run (written out here, not taken from
+/// the code under test).
+#[allow(dead_code)]
+pub const STAMP: [&str; 7] = [
+    "version",
+    "commit",
+    "dpdk_version",
+    "timestamp",
+    "host",
+    "cpu",
+    "config",
+];

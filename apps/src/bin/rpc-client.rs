@@ -55,7 +55,7 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     let mut spec = node_spec(&cfg, Role::Client);
     spec.capture = capture;
     let params = client_params(&cfg, true);
-    let live = apps::run::live::LiveOptions::client(cli.out.json_stream, &params);
+    let live = apps::run::interval::LiveOptions::client(cli.out.json_stream, &params);
     let (result, server) = if cfg.link.kind == apps::config::link::LinkKind::Ring {
         // net_ring loops frames back into this process: one endpoint serves
         // its own requests at the server's address (no rpc-server needed).

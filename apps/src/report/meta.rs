@@ -28,32 +28,21 @@ pub struct RunMeta {
 impl RunMeta {
     /// This process, now.
     pub fn now() -> RunMeta {
-        let secs = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs())
-            .unwrap_or(0);
         RunMeta {
-            version: env!("CARGO_PKG_VERSION"),
-            commit: env!("RPC_GIT_COMMIT"),
+            version: lab::meta::VERSION,
+            commit: lab::meta::COMMIT,
             dpdk_version: engine::dpdk::DPDK_VERSION,
-            timestamp: rfc3339_utc(secs),
+            timestamp: lab::meta::now_utc(),
             host: host_name(),
             cpu: cpu_description(),
         }
     }
 }
 
-/// The keys [`stamp`] adds. A parent reading a child's summary back drops
-/// them: its own summary is stamped with its own build and config.
-pub const STAMP_KEYS: [&str; 7] = [
-    "version",
-    "commit",
-    "dpdk_version",
-    "timestamp",
-    "host",
-    "cpu",
-    "config",
-];
+/// The keys [`stamp`] adds (the lab's too). A parent reading a child's
+/// summary back drops them: its own summary is stamped with its own build
+/// and config.
+pub use lab::meta::STAMP_KEYS;
 
 /// Adds `version`, `commit`, `dpdk_version`, `timestamp`, `host`, `cpu`
 /// and, when given, `config` (the full effective configuration) to a JSON
