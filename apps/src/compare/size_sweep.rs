@@ -12,9 +12,9 @@
 //!
 //! Output: the table (size, mode, p50/p99/p99.9 latency, Mrps, goodput,
 //! loss), CSV and JSON rows with `req_size` and `resp_size`, and two
-//! plots: latency (p50 and p99, log10 of microseconds: `plot_xy` has a
-//! linear y axis only, and the sizes span three decades of latency) and
-//! goodput, both against the request size on a log axis.
+//! plots: latency (p50 and p99, on a log axis: the sizes span three
+//! decades of latency) and goodput, both against the request size on a
+//! log axis.
 
 use super::modes::*;
 use super::probes::*;
@@ -229,7 +229,7 @@ fn series(
     out
 }
 
-/// Latency (p50 and p99 per mode, log10 us) in `path`, goodput in
+/// Latency (p50 and p99 per mode, log scale) in `path`, goodput in
 /// `path`-goodput.svg, both against the request size (log x).
 pub(super) fn plot_sizes(
     path: &Path,
@@ -237,31 +237,36 @@ pub(super) fn plot_sizes(
     context: &str,
     sink: &mut Sink,
 ) -> anyhow::Result<()> {
-    let log_us =
-        |key: &'static str| move |r: &Value| r[key].as_f64().filter(|us| *us > 0.0).map(f64::log10);
-    let mut lat = series(done, |m| format!("{m} p50"), log_us("p50_us"));
-    lat.extend(series(done, |m| format!("{m} p99"), log_us("p99_us")));
+    let us = |key: &'static str| move |r: &Value| r[key].as_f64().filter(|us| *us > 0.0);
+    let mut lat = series(done, |m| format!("{m} p50"), us("p50_us"));
+    lat.extend(series(done, |m| format!("{m} p99"), us("p99_us")));
     let goodput = series(done, str::to_string, |r| r["gbps"].as_f64());
-    let figures = [
-        (
-            path.to_path_buf(),
-            format!("latency by request size: {context}"),
-            "latency, log10 us (1 = 10 us, 3 = 1 ms)",
-            lat,
-        ),
-        (
-            sibling(path, SIZE_PLOT_SUFFIXES[0]),
-            format!("goodput by request size: {context}"),
-            "goodput, request + response payload (Gb/s)",
-            goodput,
-        ),
-    ];
-    for (file, title, y_label, s) in figures {
-        let refs: Vec<(&str, Vec<(f64, f64)>)> =
-            s.iter().map(|(n, p)| (n.as_str(), p.clone())).collect();
-        crate::report::plot::plot_xy(&file, &title, "request size (B)", y_label, &refs, true)?;
-        sink.say(&format!("plot: {}", file.display()))?;
-    }
+    let lat_refs: Vec<(&str, Vec<(f64, f64)>)> =
+        lat.iter().map(|(n, p)| (n.as_str(), p.clone())).collect();
+    let lat_file = path.to_path_buf();
+    crate::report::plot::plot_xy_log_y(
+        &lat_file,
+        &format!("latency by request size: {context}"),
+        "request size (B)",
+        "latency (us, log scale)",
+        &lat_refs,
+        true,
+    )?;
+    sink.say(&format!("plot: {}", lat_file.display()))?;
+    let gp_refs: Vec<(&str, Vec<(f64, f64)>)> = goodput
+        .iter()
+        .map(|(n, p)| (n.as_str(), p.clone()))
+        .collect();
+    let gp_file = sibling(path, SIZE_PLOT_SUFFIXES[0]);
+    crate::report::plot::plot_xy(
+        &gp_file,
+        &format!("goodput by request size: {context}"),
+        "request size (B)",
+        "goodput, request + response payload (Gb/s)",
+        &gp_refs,
+        true,
+    )?;
+    sink.say(&format!("plot: {}", gp_file.display()))?;
     Ok(())
 }
 
@@ -450,7 +455,7 @@ mod tests {
         let goodput = sibling(&path, "goodput");
         let svg = std::fs::read_to_string(&path).unwrap();
         assert!(
-            svg.contains("lossy p99") && svg.contains("log10"),
+            svg.contains("lossy p99") && svg.contains("log scale"),
             "latency plot"
         );
         assert!(std::fs::read_to_string(&goodput).unwrap().contains("Gb/s"));

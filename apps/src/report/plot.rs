@@ -71,9 +71,7 @@ pub fn plot_latency_percentiles(
     let y_spec = latency_axis(&curves).log_scale();
     draw(
         path,
-        title,
-        "percentile",
-        "latency (us, log scale)",
+        (title, "percentile", "latency (us, log scale)"),
         &curves,
         x_spec,
         y_spec,
@@ -112,13 +110,36 @@ pub fn plot_xy(
     series: &[(&str, Vec<(f64, f64)>)],
     log_x: bool,
 ) -> Result<(), PlotError> {
+    plot_xy_axes(path, (title, x_label, y_label), series, log_x, false)
+}
+
+/// [`plot_xy`] with a log-scale y axis (latencies from microseconds to
+/// milliseconds on one chart); points with y <= 0 are left out.
+pub fn plot_xy_log_y(
+    path: &Path,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[(&str, Vec<(f64, f64)>)],
+    log_x: bool,
+) -> Result<(), PlotError> {
+    plot_xy_axes(path, (title, x_label, y_label), series, log_x, true)
+}
+
+fn plot_xy_axes(
+    path: &Path,
+    (title, x_label, y_label): (&str, &str, &str),
+    series: &[(&str, Vec<(f64, f64)>)],
+    log_x: bool,
+    log_y: bool,
+) -> Result<(), PlotError> {
     let curves: Vec<(&str, Vec<(f64, f64)>)> = series
         .iter()
         .map(|(n, pts)| {
             let finite = pts
                 .iter()
                 .copied()
-                .filter(|(x, y)| x.is_finite() && y.is_finite());
+                .filter(|(x, y)| x.is_finite() && y.is_finite() && (!log_y || *y > 0.0));
             (*n, finite.collect())
         })
         .collect();
@@ -129,35 +150,25 @@ pub fn plot_xy(
     if !lo.is_finite() {
         return Err(err(path, "no finite points"));
     }
-    let y_range = 0.0f64.min(min_y(&curves))..max_y(&curves) * 1.1;
-    if log_x {
-        if lo <= 0.0 {
-            return Err(err(path, format!("log x axis needs x > 0, got {lo}")));
-        }
-        let spec = (lo / 1.2..hi * 1.2).log_scale();
-        draw(
-            path,
-            title,
-            x_label,
-            y_label,
-            &curves,
-            spec,
-            y_range,
-            &|x| short(*x),
-        )
-    } else {
-        let pad = if hi > lo { (hi - lo) * 0.05 } else { 1.0 };
-        let spec = lo - pad..hi + pad;
-        draw(
-            path,
-            title,
-            x_label,
-            y_label,
-            &curves,
-            spec,
-            y_range,
-            &|x| short(*x),
-        )
+    if log_x && lo <= 0.0 {
+        return Err(err(path, format!("log x axis needs x > 0, got {lo}")));
+    }
+    let labels = (title, x_label, y_label);
+    let y_lin = 0.0f64.min(min_y(&curves))..max_y(&curves) * 1.1;
+    let y_least = curves
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|q| q.1))
+        .fold(f64::INFINITY, f64::min);
+    let y_log = (y_least / 1.5..max_y(&curves) * 1.5).log_scale();
+    let x_pad = if hi > lo { (hi - lo) * 0.05 } else { 1.0 };
+    let x_lin = lo - x_pad..hi + x_pad;
+    let x_log = (lo / 1.2..hi * 1.2).log_scale();
+    let fmt = &|x: &f64| short(*x);
+    match (log_x, log_y) {
+        (true, true) => draw(path, labels, &curves, x_log, y_log, fmt),
+        (true, false) => draw(path, labels, &curves, x_log, y_lin, fmt),
+        (false, true) => draw(path, labels, &curves, x_lin, y_log, fmt),
+        (false, false) => draw(path, labels, &curves, x_lin, y_lin, fmt),
     }
 }
 
@@ -219,9 +230,7 @@ fn min_y(curves: &[(&str, Vec<(f64, f64)>)]) -> f64 {
 #[allow(clippy::too_many_arguments)]
 fn draw<X, Y>(
     path: &Path,
-    title: &str,
-    x_label: &str,
-    y_label: &str,
+    (title, x_label, y_label): (&str, &str, &str),
     curves: &[(&str, Vec<(f64, f64)>)],
     x_spec: X,
     y_spec: Y,
@@ -362,6 +371,40 @@ mod tests {
             );
         }
         assert!(labels.iter().any(|l| l.contains("log scale")), "{labels:?}");
+        std::fs::remove_dir_all(p.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn xy_plots_take_a_log_y_axis_and_leave_out_what_it_cannot_show() {
+        let p = tmp("xy.svg");
+        let pts = vec![
+            (32.0, 1.5),
+            (4096.0, 2.5),
+            (1e6, 300.0),
+            (8e6, 3000.0),
+            (1e7, 0.0),
+        ];
+        plot_xy_log_y(
+            &p,
+            "by size",
+            "size",
+            "latency (us, log scale)",
+            &[("p50", pts.clone())],
+            true,
+        )
+        .unwrap();
+        let labels = texts(&std::fs::read_to_string(&p).unwrap());
+        for tick in ["10", "100", "1000"] {
+            assert!(
+                labels.iter().any(|l| l == tick),
+                "no {tick} tick: {labels:?}"
+            );
+        }
+        // The same points on a linear axis have no 10 us tick.
+        plot_xy(&p, "by size", "size", "us", &[("p50", pts)], true).unwrap();
+        let linear = texts(&std::fs::read_to_string(&p).unwrap());
+        assert!(!linear.iter().any(|l| l == "10"), "{linear:?}");
+        assert!(plot_xy_log_y(&p, "t", "x", "y", &[("z", vec![(1.0, 0.0)])], false).is_err());
         std::fs::remove_dir_all(p.parent().unwrap()).unwrap();
     }
 
