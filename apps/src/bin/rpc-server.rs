@@ -67,12 +67,13 @@ fn main() {
 fn render(s: &ServerSummary) -> String {
     let c = &s.stats.counters;
     format!(
-        "rpc-server: {} request(s) handled by {} worker(s) in {:.2} s, {} bad\n  sessions connected {}, drops {} (injected {}), port rx_missed {}\n  mbufs in use at start {}, at end {}\n",
+        "rpc-server: {} request(s) handled by {} worker(s) in {:.2} s, {} bad\n  sessions accepted {} (reclaimed {}), drops {} (injected {}), port rx_missed {}\n  mbufs in use at start {}, at end {}\n",
         s.handled,
         s.workers,
         s.seconds,
         s.bad_requests,
-        c.sessions_connected,
+        c.sessions_accepted,
+        c.sessions_reclaimed,
         s.stats.drops_total,
         s.injected_drops,
         s.port["rx_missed"],
