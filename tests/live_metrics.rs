@@ -165,3 +165,43 @@ fn metrics_with_a_bad_address_fails_fast_naming_the_flag() {
     assert!(r.stderr.contains("--metrics not-an-addr"), "{}", r.stderr);
     assert!(r.elapsed < Duration::from_secs(3), "took {:?}", r.elapsed);
 }
+
+/// `rpc-bench run --json-stream`, raw floor included: stdout is JSON lines
+/// only (the floor's and the run's text reports go to stderr), the
+/// client's interval lines pass through as they come, the stamped summary
+/// is last.
+#[test]
+fn rpc_bench_json_stream_keeps_stdout_to_json_lines() {
+    let sock = format!("--socket=/tmp/{}.sock", unique("rpclivb"));
+    let bench = bin("rpc-bench", env!("CARGO_BIN_EXE_rpc-bench"));
+    let r = run(
+        &bench,
+        &[
+            "run",
+            &sock,
+            "--seconds=1",
+            "--floor-pings=1000",
+            "--json-stream",
+        ],
+        LIMIT,
+    );
+    r.assert_ok("rpc-bench run --json-stream");
+    let lines: Vec<serde_json::Value> = r
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect();
+    let (last, intervals) = lines.split_last().expect("some output");
+    assert!(
+        !intervals.is_empty() && intervals.iter().all(|v| v["event"] == "interval"),
+        "{}",
+        r.stdout
+    );
+    assert!(
+        last.get("event").is_none() && last["commit"].is_string(),
+        "{last}"
+    );
+    assert!(last["floor_p50_us"].is_number(), "the floor ran: {last}");
+    assert!(r.stderr.contains("raw floor over memif"), "{}", r.stderr);
+    assert!(r.stderr.contains("latency (us)"), "{}", r.stderr);
+}

@@ -398,7 +398,7 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
     let floor = if a.no_floor || cfg.link.kind == LinkKind::Ring {
         None
     } else {
-        Some(floor_for(&cfg, a.floor_pings, a.out.json).context("raw floor")?)
+        Some(floor_for(&cfg, a.floor_pings, a.out.stdout_is_json()).context("raw floor")?)
     };
     let bdp = apps::measure::bdp::apply(&mut cfg, floor.as_ref());
     cfg.check_rate_cap()?;

@@ -62,11 +62,17 @@ impl ReportArgs {
         Ok(())
     }
 
+    /// Whether stdout is kept for JSON (`--json` or `--json-stream`), so
+    /// text goes to stderr.
+    pub fn stdout_is_json(&self) -> bool {
+        self.json || self.json_stream
+    }
+
     /// Prints the text report: stdout, or stderr with `--json` or
     /// `--json-stream`; nothing with `--quiet`.
     pub fn human(&self, text: &str) {
         if !self.quiet {
-            print_human(self.json || self.json_stream, text);
+            print_human(self.stdout_is_json(), text);
         }
     }
 
