@@ -5,7 +5,7 @@
 //! engine's device and builder. The binaries take it as config keys and
 //! their shortcuts (`config::cli`), not as flags of its own.
 
-use clap::{Args, ValueEnum};
+use clap::ValueEnum;
 
 /// `link.kind` and `--link`: one spelling (the file's, `af_packet`) on
 /// every subcommand; the command-line habit `af-packet` is an alias.
@@ -58,53 +58,42 @@ impl Role {
     }
 }
 
-/// The link and EAL settings of one process. Its flags (`to_args`) are the
-/// `[link]` shortcuts `config::cli::PortArgs` takes, so a floor passes its
-/// resolved link to the peer processes it starts.
-#[derive(Args, Clone, Debug)]
+/// The link and EAL settings of one process, resolved from the config
+/// (`Config::link_args`, `PortArgs::link_args`); not parsed from a command
+/// line itself. Its flags (`to_args`) are the `[link]` shortcuts
+/// `config::cli::PortArgs` takes, so a floor passes its resolved link to
+/// the peer processes it starts.
+#[derive(Clone, Debug)]
 pub struct LinkArgs {
     /// Link kind.
-    #[arg(long, value_enum, default_value = "memif")]
     pub link: LinkKind,
     /// memif socket path (both processes must use the same one).
-    #[arg(long, default_value = "/tmp/rpc-engine.sock")]
     pub socket: String,
     /// af_packet interface (the server side; the client uses IFACE + "p", as
     /// created by `scripts/veth.sh up IFACE`).
-    #[arg(long, default_value = "rpcveth0")]
     pub iface: String,
     /// PCI address of the NIC for `--link pci`.
-    #[arg(long)]
     pub pci: Option<String>,
     /// Raw vdev spec, overriding the one derived from --link.
-    #[arg(long)]
     pub vdev: Option<String>,
     /// EAL file prefix (default: --no-shconf).
-    #[arg(long)]
     pub file_prefix: Option<String>,
     /// Use hugepages instead of --no-huge (real NIC deployments).
-    #[arg(long)]
     pub huge: bool,
     /// Memory for --no-huge mode, in MiB.
-    #[arg(long, default_value_t = 512)]
     pub mem_mb: u32,
     /// EAL log level (1 critical .. 8 debug).
-    #[arg(long, default_value_t = 4)]
     pub log_level: u32,
     /// Extra raw EAL argument (repeatable), e.g. --eal-arg=--iova-mode=va.
-    #[arg(long = "eal-arg", allow_hyphen_values = true)]
     pub eal_args: Vec<String>,
     /// Network namespace the client side runs in (af_packet: the veth peer's
     /// namespace, see scripts/veth.sh --netns).
-    #[arg(long)]
     pub client_netns: Option<String>,
     /// How long to wait for link-up, in milliseconds.
-    #[arg(long, default_value_t = 10_000)]
     pub link_timeout_ms: u64,
     /// af_packet: send with PACKET_QDISC_BYPASS (DPDK's default, fastest).
     /// `false` sends through the interface's qdisc, so a `tbf` rate limit
     /// on it (scripts/veth.sh --rate) applies; with bypass it is skipped.
-    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub qdisc_bypass: bool,
 }
 

@@ -328,11 +328,13 @@ mod tests {
     #[derive(Parser)]
     struct Flags {
         #[command(flatten)]
-        link: LinkArgs,
+        port: crate::config::cli::PortArgs,
     }
 
+    /// The link the raw tools' flags (`floor`, `port-check`) resolve to.
     fn flags(a: &[&str]) -> LinkArgs {
-        Flags::parse_from(std::iter::once("t").chain(a.iter().copied())).link
+        let f = Flags::parse_from(std::iter::once("t").chain(a.iter().copied()));
+        f.port.link_args(&f.port.load().expect("flags load"))
     }
 
     fn cfg(sets: &[&str]) -> Config {
@@ -644,7 +646,7 @@ mod tests {
                 (n.pool_mbufs, n.pool_cache, n.data_room),
                 (mbufs, cache, 2048)
             );
-            assert_eq!(n.link_timeout, Std::from_secs(10));
+            assert_eq!(n.link_timeout, Std::from_secs(30));
         }
     }
 
