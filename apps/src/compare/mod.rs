@@ -57,7 +57,7 @@ pub use report::{
     packets_sent, render_drop_sources, render_points, render_recovery, DropSources, Point,
     QDISC_SENDER, QDISC_SWITCH,
 };
-pub use run::{compare_cmd, fit_ring, measure, Bases, CompareArgs};
+pub use run::{compare_cmd, measure, Bases, CompareArgs};
 pub use size_sweep::size_text;
 pub use stream::PointsOut;
 pub use sweep::sweep_cmd;

@@ -19,13 +19,6 @@ use std::path::PathBuf;
 
 // ------------------------------------------------------------ one run
 
-/// Raises `rx_desc` to what the mode needs ([`Config::fit_ring`]: lossless
-/// credits x sessions, pause headroom); returns the new size, or why it
-/// cannot (past the link's largest ring).
-pub fn fit_ring(cfg: &mut Config) -> Result<Option<u32>, String> {
-    cfg.fit_ring().map(|fit| fit.rx_desc)
-}
-
 /// Runs one server+client pair on `cfg` (validated here) and returns its
 /// report with the qdisc drops of `probes` and the drop-source summary.
 pub fn measure(cfg: &Config, probes: &[QdiscProbe]) -> anyhow::Result<Report> {
@@ -295,7 +288,8 @@ pub(super) fn run_point(
 ) -> Point {
     let bdp = cfg.bdp_credits();
     let mut note = None;
-    let fit = fit_ring(&mut cfg);
+    // Lossless credits x sessions and pause headroom need ring room.
+    let fit = cfg.fit_ring().map(|f| f.rx_desc);
     let mut point = Point {
         mode: preset,
         credits: cfg.effective_credits(),
@@ -336,6 +330,11 @@ pub(super) fn run_point(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ring [`Config::fit_ring`] raised `rx_desc` to, if any.
+    fn fit_ring(c: &mut Config) -> Result<Option<u32>, String> {
+        c.fit_ring().map(|f| f.rx_desc)
+    }
 
     #[test]
     fn lossless_rings_grow_with_credits() {

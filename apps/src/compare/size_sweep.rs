@@ -73,7 +73,7 @@ pub(super) fn plan(
             let mut fitted = cfg.clone();
             // A ring too small for the credits is a skipped point, as in
             // the credit sweep; everything else must pass now.
-            if fit_ring(&mut fitted).is_ok() {
+            if fitted.fit_ring().is_ok() {
                 fitted.validate(env).with_context(|| {
                     format!(
                         "--msg-sizes {} ({size} B) in {} mode",
