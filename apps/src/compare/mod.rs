@@ -54,8 +54,8 @@ pub use modes::{parse_mode_set, parse_presets, ModeOverrides, Preset};
 pub use probes::{cpu_steal, default_probes, parse_cpu_steal, QdiscProbe};
 pub use recovery_counters::RecoveryCounters;
 pub use report::{
-    packets_sent, render_drop_sources, render_points, render_recovery, DropSources, Point,
-    QDISC_SENDER, QDISC_SWITCH,
+    packets_sent, render_drop_sources, render_recovery, DropSources, Point, QDISC_SENDER,
+    QDISC_SWITCH,
 };
 pub use run::{compare_cmd, measure, Bases, CompareArgs};
 pub use size_sweep::size_text;

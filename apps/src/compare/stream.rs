@@ -125,7 +125,7 @@ pub(super) fn text(row: &Value, key: &str) -> String {
     }
 }
 
-/// The result columns every sweep shares (the metrics of `render_points`).
+/// The result columns every sweep and incast table shares.
 pub(super) const METRICS: &[Column] = &[
     Column {
         head: "Gbps",

@@ -99,7 +99,7 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
 }
 
 /// Goodput, p99 and loss rate against `x` (credits, fan-in) when `--plot`
-/// asked: the plots of `render_points`' table.
+/// asked: the plots of the points' table.
 pub(super) fn plot_done(
     path: Option<&std::path::Path>,
     done: &[Done],
