@@ -92,8 +92,8 @@ macro_rules! counters {
     ) => {
         $(#[$meta])*
         #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-        #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-        #[cfg_attr(feature = "serde", serde(default))]
+        #[derive(serde::Serialize, serde::Deserialize)]
+        #[serde(default)]
         pub struct $name {
             $(
                 $(#[$fmeta])*

@@ -23,6 +23,10 @@
 //!   process (EAL, pool, port, handlers; build it with `Nexus::builder()`),
 //!   `Rpc` one endpoint per worker core with its event loop; workers run
 //!   with `Nexus::run` and stop with a `StopHandle`.
+//! - [`config`]: the configuration the engine owns, the `[transport]`
+//!   section every tool reads (one serde type, one default per key, one
+//!   validation by key), and the one resolution step that turns it and what
+//!   is known of the link (measured or not) into each endpoint's settings.
 //! - [`counters`](mod@counters): the counter structs the layers report; [`fault`],
 //!   [`rng`], [`time`]: loss models, the seeded RNG and the clock types.
 //!   [`presets`]: the one table of named transport presets (compare modes
@@ -106,6 +110,7 @@
 
 #![deny(missing_docs)]
 
+pub mod config;
 pub mod counters;
 pub mod fault;
 /// The transport presets, each name once: the apps' compare modes and the

@@ -7,7 +7,7 @@
 mod proto_common;
 
 use engine::fault::DropModel;
-use engine::proto::{EndpointConfig, FlowMode, LossPolicy};
+use engine::proto::{EndpointConfig, FlowMode};
 use engine::sim::LinkConfig;
 use engine::time::Duration;
 use engine::wire::{self, PktType};
@@ -50,9 +50,7 @@ fn tap(p: &mut Pair, drop_crs: &'static [u64]) -> Rc<RefCell<Seen>> {
 }
 
 fn lossless() -> FlowMode {
-    FlowMode::Lossless {
-        on_loss: LossPolicy::Retransmit,
-    }
+    FlowMode::Lossless
 }
 
 fn with_credits(i: u8, credits: u16, mode: FlowMode) -> EndpointConfig {

@@ -711,7 +711,8 @@ fn malformed_frames_are_counted_never_panic() {
 fn regime_frames_fuzzed_are_counted_never_panic() {
     use engine::proto::{CcKind, PauseConfig, Retransmit};
     let regimes = |i| EndpointConfig {
-        mode: FlowMode::Pause(PauseConfig::for_ring(4096, 64, Duration::from_micros(200))),
+        mode: FlowMode::Pause,
+        pause: PauseConfig::for_ring(4096, 64, Duration::from_micros(200)),
         retransmit: Retransmit::Selective,
         cc: CcKind::Dcqcn,
         ..cfg(i)

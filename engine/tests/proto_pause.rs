@@ -20,17 +20,19 @@ const LINK_BPS: u64 = 10_000_000_000;
 const ONE_WAY: Duration = Duration::from_micros(5);
 const PAUSE_TIME: Duration = Duration::from_micros(200);
 
-fn cfg_with(i: u8, mode: FlowMode) -> EndpointConfig {
+/// Pause mode with `pause`'s thresholds, or lossy mode with `None`.
+fn cfg_with(i: u8, pause: Option<PauseConfig>) -> EndpointConfig {
     EndpointConfig {
-        mode,
+        mode: pause.map_or(FlowMode::Lossy, |_| FlowMode::Pause),
+        pause: pause.unwrap_or_default(),
         session_credits: 32,
         rx_ring_entries: RING,
         ..cfg(i)
     }
 }
 
-fn pause(headroom: usize) -> FlowMode {
-    FlowMode::Pause(PauseConfig::for_ring(RING, headroom, PAUSE_TIME))
+fn pause(headroom: usize) -> Option<PauseConfig> {
+    Some(PauseConfig::for_ring(RING, headroom, PAUSE_TIME))
 }
 
 struct Outcome {
@@ -45,7 +47,7 @@ struct Outcome {
 /// Four sessions x 32 credits (128 packets may be in flight) of 40 kB
 /// requests to a server whose 64-entry ring drains one frame per 2 us
 /// while the link delivers one per 1.2 us.
-fn slow_receiver(mode: FlowMode) -> Outcome {
+fn slow_receiver(mode: Option<PauseConfig>) -> Outcome {
     let link = LinkConfig {
         delay: ONE_WAY,
         ..Default::default()
@@ -114,7 +116,7 @@ fn slow_receiver(mode: FlowMode) -> Outcome {
 
 #[test]
 fn lossy_overflows_the_slow_receivers_ring() {
-    let o = slow_receiver(FlowMode::Lossy);
+    let o = slow_receiver(None);
     assert!(o.ring_drops > 0, "no overflow: the scenario tests nothing");
     assert_eq!(o.peak, RING);
 }
@@ -153,16 +155,13 @@ fn headroom_rule_is_checked_at_config_time() {
         pause_time: PAUSE_TIME,
         headroom: 18,
     };
-    let e = cfg_with(1, FlowMode::Pause(bad)).validate().unwrap_err();
+    let e = cfg_with(1, Some(bad)).validate().unwrap_err();
     assert_eq!(e.field, "pause.xoff");
     let ok = PauseConfig { xoff: 46, ..bad };
-    cfg_with(1, FlowMode::Pause(ok)).validate().unwrap();
+    cfg_with(1, Some(ok)).validate().unwrap();
     let inverted = PauseConfig { xon: 46, ..ok };
     assert_eq!(
-        cfg_with(1, FlowMode::Pause(inverted))
-            .validate()
-            .unwrap_err()
-            .field,
+        cfg_with(1, Some(inverted)).validate().unwrap_err().field,
         "pause.xon"
     );
 }

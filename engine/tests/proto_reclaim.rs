@@ -21,9 +21,8 @@ use std::net::Ipv4Addr;
 
 fn lossless(i: u8) -> EndpointConfig {
     EndpointConfig {
-        mode: FlowMode::Lossless {
-            on_loss: LossPolicy::Retransmit,
-        },
+        mode: FlowMode::Lossless,
+        on_loss: LossPolicy::Retransmit,
         ..cfg(i)
     }
 }

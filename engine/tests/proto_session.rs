@@ -17,7 +17,8 @@ use std::rc::Rc;
 
 fn lossless(i: u8, on_loss: LossPolicy) -> EndpointConfig {
     EndpointConfig {
-        mode: FlowMode::Lossless { on_loss },
+        mode: FlowMode::Lossless,
+        on_loss,
         ..cfg(i)
     }
 }

@@ -12,14 +12,15 @@
 use anyhow::Context;
 use apps::config::cli::{ConfigArgs, PortArgs};
 use apps::config::link::{LinkKind, Role};
+use apps::measure::bdp::{fit_lines, resolve_pair, BdpOrigin};
 use apps::measure::floor::{self, ClientPlan};
 use apps::measure::floor_report;
+use apps::measure::link::{floor_pair, measure_once};
 use apps::report::meta::stamp;
 use apps::report::output::print_human;
-use apps::run::child::{install_signal_handlers, last_json, ChildProc};
+use apps::run::child::install_signal_handlers;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde_json::json;
-use std::time::Duration;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -76,7 +77,10 @@ struct RunArgs {
     cfg: ConfigArgs,
     #[command(flatten)]
     out: apps::report::output::ReportArgs,
-    /// Skip the raw floor measurement (no ratios in the report).
+    /// Skip the raw floor measurement: no ratios in the report, and the
+    /// BDP (so the default credits) comes from the config's
+    /// transport.link_gbps x transport.rtt_us (10 Gb/s x 10 us = 9 credits
+    /// at 1500 B with the defaults) instead of the link.
     #[arg(long)]
     no_floor: bool,
     /// Pings per frame size for the floor measured in the same run.
@@ -124,15 +128,7 @@ struct FloorArgs {
 impl FloorArgs {
     /// What one side measures, and how long it may take.
     fn plan(&self) -> ClientPlan {
-        ClientPlan {
-            pings: self.pings,
-            warmup: self.warmup,
-            stream_secs: self.stream_secs,
-            max_secs: self.max_secs.unwrap_or_else(|| {
-                // ~200 us per ping round trip bounds a slow link; 4 streams.
-                30.0 + (self.pings + self.warmup) as f64 * 2.0 * 200e-6 + self.stream_secs * 4.0
-            }),
-        }
+        ClientPlan::new(self.pings, self.warmup, self.stream_secs, self.max_secs)
     }
 }
 
@@ -300,51 +296,6 @@ fn floor_peer(
     }
 }
 
-/// Both sides of the floor as two processes of this binary (`floor
-/// --peer server` and `floor --peer client`) on `cores` (client first);
-/// the client's figures with the server's summary under `server`.
-fn floor_pair(
-    link: &apps::config::link::LinkArgs,
-    cores: [u32; 2],
-    plan: ClientPlan,
-) -> anyhow::Result<serde_json::Value> {
-    install_signal_handlers();
-    let exe = std::env::current_exe().context("cannot find own executable")?;
-    let peer_args = |role: Role| {
-        let mut v = vec![
-            "floor".to_string(),
-            format!("--peer={}", role.as_str()),
-            format!("--cores={},{}", cores[0], cores[1]),
-        ];
-        v.extend(link.to_args());
-        v.push(format!("--pings={}", plan.pings));
-        v.push(format!("--warmup={}", plan.warmup));
-        v.push(format!("--stream-secs={}", plan.stream_secs));
-        v.push(format!("--max-secs={}", plan.max_secs));
-        // Each side's figures as its last line, for last_json; the text
-        // report is this process's to print.
-        v.push("--json".to_string());
-        v.push("--quiet".to_string());
-        v
-    };
-    let mut server = ChildProc::spawn("floor server", &exe, &peer_args(Role::Server))?;
-    // memif: the server creates the socket; give it a head start.
-    std::thread::sleep(Duration::from_millis(300));
-    let mut client = ChildProc::spawn("floor client", &exe, &peer_args(Role::Client))?;
-    let limit = Duration::from_secs_f64(plan.max_secs + 10.0);
-    let client_out = client.wait(limit);
-    let server_out = server.wait(if client_out.is_ok() {
-        Duration::from_secs(10)
-    } else {
-        Duration::from_millis(1)
-    });
-    let client_json = last_json(&client_out?)?;
-    let server_json = last_json(&server_out?)?;
-    let mut summary = client_json.clone();
-    summary["server"] = server_json;
-    Ok(summary)
-}
-
 /// The floor's report: the text (on stderr with `--json`, none with
 /// `--quiet`), then the summary stamped with the config the link came from.
 fn print_floor(v: &serde_json::Value, a: &FloorArgs, cfg: &apps::config::Config) {
@@ -359,66 +310,26 @@ fn print_floor(v: &serde_json::Value, a: &FloorArgs, cfg: &apps::config::Config)
     }
 }
 
-/// The floor measured over the same link as the RPC run, for ratios.
-fn floor_for(
-    cfg: &apps::config::Config,
-    pings: u64,
-    text_to_stderr: bool,
-) -> anyhow::Result<serde_json::Value> {
-    let mut link = cfg.link_args();
-    if link.link == LinkKind::Memif {
-        link.socket = format!("/tmp/rpc-floor-{}.sock", apps::run::bench::unique_tag());
-    }
-    let cores = [cfg.cores.client[0], cfg.cores.server[0]];
-    let plan = FloorArgs {
-        port: Default::default(),
-        cores: None,
-        pings,
-        warmup: 1000,
-        stream_secs: 0.3,
-        json: false,
-        quiet: false,
-        peer: None,
-        max_secs: None,
-    }
-    .plan();
-    let summary = floor_pair(&link, cores, plan)?;
-    print_human(text_to_stderr, &floor_report::render_text(&summary));
-    Ok(summary)
-}
-
 fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
     // Output paths before anything starts: a typo fails at once.
     a.out.check()?;
     install_signal_handlers();
-    let mut cfg = a.cfg.load(None)?;
-    apps::run::bench::isolate(&mut cfg);
-    apps::run::bench::preflight(&cfg)?;
-    // The floor needs two processes on a wire; net_ring runs in one.
-    let floor = if a.no_floor || cfg.link.kind == LinkKind::Ring {
-        None
-    } else {
-        Some(floor_for(&cfg, a.floor_pings, a.out.stdout_is_json()).context("raw floor")?)
-    };
-    let bdp = apps::measure::bdp::apply(&mut cfg, floor.as_ref());
-    cfg.check_rate_cap()?;
-    eprintln!(
-        "rpc-bench: {} credits per session; BDP {} credits from {}{} ({:.2} Gb/s x {:.1} us / {} B; line rate {:.2} Gb/s){}",
-        bdp.credits,
-        bdp.bdp_credits,
-        bdp.source,
-        match bdp.rate_from {
-            Some("train_gbps_mtu") => " (round-trip rate of echoed MTU burst trains)",
-            Some("stream_gbps_mtu_median") => " (median 20 ms window of the MTU stream)",
-            Some(_) => " (mean of the MTU stream)",
-            None => "",
-        },
-        bdp.bdp_gbps,
-        bdp.rtt_us,
-        bdp.mtu,
-        bdp.link_gbps,
-        if bdp.clamped_to_ring { ", lowered to what the receive ring backs" } else { "" }
-    );
+    let mut user = a.cfg.load(None)?;
+    apps::run::bench::isolate(&mut user);
+    apps::run::bench::preflight(&user)?;
+    let floor = measure_once(
+        &user,
+        a.no_floor,
+        a.floor_pings,
+        a.out.stdout_is_json(),
+        "rpc-bench",
+    )?;
+    let (cfg, resolved) = resolve_pair(&user, floor.as_ref())?;
+    let bdp = BdpOrigin::of(&user, &resolved);
+    for line in fit_lines(&resolved) {
+        eprintln!("rpc-bench: {line}");
+    }
+    eprintln!("rpc-bench: {}", bdp.describe());
     eprintln!(
         "rpc-bench: {} over {} ({}), {} B requests, {} B responses, {} s (+{} s warm-up); server cores {:?}, client cores {:?}",
         cfg.workload.kind.as_str(),
@@ -443,6 +354,8 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         }
     }
     rep.extra.insert("bdp".into(), serde_json::to_value(&bdp)?);
+    rep.extra
+        .insert("resolved".into(), serde_json::to_value(&resolved.settings)?);
     if let (Some(cap), Some(c)) = (cfg.transport.rate_cap_gbps, rep.client_stats.as_ref()) {
         // The client sends from its first request to the end of the run:
         // its wire rate over warm-up and measured time together, against

@@ -49,7 +49,7 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     let capture = cli.capture.spec()?;
     let cfg = cli.cfg.load(Some(Role::Client))?;
     if cli.print_config {
-        print!("{}", cfg.to_toml_string());
+        print!("{}", cfg.print_resolved(&cfg.resolved()?));
         return Ok(true);
     }
     let mut spec = node_spec(&cfg, Role::Client);

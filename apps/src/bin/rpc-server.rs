@@ -40,7 +40,7 @@ fn main() {
         let metrics = cli.metrics.listen()?;
         let cfg = cli.cfg.load(Some(Role::Server))?;
         if cli.print_config {
-            print!("{}", cfg.to_toml_string());
+            print!("{}", cfg.print_resolved(&cfg.resolved()?));
             return Ok(());
         }
         let mut spec = node_spec(&cfg, Role::Server);

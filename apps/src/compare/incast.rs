@@ -9,7 +9,6 @@ use super::run::*;
 use super::stream::*;
 use super::sweep::*;
 use crate::config::cli::ConfigArgs;
-use crate::config::{Config, Mode};
 use clap::Args;
 
 // ------------------------------------------------------------ incast
@@ -28,6 +27,8 @@ pub struct IncastArgs {
     pub modes: Vec<String>,
     #[command(flatten)]
     pub mode_sets: ModeOverrides,
+    #[command(flatten)]
+    pub measure: MeasureArgs,
     /// Credits of pause and lossy as a multiple of the BDP, or "unbounded".
     #[arg(long, value_name = "X")]
     pub multiple: Option<String>,
@@ -35,36 +36,22 @@ pub struct IncastArgs {
     pub out: PointsOut,
 }
 
-/// Per-session credits of an incast run: lossless shares the server's
-/// receive ring, min(BDP, rx_desc / sessions) (None: not even one credit
-/// each); the modes that reserve nothing take their default per session
-/// (`lossy_credit_multiple` x BDP).
-pub fn incast_credits(base: &Config, mode: Mode, sessions: u32) -> Option<u16> {
-    let probe = for_mode(base, mode, None);
-    let c = probe.effective_credits();
-    match mode {
-        Mode::Lossy | Mode::Pause => Some(c),
-        Mode::Lossless => {
-            // Each session's share of the ring backs its credits plus the
-            // one entry its timeout probe may use.
-            let share = (base.link.rx_desc / sessions.max(1)).min(u16::MAX as u32 + 1) as usize;
-            let per_probe = engine::proto::lossless_ring_entries(0);
-            (share > per_probe).then(|| c.min((share - per_probe) as u16))
-        }
-    }
-}
-
 /// `rpc-bench incast`: fan-in sessions to one server worker, both modes.
 pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     crate::run::child::install_signal_handlers();
     a.out.check(&["p99", "loss"])?;
     let modes = parse_presets(&a.modes)?;
-    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &modes)?;
+    let mut bases = load_bases(
+        &a.cfg,
+        a.multiple.as_deref(),
+        &a.mode_sets,
+        &modes,
+        &a.measure,
+        "rpc-bench incast",
+    )?;
     bases.each(|c| c.workload.kind = crate::config::WorkloadKind::Incast);
-    if bases.clear_credits() {
-        eprintln!("rpc-bench incast: ignoring transport.credits (lossless shares rx_desc among the sessions, the other modes take their preset's credits)");
-    }
     let base = bases.common.clone();
+    let bdp = bases.shared()?.bdp;
     let probes = probes_for(&base, &a.out.qdisc);
     warn_bypassed(&base, &probes);
     eprintln!(
@@ -77,7 +64,7 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
             .join(","),
         base.cores.server[0]
     );
-    eprintln!("  {}", bdp_line(&base));
+    eprintln!("  {}", bdp_line(&bdp, base.link.mtu));
     let plan: Vec<(u32, Preset)> = a
         .fan_in
         .iter()
@@ -96,8 +83,8 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
         describe(&base)
     ))?;
     sink.say(&format!(
-        "{}; lossless credits per session = min(BDP, rx_desc / sessions)",
-        bdp_line(&base)
+        "{}; lossless credits per session = min(BDP, rx_desc / sessions - 1)",
+        bdp_line(&bdp, base.link.mtu)
     ))?;
     let total = plan.len();
     let outcome = run_points(
@@ -105,7 +92,7 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
         |i| {
             let (n, mode) = plan[i];
             let label = format!("[{}/{total}] {} x {n}", i + 1, mode.name());
-            let point = incast_point(bases.get(mode), mode, n, &probes, &label);
+            let point = incast_point(&bases, mode, n, &probes, &label);
             Done {
                 row: point.to_json(),
                 point,
@@ -127,6 +114,7 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
                 a.out.plot.as_deref(),
                 done,
                 &base,
+                bdp.packets,
                 "sessions (fan-in)",
                 |p| p.sessions as f64,
             )
@@ -159,53 +147,46 @@ const INCAST_COLUMNS: &[Column] = &[
     },
 ];
 
-/// One incast point: `n` sessions on `mode`'s base, or why it cannot run
-/// (a lossless ring too small to give each session one credit).
-fn incast_point(base: &Config, mode: Preset, n: u32, probes: &[QdiscProbe], label: &str) -> Point {
-    let mut cfg = base.clone();
+/// One incast point: `n` sessions on `mode`'s base, resolved on the
+/// configured ring (lossless sessions share it: derived credits lowered to
+/// min(BDP, rx_desc / n - 1)), or why it cannot run (not even one credit
+/// each; a skipped point).
+fn incast_point(bases: &Bases, mode: Preset, n: u32, probes: &[QdiscProbe], label: &str) -> Point {
+    let mut cfg = bases.get(mode).clone();
     cfg.workload.sessions_per_thread = n.max(1);
-    let Some(credits) = incast_credits(&cfg, cfg.transport.mode, n) else {
-        let why = format!(
-            "skipped: link.rx_desc = {} cannot back one credit for each of {n} sessions",
-            cfg.link.rx_desc
-        );
-        eprintln!("rpc-bench: {label}: {why}");
-        return Point {
-            mode,
-            credits: 0,
-            bdp: cfg.bdp_credits(),
-            sessions: n,
-            rx_desc: cfg.link.rx_desc,
-            note: None,
-            result: Err(why),
-        };
-    };
-    cfg.transport.credits = Some(credits);
-    run_point(mode, cfg, probes, label)
+    run_point(mode, &cfg, bases.resolve_on_ring(&cfg), probes, label)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::compare::sweep_args::SweepArgs;
-    use crate::config::ValidationEnv;
+    use crate::config::{Config, ValidationEnv};
 
     #[test]
     fn incast_shares_the_ring_in_lossless_mode() {
-        let mut c = Config::default();
-        c.trust_own_client();
-        c.link.rx_desc = 64;
-        assert_eq!(c.bdp_credits(), 9);
-        assert_eq!(incast_credits(&c, Mode::Lossless, 1), Some(9));
+        let mut common = Config::default();
+        common.link.rx_desc = 64;
+        common.workload.kind = crate::config::WorkloadKind::Incast;
+        let bases = Bases {
+            per_preset: Preset::ALL.iter().map(|p| p.apply(&common)).collect(),
+            common,
+            floor: None,
+        };
+        let credits = |p: Preset, n: u32| {
+            let mut c = bases.get(p).clone();
+            c.workload.sessions_per_thread = n;
+            bases.resolve_on_ring(&c).map(|(run, r)| {
+                assert_eq!(run.link.rx_desc, 64, "the ring is shared, not grown");
+                assert!(run.validate(&ValidationEnv { online_cores: 2 }).is_ok());
+                r.credits()
+            })
+        };
+        assert_eq!(credits(Preset::Lossless, 1).unwrap(), 9);
         // 64 entries / 16 sessions = 4 each: 3 credits + the probe's entry.
-        assert_eq!(incast_credits(&c, Mode::Lossless, 16), Some(3));
-        assert_eq!(incast_credits(&c, Mode::Lossless, 128), None);
-        assert_eq!(incast_credits(&c, Mode::Lossy, 16), Some(36));
-        // The lossless choice passes validation for the incast workload.
-        c.workload.kind = crate::config::WorkloadKind::Incast;
-        c.workload.sessions_per_thread = 16;
-        let l = for_mode(&c, Mode::Lossless, incast_credits(&c, Mode::Lossless, 16));
-        assert!(l.validate(&ValidationEnv { online_cores: 2 }).is_ok());
+        assert_eq!(credits(Preset::Lossless, 16).unwrap(), 3);
+        assert!(credits(Preset::Lossless, 128).is_err());
+        assert_eq!(credits(Preset::Lossy, 16).unwrap(), 36);
     }
 
     #[test]

@@ -48,7 +48,7 @@ mod sweep;
 mod sweep_args;
 mod tc;
 
-pub use incast::{incast_cmd, incast_credits, IncastArgs};
+pub use incast::{incast_cmd, IncastArgs};
 pub use modes::for_mode;
 pub use modes::{parse_mode_set, parse_presets, ModeOverrides, Preset};
 pub use probes::{cpu_steal, default_probes, parse_cpu_steal, QdiscProbe};
@@ -57,7 +57,7 @@ pub use report::{
     packets_sent, render_drop_sources, render_recovery, DropSources, Point, QDISC_SENDER,
     QDISC_SWITCH,
 };
-pub use run::{compare_cmd, measure, Bases, CompareArgs};
+pub use run::{compare_cmd, measure, Bases, CompareArgs, MeasureArgs};
 pub use size_sweep::size_text;
 pub use stream::PointsOut;
 pub use sweep::sweep_cmd;

@@ -17,11 +17,10 @@
 //! so a per-mode override wins over the preset (e.g. `--mode-set
 //! irn:transport.lossy_credit_multiple=2`).
 
-use crate::config::{Config, CreditMultiple, Mode, OnLoss, RetransmitKind};
+use crate::config::{Config, CreditMultiple, FlowMode, LossPolicy, Retransmit};
 use anyhow::bail;
 use clap::Args;
 use engine::presets::{CreditRule, PresetFlow, TransportPreset};
-use engine::proto::Retransmit;
 
 /// One named configuration of the transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,20 +69,17 @@ impl Preset {
     }
 
     /// `transport.mode`: the table's flow.
-    pub fn flow_mode(self) -> Mode {
+    pub fn flow_mode(self) -> FlowMode {
         match self.preset().endpoint().flow {
-            PresetFlow::Lossless => Mode::Lossless,
-            PresetFlow::Pause => Mode::Pause,
-            PresetFlow::Lossy => Mode::Lossy,
+            PresetFlow::Lossless => FlowMode::Lossless,
+            PresetFlow::Pause => FlowMode::Pause,
+            PresetFlow::Lossy => FlowMode::Lossy,
         }
     }
 
     /// `transport.retransmit`: the table's.
-    pub fn retransmit(self) -> RetransmitKind {
-        match self.preset().endpoint().retransmit {
-            Retransmit::Selective => RetransmitKind::Selective,
-            Retransmit::GoBackN => RetransmitKind::GoBackN,
-        }
+    pub fn retransmit(self) -> Retransmit {
+        self.preset().endpoint().retransmit
     }
 
     /// `shared` with this preset's settings from the table: flow mode,
@@ -109,13 +105,13 @@ impl Preset {
 
 /// The base configuration in `mode`; `credits` None = the mode's default
 /// (BDP, or `lossy_credit_multiple` x BDP).
-pub fn for_mode(base: &Config, mode: Mode, credits: Option<u16>) -> Config {
+pub fn for_mode(base: &Config, mode: FlowMode, credits: Option<u16>) -> Config {
     let mut c = base.clone();
     c.transport.mode = mode;
     c.transport.credits = credits;
-    if mode != Mode::Lossless {
+    if mode != FlowMode::Lossless {
         // `reset` is a lossless policy; validation rejects it in the others.
-        c.transport.on_loss = OnLoss::Retransmit;
+        c.transport.on_loss = LossPolicy::Retransmit;
     }
     c
 }
@@ -221,16 +217,16 @@ mod tests {
         let shared = Config::default();
         // BDP 9 packets (10 Gb/s x 10 us at 1500 B), multiple 4.
         let want = [
-            (Preset::Lossless, Mode::Lossless, RetransmitKind::GoBackN, 9),
-            (Preset::Pause, Mode::Pause, RetransmitKind::GoBackN, 36),
-            (Preset::Lossy, Mode::Lossy, RetransmitKind::GoBackN, 36),
-            (Preset::Irn, Mode::Lossy, RetransmitKind::Selective, 9),
+            (Preset::Lossless, FlowMode::Lossless, Retransmit::GoBackN, 9),
+            (Preset::Pause, FlowMode::Pause, Retransmit::GoBackN, 36),
+            (Preset::Lossy, FlowMode::Lossy, Retransmit::GoBackN, 36),
+            (Preset::Irn, FlowMode::Lossy, Retransmit::Selective, 9),
         ];
         for (p, mode, retransmit, credits) in want {
             let c = p.apply(&shared);
             assert_eq!(c.transport.mode, mode, "{p:?}");
             assert_eq!(c.transport.retransmit, retransmit, "{p:?}");
-            assert_eq!(c.effective_credits(), credits, "{p:?}");
+            assert_eq!(c.resolved().unwrap().credits(), credits, "{p:?}");
             assert_eq!(
                 c.transport.credits, None,
                 "{p:?}: credits come from the BDP"
@@ -240,9 +236,9 @@ mod tests {
         // The lossy multiple moves lossy and pause, not irn.
         let mut m8 = shared.clone();
         m8.transport.lossy_credit_multiple = CreditMultiple::Factor(8.0);
-        assert_eq!(Preset::Pause.apply(&m8).effective_credits(), 72);
-        assert_eq!(Preset::Lossy.apply(&m8).effective_credits(), 72);
-        assert_eq!(Preset::Irn.apply(&m8).effective_credits(), 9);
+        assert_eq!(Preset::Pause.apply(&m8).resolved().unwrap().credits(), 72);
+        assert_eq!(Preset::Lossy.apply(&m8).resolved().unwrap().credits(), 72);
+        assert_eq!(Preset::Irn.apply(&m8).resolved().unwrap().credits(), 9);
         // Nothing reserved except lossless: a ring too small for lossless.
         let mut small = shared.clone();
         small.link.rx_desc = 64;
@@ -253,10 +249,10 @@ mod tests {
         }
         // A lossless-only policy does not leak into the other presets.
         let mut reset = shared;
-        reset.transport.on_loss = OnLoss::Reset;
+        reset.transport.on_loss = LossPolicy::ResetSession;
         assert_eq!(
             Preset::Lossless.apply(&reset).transport.on_loss,
-            OnLoss::Reset
+            LossPolicy::ResetSession
         );
         Preset::Pause.apply(&reset).validate(&ENV).unwrap();
     }
@@ -268,12 +264,17 @@ mod tests {
         [Role::Client, Role::Server]
             .map(|role| {
                 let mac = engine::wire::MacAddr([2, 0, 0, 0, 0, 1]);
-                let mut e = crate::config::testutil::endpoint(c, role, 0, mac);
+                // A combination resolution refuses builds no endpoint.
+                let mut e = c
+                    .endpoint_config(role, &c.offline_worker(role, 0, mac))
+                    .ok()?;
                 e.seed = 0;
                 e.secret = None;
-                e
+                Some(e)
             })
-            .to_vec()
+            .into_iter()
+            .flatten()
+            .collect()
     }
 
     /// The endpoints preset `p`'s runs build on the shared config `sets`.
@@ -293,16 +294,16 @@ mod tests {
         fn old_apply(p: Preset, shared: &Config) -> Config {
             let mut c = shared.clone();
             c.transport.mode = match p {
-                Preset::Lossless => Mode::Lossless,
-                Preset::Pause => Mode::Pause,
-                Preset::Lossy | Preset::Irn => Mode::Lossy,
+                Preset::Lossless => FlowMode::Lossless,
+                Preset::Pause => FlowMode::Pause,
+                Preset::Lossy | Preset::Irn => FlowMode::Lossy,
             };
-            if c.transport.mode != Mode::Lossless {
-                c.transport.on_loss = OnLoss::Retransmit;
+            if c.transport.mode != FlowMode::Lossless {
+                c.transport.on_loss = LossPolicy::Retransmit;
             }
             c.transport.retransmit = match p {
-                Preset::Irn => RetransmitKind::Selective,
-                _ => RetransmitKind::GoBackN,
+                Preset::Irn => Retransmit::Selective,
+                _ => Retransmit::GoBackN,
             };
             if p == Preset::Irn {
                 c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.0);
@@ -345,14 +346,8 @@ mod tests {
         ];
         for (p, mode, retransmit, credits) in want {
             for e in endpoints(p, &[]) {
-                let m = match e.mode {
-                    FlowMode::Lossless {
-                        on_loss: LossPolicy::Retransmit,
-                    } => "lossless",
-                    FlowMode::Pause(_) => "pause",
-                    FlowMode::Lossy => "lossy",
-                    _ => "other",
-                };
+                assert_eq!(e.on_loss, LossPolicy::Retransmit, "{p:?}");
+                let m = e.mode.as_str();
                 assert_eq!(m, mode, "{p:?}");
                 assert_eq!(e.retransmit, retransmit, "{p:?}");
                 assert_eq!(e.session_credits, credits, "{p:?}");

@@ -5,9 +5,10 @@
 
 use super::modes::Preset;
 use super::recovery_counters::RecoveryCounters;
-use crate::config::{Config, Direction, DropKind, Mode};
+use crate::config::{Config, Direction, DropKind, FlowMode, Source};
 use crate::report::Report;
 use anyhow::bail;
+use engine::config::{Bdp, Resolved};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -133,8 +134,8 @@ pub(super) fn annotate(cfg: &Config, r: &mut Report) {
     r.extra.insert("flow_mode".into(), json!(t.mode.as_str()));
     r.extra
         .insert("retransmit".into(), json!(t.retransmit.as_str()));
-    if t.mode == Mode::Pause {
-        let p = cfg.pause_config();
+    if let (FlowMode::Pause, Ok(resolved)) = (t.mode, cfg.resolved()) {
+        let p = resolved.pause_config();
         r.extra.insert(
             "pause".into(),
             json!({"xoff": p.xoff, "xon": p.xon, "headroom": p.headroom,
@@ -229,33 +230,52 @@ pub(super) fn describe(cfg: &Config) -> String {
     )
 }
 
-pub(super) fn bdp_line(cfg: &Config) -> String {
-    let t = &cfg.transport;
+/// The BDP every mode's credits come from, and where it came from.
+pub(super) fn bdp_line(b: &Bdp, mtu: u32) -> String {
+    let from = match b.source {
+        Source::Measured => format!("measured in this run, {}", b.why),
+        s => format!("the config's ({}): {}", s.as_str(), b.why),
+    };
     format!(
-        "BDP = {} credits (transport.link_gbps {} x rtt_us {} / mtu {})",
-        cfg.bdp_credits(),
-        t.link_gbps,
-        t.rtt_us,
-        cfg.link.mtu
+        "BDP = {} credits ({:.2} Gb/s x {:.1} us / mtu {mtu}; {from})",
+        b.packets, b.gbps, b.rtt_us
     )
+}
+
+/// Where `r`'s credits came from, in a few words: "flag", "derived:
+/// lossless: 1 x BDP", "derived: lossy: 4 x BDP, lowered to ...".
+pub(super) fn credits_source(cfg: &Config, r: &Resolved) -> String {
+    match r.setting("transport.credits") {
+        Some(s) => {
+            let rule = s.why.split(" (").next().unwrap_or_default();
+            let lowered = if r.credits_clamped {
+                ", lowered to what the ring backs"
+            } else {
+                ""
+            };
+            format!("{}: {rule}{lowered}", s.source.as_str())
+        }
+        None => cfg.source_of("transport.credits").as_str().to_string(),
+    }
 }
 
 pub(super) fn multiple(credits: u16, bdp: u16) -> f64 {
     credits as f64 / bdp.max(1) as f64
 }
 
-/// One mode's credits, reservation and loss repair in one line.
-pub(super) fn mode_line(name: &str, cfg: &Config) -> String {
-    let credits = cfg.effective_credits();
-    let rx = cfg.link.rx_desc;
-    let flow = match cfg.transport.mode {
-        Mode::Lossless => format!(
+/// One mode's credits (and their source), reservation and loss repair in
+/// one line; `cfg` is the mode's config as given, `r` its resolution.
+pub(super) fn mode_line(name: &str, cfg: &Config, r: &Resolved) -> String {
+    let credits = r.credits();
+    let rx = r.rx_ring;
+    let flow = match r.transport.mode {
+        FlowMode::Lossless => format!(
             "reserving {} of {rx} receive-ring entries per session",
             engine::proto::lossless_ring_entries(credits)
         ),
-        Mode::Lossy => "nothing reserved".to_string(),
-        Mode::Pause => {
-            let p = cfg.pause_config();
+        FlowMode::Lossy => "nothing reserved".to_string(),
+        FlowMode::Pause => {
+            let p = r.pause_config();
             format!(
                 "nothing reserved, XOFF at {} / XON at {} of {rx} ring entries (headroom {})",
                 p.xoff, p.xon, p.headroom
@@ -263,9 +283,10 @@ pub(super) fn mode_line(name: &str, cfg: &Config) -> String {
         }
     };
     format!(
-        "{name}: {credits} credits ({:.2} x BDP), {flow}, {}",
-        multiple(credits, cfg.bdp_credits()),
-        cfg.transport.retransmit.as_str()
+        "{name}: {credits} credits ({:.2} x BDP; {}), {flow}, {}",
+        multiple(credits, r.bdp.packets),
+        credits_source(cfg, r),
+        r.transport.retransmit.as_str()
     )
 }
 
@@ -382,6 +403,8 @@ pub struct Point {
     /// The preset the point ran (its JSON `mode`).
     pub mode: Preset,
     pub credits: u16,
+    /// Where the credits came from (`credits_source`).
+    pub credits_from: String,
     pub bdp: u16,
     pub sessions: u32,
     pub rx_desc: u32,
@@ -392,7 +415,8 @@ pub struct Point {
 impl Point {
     pub fn to_json(&self) -> Value {
         let mut v = json!({
-            "mode": self.mode.name(), "credits": self.credits, "bdp_credits": self.bdp,
+            "mode": self.mode.name(), "credits": self.credits, "credits_source": self.credits_from,
+            "bdp_credits": self.bdp,
             "credits_x_bdp": multiple(self.credits, self.bdp),
             "sessions": self.sessions, "rx_desc": self.rx_desc,
         });
@@ -587,6 +611,7 @@ mod tests {
         let point = Point {
             mode: Preset::Irn,
             credits: 9,
+            credits_from: "derived".into(),
             bdp: 9,
             sessions: 1,
             rx_desc: 1024,
@@ -608,19 +633,23 @@ mod tests {
     #[test]
     fn pause_runs_report_their_thresholds() {
         let mut cfg = Config::default();
-        cfg.transport.mode = Mode::Pause;
+        cfg.transport.mode = FlowMode::Pause;
         let mut r = Report::new("throughput", "memif", "pause", 32, 32);
         annotate(&cfg, &mut r);
         assert_eq!(r.extra["pause"]["xoff"], 974);
         assert_eq!(r.extra["pause"]["headroom"], 50);
-        let line = mode_line("pause", &cfg);
+        let line = mode_line("pause", &cfg, &cfg.resolved().unwrap());
         assert!(line.contains("XOFF at 974 / XON at 487 of 1024"), "{line}");
+        assert!(
+            line.contains("36 credits (4.00 x BDP; derived: pause: 4 x BDP)"),
+            "{line}"
+        );
     }
 
     #[test]
     fn a_pause_run_reports_what_its_rings_lost_anyway() {
         let mut cfg = Config::default();
-        cfg.transport.mode = Mode::Pause;
+        cfg.transport.mode = FlowMode::Pause;
         let mut r = Report::new("throughput", "af_packet", "pause", 32, 32);
         r.add_drops("rx_ring_overflow", 3);
         r.add_drops("server_rx_ring_overflow", 40);

@@ -9,11 +9,14 @@ use super::probes::*;
 use super::report::*;
 use super::tc::*;
 use crate::config::cli::ConfigArgs;
-use crate::config::{Config, Mode, ValidationEnv};
+use crate::config::{Config, ConfigError, FlowMode, ValidationEnv};
+use crate::measure::bdp::resolve_pair;
+use crate::measure::link::{measure_once, HARNESS_PINGS};
 use crate::report::{output, render_columns, Report};
 use crate::run::bench;
 use anyhow::{bail, Context};
 use clap::Args;
+use engine::config::Resolved;
 use serde_json::{json, Value};
 use std::path::PathBuf;
 
@@ -72,10 +75,32 @@ pub fn measure(cfg: &Config, probes: &[QdiscProbe]) -> anyhow::Result<Report> {
 
 // ------------------------------------------------------------ compare
 
+/// How `compare`, `sweep` and `incast` measure the link: once per
+/// invocation, with the raw floor `run` uses, so every mode's credits
+/// come from one measurement.
+#[derive(Args, Clone, Debug, Default)]
+pub struct MeasureArgs {
+    /// Skip the raw floor: every mode's BDP then comes from the config's
+    /// transport.link_gbps x transport.rtt_us (10 Gb/s x 10 us = 9
+    /// credits at 1500 B with the defaults) instead of the link.
+    #[arg(long)]
+    pub no_floor: bool,
+    /// Pings per frame size for the floor measured before the runs.
+    #[arg(long, value_name = "N", default_value_t = HARNESS_PINGS)]
+    pub floor_pings: u64,
+}
+
 #[derive(Args, Clone, Debug)]
 pub struct CompareArgs {
     #[command(flatten)]
     pub cfg: ConfigArgs,
+    #[command(flatten)]
+    pub measure: MeasureArgs,
+    /// Give every mode the same credits, the lossless mode's (1 x BDP), so
+    /// the runs differ in the flow mode alone; `--credits N` fixes them to
+    /// N in every mode instead.
+    #[arg(long)]
+    pub same_credits: bool,
     /// Modes to run, comma-separated, in this order: lossless (credits =
     /// BDP, ring reserved), pause (pause frames, credits = multiple x BDP),
     /// lossy (credits = multiple x BDP), irn (credits = BDP, selective
@@ -108,12 +133,15 @@ pub struct CompareArgs {
 }
 
 /// The run configuration as loaded (`common`), and per preset: the preset
-/// on top of it, then that mode's own overrides.
+/// on top of it, then that mode's own overrides; and the link as measured
+/// once for the whole invocation.
 #[derive(Clone, Debug)]
 pub struct Bases {
     pub common: Config,
     /// Indexed like [`Preset::ALL`]: every preset is derived, run or not.
-    per_preset: Vec<Config>,
+    pub(super) per_preset: Vec<Config>,
+    /// The raw floor measured before the runs (`None`: not measured).
+    pub floor: Option<Value>,
 }
 
 impl Bases {
@@ -127,14 +155,37 @@ impl Bases {
         self.per_preset.iter_mut().for_each(f);
     }
 
-    /// Drops an explicit `transport.credits` (the modes choose credits);
-    /// true when there was one.
-    pub(super) fn clear_credits(&mut self) -> bool {
-        let had = std::iter::once(&self.common)
-            .chain(&self.per_preset)
-            .any(|c| c.transport.credits.is_some());
-        self.each(|c| c.transport.credits = None);
-        had
+    /// `cfg` (a base, perhaps with a point's changes) resolved for a pair
+    /// of this tool's own on the measured link: the config its processes
+    /// run and the resolution.
+    pub fn resolve(&self, cfg: &Config) -> Result<(Config, Resolved), ConfigError> {
+        resolve_pair(cfg, self.floor.as_ref())
+    }
+
+    /// As [`Self::resolve`] on the configured ring, never grown (incast:
+    /// lossless sessions share it).
+    pub fn resolve_on_ring(&self, cfg: &Config) -> Result<(Config, Resolved), ConfigError> {
+        crate::measure::bdp::resolve_pair_on_ring(cfg, self.floor.as_ref())
+    }
+
+    /// The resolution of the shared configuration: the BDP every mode's
+    /// credits come from.
+    pub fn shared(&self) -> Result<Resolved, ConfigError> {
+        Ok(self.resolve(&self.common)?.1)
+    }
+
+    /// Gives every preset the lossless mode's resolved credits (unless the
+    /// user gave credits, which every mode takes already).
+    pub(super) fn same_credits(&mut self) -> Result<u16, ConfigError> {
+        let lossless = self.resolve(self.get(Preset::Lossless))?.1.credits();
+        if !self.common.origins.given("transport.credits") {
+            self.each(|c| {
+                c.transport.credits = Some(lossless);
+                c.origins
+                    .set("transport.credits", crate::config::Source::Derived);
+            });
+        }
+        Ok(lossless)
     }
 }
 
@@ -143,6 +194,8 @@ pub(super) fn load_bases(
     multiple: Option<&str>,
     sets: &ModeOverrides,
     running: &[Preset],
+    measure: &MeasureArgs,
+    tool: &str,
 ) -> anyhow::Result<Bases> {
     sets.check(running)?;
     let mut args = cfg.clone();
@@ -151,8 +204,7 @@ pub(super) fn load_bases(
         args.set
             .insert(0, format!("transport.lossy_credit_multiple={m}"));
     }
-    let mut common = Config::load(args.config.as_deref(), &args.overrides())?;
-    common.trust_own_client();
+    let common = Config::load(args.config.as_deref(), &args.overrides())?;
     let mut per_preset = Vec::new();
     for p in Preset::ALL {
         let c = p
@@ -164,12 +216,27 @@ pub(super) fn load_bases(
     // Each run's configuration is validated before it runs; check the
     // parts common to all now (a lossless check of the user's credits
     // would reject what the lossy runs are for).
-    for_mode(&common, Mode::Lossy, common.transport.credits).validate(&ValidationEnv::detect())?;
+    for_mode(&common, FlowMode::Lossy, common.transport.credits)
+        .validate_pair(&ValidationEnv::detect())?;
     bench::preflight(&common)?;
     if common.workload.warmup_seconds > common.workload.seconds {
         eprintln!("rpc-bench: note: the warm-up is longer than the measured interval");
     }
-    Ok(Bases { common, per_preset })
+    // Once, before every mode: the BDP each mode's credits derive from.
+    let mut floor_cfg = common.clone();
+    bench::isolate(&mut floor_cfg);
+    let floor = measure_once(
+        &floor_cfg,
+        measure.no_floor,
+        measure.floor_pings,
+        true,
+        tool,
+    )?;
+    Ok(Bases {
+        common,
+        per_preset,
+        floor,
+    })
 }
 
 /// `rpc-bench compare`: the same workload in each mode of `--modes`.
@@ -183,29 +250,35 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     }
     crate::run::child::install_signal_handlers();
     let presets = parse_presets(&a.modes)?;
-    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &presets)?;
-    if bases.clear_credits() {
-        eprintln!(
-            "rpc-bench compare: ignoring transport.credits: each mode takes its preset's (lossless the BDP, pause and lossy lossy_credit_multiple x BDP, irn 1 x BDP; use `rpc-bench sweep --credits` for explicit values)"
-        );
+    let mut bases = load_bases(
+        &a.cfg,
+        a.multiple.as_deref(),
+        &a.mode_sets,
+        &presets,
+        &a.measure,
+        "rpc-bench compare",
+    )?;
+    if a.same_credits {
+        let c = bases.same_credits()?;
+        eprintln!("rpc-bench compare: --same-credits: every mode at {c} credits");
     }
     let base = bases.common.clone();
-    let runs: Vec<(Preset, Config)> = presets
-        .iter()
-        .map(|p| (*p, bases.get(*p).clone()))
-        .collect();
-    // All before any runs: a lossless BDP the ring cannot back fails here.
-    let env = ValidationEnv::detect();
-    for (p, cfg) in &runs {
-        cfg.validate(&env)
+    let shared = bases.shared()?;
+    // Every mode resolved on the one measurement, before any runs: a
+    // lossless BDP the ring cannot back fails here.
+    let mut runs: Vec<(Preset, Config, Resolved)> = Vec::new();
+    for p in &presets {
+        let (cfg, r) = bases
+            .resolve(bases.get(*p))
             .with_context(|| format!("{} configuration", p.name()))?;
+        runs.push((*p, cfg, r));
     }
     let probes = probes_for(&base, &a.qdisc);
     warn_bypassed(&base, &probes);
     eprintln!("rpc-bench compare: {}", describe(&base));
-    eprintln!("  {}", bdp_line(&base));
-    for (p, cfg) in &runs {
-        eprintln!("  {}", mode_line(p.name(), cfg));
+    eprintln!("  {}", bdp_line(&shared.bdp, base.link.mtu));
+    for (p, _, r) in &runs {
+        eprintln!("  {}", mode_line(p.name(), bases.get(*p), r));
     }
     if !probes.is_empty() {
         let names: Vec<String> = probes.iter().map(QdiscProbe::label).collect();
@@ -217,15 +290,23 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     };
     let mut reports = Vec::new();
     let mut by_mode = Vec::new();
-    for (p, cfg) in &runs {
+    for (p, cfg, r) in &runs {
         eprintln!(
             "rpc-bench compare: {} run, {} credits",
             p.name(),
-            cfg.effective_credits()
+            r.credits()
         );
         let mut rep = measure(cfg, &probes).with_context(|| format!("{} run", p.name()))?;
         // The column and the JSON key: the preset (irn runs in lossy mode).
         rep.mode = p.name().to_string();
+        rep.extra.insert("credits".into(), r.credits().into());
+        rep.extra.insert(
+            "credits_source".into(),
+            credits_source(bases.get(*p), r).into(),
+        );
+        rep.extra.insert("bdp_credits".into(), r.bdp.packets.into());
+        rep.extra
+            .insert("bdp_source".into(), r.bdp.source.as_str().into());
         let v = mode_json(&rep, cfg);
         if let Some(w) = csv.as_mut() {
             w.push(&output::flat_row(&v))?;
@@ -241,7 +322,7 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     ];
     output::print_human(a.json, &format!("\n{}", tables.concat()));
     if let Some(path) = &a.plot {
-        let label = |(p, cfg): &(Preset, Config)| (p.name(), cfg.effective_credits());
+        let label = |(p, _, r): &(Preset, Config, Resolved)| (p.name(), r.credits());
         let title: Vec<String> = runs
             .iter()
             .map(label)
@@ -279,41 +360,45 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `cfg` (already `preset`'s, with its credits) as one point.
+/// Runs `given` (`preset`'s config, with the point's changes) as one
+/// point, resolved on the measured link by `resolution` (the ring grown
+/// to back lossless credits and pause headroom, or not): a resolution
+/// that refuses it is a skipped point.
 pub(super) fn run_point(
     preset: Preset,
-    mut cfg: Config,
+    given: &Config,
+    resolution: Result<(Config, Resolved), ConfigError>,
     probes: &[QdiscProbe],
     label: &str,
 ) -> Point {
-    let bdp = cfg.bdp_credits();
-    let mut note = None;
-    // Lossless credits x sessions and pause headroom need ring room.
-    let fit = cfg.fit_ring().map(|f| f.rx_desc);
     let mut point = Point {
         mode: preset,
-        credits: cfg.effective_credits(),
-        bdp,
-        sessions: cfg.workload.sessions_per_thread,
-        rx_desc: cfg.link.rx_desc,
+        credits: 0,
+        credits_from: String::new(),
+        bdp: 0,
+        sessions: given.workload.sessions_per_thread,
+        rx_desc: given.link.rx_desc,
         note: None,
         result: Err(String::new()),
     };
-    match fit {
+    let (cfg, r) = match resolution {
+        Ok(x) => x,
         Err(why) => {
             eprintln!("rpc-bench: {label}: skipped: {why}");
             point.result = Err(format!("skipped: {why}"));
             return point;
         }
-        Ok(Some(ring)) => {
-            let n = format!("link.rx_desc raised to {ring} to back the credits");
-            eprintln!("rpc-bench: {label}: {n}");
-            note = Some(n);
-        }
-        Ok(None) => {}
-    }
+    };
+    point.credits = r.credits();
+    point.credits_from = credits_source(given, &r);
+    point.bdp = r.bdp.packets;
     point.rx_desc = cfg.link.rx_desc;
-    point.note = note;
+    if let Some(s) = r.setting("link.rx_desc") {
+        let n = format!("link.rx_desc raised to {} to back the credits", s.value);
+        eprintln!("rpc-bench: {label}: {n}");
+        point.note = Some(n);
+    }
+    let bdp = point.bdp;
     eprintln!(
         "rpc-bench: {label}: {} credits ({:.2} x BDP), rx_desc {}",
         point.credits,
@@ -331,41 +416,71 @@ pub(super) fn run_point(
 mod tests {
     use super::*;
 
-    /// The ring [`Config::fit_ring`] raised `rx_desc` to, if any.
-    fn fit_ring(c: &mut Config) -> Result<Option<u32>, String> {
-        c.fit_ring().map(|f| f.rx_desc)
+    /// The ring resolution grew `rx_desc` to for a pair of ours, if any.
+    fn fit_ring(c: &Config) -> Result<Option<u32>, String> {
+        let (run, r) = resolve_pair(c, None).map_err(|e| e.to_string())?;
+        Ok(r.setting("link.rx_desc").map(|_| run.link.rx_desc))
     }
 
     #[test]
     fn lossless_rings_grow_with_credits() {
-        let mut own = Config::default();
-        own.trust_own_client();
-        let mut c = for_mode(&own, Mode::Lossless, Some(300));
+        let own = Config::default();
+        let mut c = for_mode(&own, FlowMode::Lossless, Some(300));
         c.link.rx_desc = 256;
         c.workload.sessions_per_thread = 4;
-        assert_eq!(fit_ring(&mut c), Ok(Some(2048)));
-        assert!(c.validate(&ValidationEnv { online_cores: 2 }).is_ok());
-        let mut c = for_mode(&own, Mode::Lossless, Some(60000));
+        assert_eq!(fit_ring(&c), Ok(Some(2048)));
+        let (run, _) = resolve_pair(&c, None).unwrap();
+        assert!(run.validate(&ValidationEnv { online_cores: 2 }).is_ok());
+        let mut c = for_mode(&own, FlowMode::Lossless, Some(60000));
         c.workload.sessions_per_thread = 2;
-        assert!(fit_ring(&mut c)
-            .unwrap_err()
-            .contains("link.rx_desc <= 16384"));
-        let mut lossy = for_mode(&Config::default(), Mode::Lossy, Some(60000));
-        assert_eq!(fit_ring(&mut lossy), Ok(None));
+        assert!(fit_ring(&c).unwrap_err().contains("link.rx_desc <= 16384"));
+        let lossy = for_mode(&Config::default(), FlowMode::Lossy, Some(60000));
+        assert_eq!(fit_ring(&lossy), Ok(None));
     }
 
     #[test]
     fn pause_rings_grow_to_hold_the_headroom() {
         // Headroom 2 x 9 + 32 = 50 entries: 52 do not fit 32, fit 64.
-        let mut c = for_mode(&Config::default(), Mode::Pause, None);
+        let mut c = for_mode(&Config::default(), FlowMode::Pause, None);
         c.link.rx_desc = 32;
         assert!(c.validate(&ValidationEnv { online_cores: 2 }).is_err());
-        assert_eq!(fit_ring(&mut c), Ok(Some(64)));
-        assert!(c.validate(&ValidationEnv { online_cores: 2 }).is_ok());
-        assert_eq!(fit_ring(&mut c), Ok(None));
-        // Explicit thresholds are the user's: validation names them instead.
-        c.link.rx_desc = 32;
+        assert_eq!(fit_ring(&c), Ok(Some(64)));
+        let (run, _) = resolve_pair(&c, None).unwrap();
+        assert!(run.validate(&ValidationEnv { online_cores: 2 }).is_ok());
+        assert_eq!(fit_ring(&run), Ok(None));
+        // Explicit thresholds are the user's: resolution names them instead.
         c.transport.pause_xoff = Some(16);
-        assert_eq!(fit_ring(&mut c), Ok(None));
+        assert!(fit_ring(&c).unwrap_err().contains("transport.pause_xoff"));
+    }
+
+    #[test]
+    fn every_mode_takes_its_credits_from_one_measurement() {
+        let floor = json!({"train_gbps_mtu": 52.87, "stream_gbps_mtu": 91.6,
+                           "burst_rtt_p50_us_mtu": 16.6});
+        let common = Config::default();
+        let bases = Bases {
+            per_preset: Preset::ALL.iter().map(|p| p.apply(&common)).collect(),
+            common,
+            floor: Some(floor),
+        };
+        let credits = |p| bases.resolve(bases.get(p)).unwrap().1.credits();
+        assert_eq!(credits(Preset::Lossless), 74);
+        assert_eq!(credits(Preset::Lossy), 4 * 74);
+        assert_eq!(credits(Preset::Pause), 4 * 74);
+        assert_eq!(credits(Preset::Irn), 74);
+        // --same-credits: the lossless mode's, everywhere.
+        let mut same = bases.clone();
+        assert_eq!(same.same_credits().unwrap(), 74);
+        for p in Preset::ALL {
+            assert_eq!(same.resolve(same.get(p)).unwrap().1.credits(), 74, "{p:?}");
+        }
+        // Not measured: the config's BDP, said so.
+        let unmeasured = Bases {
+            floor: None,
+            ..bases
+        };
+        let r = unmeasured.shared().unwrap();
+        assert_eq!(r.bdp.packets, 9);
+        assert_eq!(r.bdp.why, "nothing measured in this run");
     }
 }

@@ -70,10 +70,9 @@ pub(super) fn plan(
             if resp == RespSizes::Same {
                 cfg.workload.resp_size = size;
             }
-            let mut fitted = cfg.clone();
             // A ring too small for the credits is a skipped point, as in
             // the credit sweep; everything else must pass now.
-            if fitted.fit_ring().is_ok() {
+            if let Ok((fitted, _)) = bases.resolve(&cfg) {
                 fitted.validate(env).with_context(|| {
                     format!(
                         "--msg-sizes {} ({size} B) in {} mode",
@@ -139,8 +138,16 @@ pub(super) fn size_columns() -> Vec<Column> {
 /// `rpc-bench sweep --msg-sizes`.
 pub(super) fn size_sweep_cmd(a: &SweepArgs, sizes: &[u64]) -> anyhow::Result<()> {
     let modes = parse_presets(&a.modes)?;
-    let bases = load_bases(&a.cfg, None, &a.mode_sets, &modes)?;
+    let bases = load_bases(
+        &a.cfg,
+        None,
+        &a.mode_sets,
+        &modes,
+        &a.measure,
+        "rpc-bench sweep",
+    )?;
     let base = bases.common.clone();
+    let bdp = bases.shared()?.bdp;
     let plan = plan(
         &bases,
         &modes,
@@ -168,6 +175,7 @@ pub(super) fn size_sweep_cmd(a: &SweepArgs, sizes: &[u64]) -> anyhow::Result<()>
         base.window(),
         base.workload.seconds
     ))?;
+    sink.say(&bdp_line(&bdp, base.link.mtu))?;
     let total = plan.len();
     let outcome = run_points(
         total,
@@ -179,7 +187,7 @@ pub(super) fn size_sweep_cmd(a: &SweepArgs, sizes: &[u64]) -> anyhow::Result<()>
                 p.mode.name(),
                 size_text(p.size)
             );
-            let point = run_point(p.mode, p.cfg.clone(), &probes, &label);
+            let point = run_point(p.mode, &p.cfg, bases.resolve(&p.cfg), &probes, &label);
             Done {
                 row: size_row(&point, p.size, p.cfg.workload.resp_size),
                 point,
@@ -348,7 +356,19 @@ mod tests {
             set: sets.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         };
-        load_bases(&args, None, &ModeOverrides::default(), &Preset::ALL).unwrap()
+        let no_floor = MeasureArgs {
+            no_floor: true,
+            ..Default::default()
+        };
+        load_bases(
+            &args,
+            None,
+            &ModeOverrides::default(),
+            &Preset::ALL,
+            &no_floor,
+            "test",
+        )
+        .unwrap()
     }
 
     #[test]

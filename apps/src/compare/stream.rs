@@ -523,6 +523,7 @@ pub(super) mod tests {
         Point {
             mode,
             credits: 36,
+            credits_from: "derived: lossy: 4 x BDP".into(),
             bdp: 9,
             sessions: 1,
             rx_desc: 1024,

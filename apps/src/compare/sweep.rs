@@ -9,7 +9,7 @@ use super::run::*;
 use super::size_sweep::*;
 use super::stream::*;
 use super::sweep_args::*;
-use crate::config::Config;
+use crate::config::{Config, Source};
 
 /// The credit sweep's table: the point's mode and credits, then the results.
 const CREDIT_COLUMNS: &[Column] = &[
@@ -46,12 +46,20 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     a.out.check(&["p99", "loss"])?;
     let specs = parse_credit_list(&a.credit_list)?;
     let modes = parse_presets(&a.modes)?;
-    let bases = load_bases(&a.cfg, None, &a.mode_sets, &modes)?;
+    let bases = load_bases(
+        &a.cfg,
+        None,
+        &a.mode_sets,
+        &modes,
+        &a.measure,
+        "rpc-bench sweep",
+    )?;
     let base = bases.common.clone();
+    let bdp = bases.shared()?.bdp;
     let probes = probes_for(&base, &a.out.qdisc);
     warn_bypassed(&base, &probes);
     eprintln!("rpc-bench sweep: {}", describe(&base));
-    eprintln!("  {}", bdp_line(&base));
+    eprintln!("  {}", bdp_line(&bdp, base.link.mtu));
     let plan: Vec<(Preset, CreditSpec)> = modes
         .iter()
         .flat_map(|m| specs.iter().map(move |s| (*m, *s)))
@@ -63,16 +71,18 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
         "credit sweep: {}",
         describe(&base).replacen(" (lossless)", "", 1)
     ))?;
-    sink.say(&bdp_line(&base))?;
+    sink.say(&bdp_line(&bdp, base.link.mtu))?;
     let total = plan.len();
     let outcome = run_points(
         total,
         |i| {
             let (mode, spec) = plan[i];
             let mut cfg = bases.get(mode).clone();
-            cfg.transport.credits = Some(spec.resolve(cfg.bdp_credits()));
+            // The sweep's credits, multiples of the one measured BDP.
+            cfg.transport.credits = Some(spec.resolve(bdp.packets));
+            cfg.origins.set("transport.credits", Source::Flag);
             let label = format!("[{}/{total}] {}", i + 1, mode.name());
-            let point = run_point(mode, cfg, &probes, &label);
+            let point = run_point(mode, &cfg, bases.resolve(&cfg), &probes, &label);
             let label = format!("{} {} credits", mode.name(), point.credits);
             Done {
                 row: point.to_json(),
@@ -91,9 +101,14 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
         &a.out,
         &base,
         |done, _| {
-            plot_done(a.out.plot.as_deref(), done, &base, "credits", |p| {
-                p.credits as f64
-            })
+            plot_done(
+                a.out.plot.as_deref(),
+                done,
+                &base,
+                bdp.packets,
+                "credits",
+                |p| p.credits as f64,
+            )
         },
     )
 }
@@ -104,6 +119,7 @@ pub(super) fn plot_done(
     path: Option<&std::path::Path>,
     done: &[Done],
     base: &Config,
+    bdp: u16,
     x_label: &str,
     x: impl Fn(&Point) -> f64,
 ) -> anyhow::Result<()> {
@@ -115,10 +131,9 @@ pub(super) fn plot_done(
         format!("incast over {}, one client thread", link_name(base))
     } else {
         format!(
-            "{} over {}, BDP {}",
+            "{} over {}, BDP {bdp}",
             base.workload.kind.as_str(),
             link_name(base),
-            base.bdp_credits()
         )
     };
     plot_points(path, &points, &context, x_label, x, true)

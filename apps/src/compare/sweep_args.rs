@@ -59,6 +59,8 @@ pub struct SweepArgs {
     pub cfg: ConfigArgs,
     #[command(flatten)]
     pub mode_sets: ModeOverrides,
+    #[command(flatten)]
+    pub measure: super::run::MeasureArgs,
     /// Credit values, comma-separated: multiples of the BDP ("0.5x,1x,4x")
     /// or absolute counts ("2,8,32").
     #[arg(

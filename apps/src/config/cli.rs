@@ -8,7 +8,7 @@
 
 use super::units::{parse_seconds, parse_size_u32};
 use crate::config::link::{LinkArgs, LinkKind, Role};
-use crate::config::{Config, Direction, DropKind, Mode as FlowMode, ValidationEnv, WorkloadKind};
+use crate::config::{Config, Direction, DropKind, FlowMode, ValidationEnv, WorkloadKind};
 use crate::report::Report;
 use crate::run::node::{CaptureSpec, ClientParams, NodeSpec, ServerParams};
 use crate::run::workload::Mode;
@@ -49,7 +49,7 @@ pub struct ConfigArgs<C: Shortcuts = ClientShortcuts> {
     #[arg(long)]
     pub sessions: Option<u32>,
     /// Shortcut for --set transport.mode=MODE.
-    #[arg(long, value_name = "MODE", value_enum)]
+    #[arg(long, value_name = "MODE", value_parser = parse_flow_mode)]
     pub mode: Option<FlowMode>,
     /// Shortcut for --set transport.credits=C (otherwise the BDP).
     #[arg(long)]
@@ -173,23 +173,15 @@ impl<C: Shortcuts> ConfigArgs<C> {
     }
 
     /// Loads, applies overrides, validates for `role` (None: both roles,
-    /// rpc-bench's own server and client: its server trusts its client).
+    /// rpc-bench's own server and client, `Config::validate_pair`). The
+    /// config comes back as the user gave it: rpc-bench resolves it once it
+    /// has measured the link.
     pub fn load(&self, role: Option<Role>) -> anyhow::Result<Config> {
-        let mut cfg = Config::load(self.config.as_deref(), &self.overrides())?;
+        let cfg = Config::load(self.config.as_deref(), &self.overrides())?;
         let env = ValidationEnv::detect();
         match role {
             Some(r) => cfg.validate_for(&env, r)?,
-            None => {
-                cfg.trust_own_client();
-                let mut fit = cfg
-                    .fit_ring()
-                    .map_err(|e| anyhow::anyhow!("invalid config: {e}"))?;
-                cfg.fit_rto(&mut fit);
-                if let Some(line) = fit.describe(&cfg) {
-                    eprintln!("rpc-bench: {line}");
-                }
-                cfg.validate(&env)?
-            }
+            None => cfg.validate_pair(&env)?,
         }
         Ok(cfg)
     }
@@ -401,6 +393,18 @@ pub fn client_params(cfg: &Config, live: bool) -> ClientParams {
     }
 }
 
+/// `--mode`'s values, spelled as `transport.mode` is in the file.
+fn parse_flow_mode(s: &str) -> Result<FlowMode, String> {
+    match s {
+        "lossless" => Ok(FlowMode::Lossless),
+        "lossy" => Ok(FlowMode::Lossy),
+        "pause" => Ok(FlowMode::Pause),
+        _ => Err(format!(
+            "{s:?} is not a flow mode: lossless, lossy or pause"
+        )),
+    }
+}
+
 /// The flow mode's name for reports.
 pub fn mode_name(cfg: &Config) -> &'static str {
     cfg.transport.mode.as_str()
@@ -421,10 +425,10 @@ pub fn client_report(cfg: &Config, r: &crate::run::node::ClientResult) -> Report
     if let Some(missed) = r.port["rx_missed"].as_u64().filter(|&m| m > 0) {
         rep.add_drops("rx_ring_overflow", missed);
     }
-    rep.extra
-        .insert("credits".into(), cfg.effective_credits().into());
-    rep.extra
-        .insert("bdp_credits".into(), cfg.bdp_credits().into());
+    if let Ok(r) = cfg.resolved() {
+        rep.extra.insert("credits".into(), r.credits().into());
+        rep.extra.insert("bdp_credits".into(), r.bdp.packets.into());
+    }
     rep.extra.insert("client_workers".into(), r.workers.into());
     rep.extra
         .insert("mbufs_in_use_start".into(), r.mbufs_in_use_start.into());

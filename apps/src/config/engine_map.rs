@@ -1,13 +1,12 @@
-//! Values a validated [`Config`] derives for the engine: window, credits
-//! (the BDP), admission limits, worker ports, session targets, the
-//! binaries' `LinkArgs` and the injected-drop model. `setup.rs` assembles
-//! them into the engine's builder and each worker's `EndpointConfig`.
+//! What a validated [`Config`] says about the run's layout, apart from the
+//! transport (the engine resolves that, `resolution.rs`): the window,
+//! checksum policy, worker ports, session targets and sessions per worker,
+//! the binaries' `LinkArgs` and the injected-drop model.
 
 use super::schema::*;
 use crate::config::link::{LinkArgs, LinkKind, Role};
 use engine::fault::DropModel;
-use engine::proto::{bdp_credits, Admission, PeerAddr};
-use engine::time::Duration;
+use engine::proto::PeerAddr;
 use engine::wire::MacAddr;
 
 impl Config {
@@ -29,63 +28,6 @@ impl Config {
             Ipv4Checksum::Verify => true,
             Ipv4Checksum::Trust => false,
             Ipv4Checksum::Auto => !matches!(self.link.kind, LinkKind::Memif | LinkKind::Ring),
-        }
-    }
-
-    /// rpc-bench starts both processes: its server lets its own client
-    /// reserve the whole ring (ring shares unset become 100 %), as the lab's
-    /// sessions all come from one address, and lets that one address hold
-    /// every session the client opens to one server worker
-    /// (`transport.max_sessions_per_peer` raised to it, never lowered), so
-    /// `--sessions 1000` is not refused with PeerLimit. A share the config
-    /// sets stays.
-    pub fn trust_own_client(&mut self) {
-        let own = self.max_sessions_per_server_worker() as u32;
-        let t = &mut self.transport;
-        t.session_ring_share_pct.get_or_insert(100);
-        t.peer_ring_share_pct.get_or_insert(100);
-        t.max_sessions_per_peer = t.max_sessions_per_peer.max(own);
-    }
-
-    /// The server's admission limits: the configured shares (the engine's
-    /// defaults when unset) and the restart probe's wait.
-    pub fn admission(&self) -> Admission {
-        let t = &self.transport;
-        let d = Admission::default();
-        Admission {
-            session_ring_share_pct: t.session_ring_share_pct.unwrap_or(d.session_ring_share_pct),
-            peer_ring_share_pct: t.peer_ring_share_pct.unwrap_or(d.peer_ring_share_pct),
-            restart_probe_wait: Duration::from_millis(t.restart_probe_wait_ms),
-            cookie_above_pct: t.cookie_above_pct,
-            wrong_tokens_per_sec: t.wrong_tokens_per_sec,
-        }
-    }
-
-    /// The bandwidth-delay product in packets for `transport.bdp_gbps`
-    /// (`link_gbps` when unset), `transport.rtt_us` and `link.mtu`:
-    /// `ceil(rate x RTT / MTU)`.
-    pub fn bdp_credits(&self) -> u16 {
-        let t = &self.transport;
-        let gbps = t.bdp_gbps.unwrap_or(t.link_gbps);
-        let bps = (gbps.max(0.0) * 1e9).min(u64::MAX as f64) as u64;
-        let rtt_ns = (t.rtt_us.max(0.0) * 1e3).round().min(u64::MAX as f64) as u64;
-        bdp_credits(bps, Duration::from_nanos(rtt_ns), self.link.mtu as usize)
-    }
-
-    /// Session credits: `transport.credits` when set; else the BDP in
-    /// lossless mode, and `lossy_credit_multiple` x BDP (or `u16::MAX` when
-    /// unbounded) in lossy and pause modes (neither reserves ring entries).
-    pub fn effective_credits(&self) -> u16 {
-        if let Some(c) = self.transport.credits {
-            return c;
-        }
-        let bdp = self.bdp_credits();
-        match (self.transport.mode, self.transport.lossy_credit_multiple) {
-            (Mode::Lossless, _) => bdp,
-            (Mode::Lossy | Mode::Pause, CreditMultiple::Unbounded) => u16::MAX,
-            (Mode::Lossy | Mode::Pause, CreditMultiple::Factor(f)) => {
-                (bdp as f64 * f).ceil().clamp(1.0, u16::MAX as f64) as u16
-            }
         }
     }
 
@@ -164,6 +106,14 @@ impl Config {
         }
     }
 
+    /// Probability that the injected marker sets ECN CE on a received
+    /// ECN-capable frame (`faults.ecn_p`, 0 when unset). The DPDK run loop
+    /// does not take it yet: nothing in `engine::runtime` has a field for
+    /// it, so no binary passes it on.
+    pub fn ecn_mark_p(&self) -> f64 {
+        self.faults.ecn_p.unwrap_or(0.0)
+    }
+
     /// The injected-drop model of `[faults]`.
     pub fn drop_model(&self) -> DropModel {
         let f = &self.faults;
@@ -187,6 +137,7 @@ mod tests {
     use super::*;
     use crate::config::testutil::*;
     use engine::proto::{CcKind, FlowMode, LossPolicy, MemBudget};
+    use engine::time::Duration;
     use std::net::Ipv4Addr;
 
     #[test]
@@ -212,55 +163,6 @@ mod tests {
         // The defaults are the engine's.
         let d = with(&[]).unwrap();
         assert_eq!(endpoint(&d, Role::Server, 0, mac).mem, MemBudget::default());
-    }
-
-    #[test]
-    fn credits_by_mode() {
-        let c = with(&["transport.mode=lossy"]).unwrap();
-        assert_eq!(c.effective_credits(), 36);
-        let c = with(&[
-            "transport.mode=lossy",
-            "transport.lossy_credit_multiple=unbounded",
-        ])
-        .unwrap();
-        assert_eq!(c.effective_credits(), u16::MAX);
-        let c = with(&["transport.mode=lossy", "transport.credits=5"]).unwrap();
-        assert_eq!(c.effective_credits(), 5);
-        let e = with(&["transport.lossy_credit_multiple=lots"]).unwrap_err();
-        assert_eq!(e.key(), Some("transport.lossy_credit_multiple"), "{e}");
-    }
-
-    #[test]
-    fn lossless_credit_limit_is_the_validation_boundary() {
-        let base = [
-            "link.rx_desc=256",
-            "workload.sessions_per_thread=4",
-            "transport.peer_ring_share_pct=100",
-            "transport.session_ring_share_pct=100",
-        ];
-        let c = with(&base).unwrap();
-        // 256 entries / 4 sessions, less the probe entry.
-        assert_eq!(c.lossless_credit_limit(), 63);
-        let ok = with(&[&base[..], &["transport.credits=63"]].concat()).unwrap();
-        assert!(ok.validate(&ENV).is_ok());
-        let over = [&base[..], &["transport.credits=64"]].concat();
-        assert_eq!(rejected_key(&over), "transport.credits");
-        let e = with(&over).unwrap().validate(&ENV).unwrap_err();
-        assert!(e.to_string().contains("sessions_per_thread"), "{e}");
-        // The server's default shares: a quarter of 256 entries for the 4
-        // sessions of one address, 15 credits each; more is refused naming
-        // the share.
-        let shared = with(&base[..2]).unwrap();
-        assert_eq!(shared.lossless_credit_limit(), 15);
-        let over = [base[0], base[1], "transport.credits=16"];
-        assert_eq!(rejected_key(&over), "transport.peer_ring_share_pct");
-        let mut own = with(&over).unwrap();
-        own.trust_own_client();
-        assert!(own.validate(&ENV).is_ok(), "rpc-bench's own pair");
-        assert_eq!(
-            rejected_key(&["transport.peer_ring_share_pct=0"]),
-            "transport.peer_ring_share_pct"
-        );
     }
 
     #[test]
@@ -304,10 +206,8 @@ mod tests {
         assert_eq!(e.session_credits, 12);
         assert_eq!(e.rx_ring_entries, 1024);
         assert_eq!(
-            e.mode,
-            FlowMode::Lossless {
-                on_loss: LossPolicy::ResetSession
-            }
+            (e.mode, e.on_loss),
+            (FlowMode::Lossless, LossPolicy::ResetSession)
         );
         assert_eq!(e.rto, Duration::from_micros(5000));
         let port = c
@@ -340,17 +240,5 @@ mod tests {
             assert_eq!(e.link_bps, 25_000_000_000);
             e.validate().unwrap();
         }
-    }
-
-    #[test]
-    fn rpc_bench_lets_its_own_client_hold_all_its_sessions() {
-        let mut c = with(&["workload.sessions_per_thread=1000"]).unwrap();
-        assert_eq!(c.transport.max_sessions_per_peer, 256);
-        c.trust_own_client();
-        assert_eq!(c.transport.max_sessions_per_peer, 1000);
-        // Never lowered: a larger configured limit stays.
-        let mut c = with(&["transport.max_sessions_per_peer=4000"]).unwrap();
-        c.trust_own_client();
-        assert_eq!(c.transport.max_sessions_per_peer, 4000);
     }
 }

@@ -3,14 +3,18 @@
 //! typed deserialization, so overrides get the file's key and type checks
 //! (and size keys their suffixes, `sizes`).
 
-use super::schema::{Config, ConfigError};
+use super::schema::{Config, ConfigError, Origins, Source};
 use std::path::Path;
 
 impl Config {
     /// Parses a whole TOML document (no overrides).
     pub fn from_toml_str(text: &str) -> Result<Config, ConfigError> {
         let value = parse_document(text)?;
-        from_value(value)
+        let mut origins = Origins::default();
+        record(&value, "", Source::File, &mut origins);
+        let mut c = from_value(value)?;
+        c.origins = origins;
+        Ok(c)
     }
 
     /// Reads `path` (or starts from all defaults when `None`), applies each
@@ -32,10 +36,14 @@ impl Config {
             }
             None => toml::Table::new(),
         };
+        let mut origins = Origins::default();
+        record(&value, "", Source::File, &mut origins);
         for o in overrides {
-            apply_override(&mut value, o)?;
+            apply_override(&mut value, o, &mut origins)?;
         }
-        from_value(value)
+        let mut c = from_value(value)?;
+        c.origins = origins;
+        Ok(c)
     }
 
     /// This configuration with `dotted.key=value` overrides applied on top,
@@ -43,10 +51,13 @@ impl Config {
     /// after the settings every mode shares).
     pub fn with_overrides(&self, overrides: &[String]) -> Result<Config, ConfigError> {
         let mut value = parse_document(&self.to_toml_string())?;
+        let mut origins = self.origins.clone();
         for o in overrides {
-            apply_override(&mut value, o)?;
+            apply_override(&mut value, o, &mut origins)?;
         }
-        from_value(value)
+        let mut c = from_value(value)?;
+        c.origins = origins;
+        Ok(c)
     }
 
     /// The configuration as TOML (every key, defaults filled in), for logs
@@ -55,6 +66,20 @@ impl Config {
         // Every field serializes (no maps with non-string keys), so this
         // cannot fail; fall back to a comment rather than panic.
         toml::to_string(self).unwrap_or_else(|e| format!("# unserializable config: {e}\n"))
+    }
+}
+
+/// Records every leaf key of `table` (under `prefix`) as set by `source`.
+fn record(table: &toml::Table, prefix: &str, source: Source, origins: &mut Origins) {
+    for (k, v) in table {
+        let key = match prefix {
+            "" => k.clone(),
+            p => format!("{p}.{k}"),
+        };
+        match v {
+            toml::Value::Table(t) => record(t, &key, source, origins),
+            _ => origins.set(&key, source),
+        }
     }
 }
 
@@ -98,7 +123,11 @@ fn classify_serde_error(path: &str, msg: String) -> ConfigError {
 /// Applies one `dotted.key=value` onto the document. The value is parsed as
 /// a TOML value (`16`, `true`, `[1, 2]`, `"x"`), else taken as a string
 /// (`throughput`, `/tmp/a.sock`, `10.0.0.1`).
-fn apply_override(doc: &mut toml::Table, item: &str) -> Result<(), ConfigError> {
+fn apply_override(
+    doc: &mut toml::Table,
+    item: &str,
+    origins: &mut Origins,
+) -> Result<(), ConfigError> {
     let Some((key, raw)) = item.split_once('=') else {
         return Err(ConfigError::Parse {
             msg: format!("override `{item}` is not dotted.key=value"),
@@ -132,6 +161,7 @@ fn apply_override(doc: &mut toml::Table, item: &str) -> Result<(), ConfigError> 
         };
     }
     table.insert(last.to_string(), value);
+    origins.set(key, Source::Flag);
     Ok(())
 }
 
@@ -184,7 +214,7 @@ mod tests {
         c.validate(&ENV).unwrap();
         assert_eq!(c.window(), 1);
         // 10 Gb/s x 10 us / (8 x 1500 B) = 8.3 -> 9
-        assert_eq!(c.effective_credits(), 9);
+        assert_eq!(c.resolved().unwrap().credits(), 9);
         let t = with(&["workload.kind=throughput"]).unwrap();
         assert_eq!(t.window(), 8);
     }

@@ -5,38 +5,39 @@
 //! does not have, ...) with a message naming the key and the limit.
 //!
 //! Contract: [`Config::load`] parses (unknown keys and wrong types are errors
-//! naming the dotted key, for the file and the overrides alike); the caller
-//! then calls [`Config::validate`] once, which runs the engine's own checks
-//! on what [`setup`] builds; after that [`setup`] (the one seam to the
-//! engine: [`Config::open_nexus`], [`Config::endpoint_config`], ...)
-//! produces engine configurations the engine accepts.
+//! naming the dotted key, for the file and the overrides alike) and records
+//! which keys the file and the flags set; the caller then calls
+//! [`Config::validate`] once, which checks the sections the apps own and
+//! resolves `[transport]` with the engine (`engine::config`: the type, its
+//! defaults, its validation and the one resolution step are the engine's);
+//! after that [`setup`] (the one seam to the engine: [`Config::open_nexus`],
+//! [`Config::endpoint_config`], ...) produces engine configurations the
+//! engine accepts.
 //!
-//! Layout: [`schema`] (the structs), [`load`] (file, presets, overrides),
-//! [`sizes`] (which keys are sizes and their `4k` forms), [`validate`]
-//! (what only the config knows), [`engine_check`] (the
-//! engine's checks, worded by key), [`flow_control`] (pause, selective
-//! retransmission, congestion control and ECN keys: defaults and limits),
-//! [`engine_map`] (derived values: credits, ports, targets), [`setup`] (the
-//! engine's builder, devices and each worker's endpoint).
+//! Layout: [`schema`] (the structs), [`load`] (file, presets, overrides,
+//! origins), [`sizes`] (which keys are sizes and their `4k` forms),
+//! [`validate`] (what only the config knows), [`link_check`] (the engine's
+//! checks on `[link]`, worded by key), [`resolution`] (the run's facts for
+//! the engine's resolution), [`engine_map`] (ports, targets, sessions per
+//! worker), [`setup`] (the engine's builder, devices and each worker's
+//! endpoint).
 
 pub mod cli;
 #[cfg(test)]
 mod doc_keys;
-mod engine_check;
 mod engine_map;
-mod flow_control;
-mod limits;
 pub mod link;
+mod link_check;
 mod load;
 mod mac;
-mod own_client;
+mod print;
+mod resolution;
 mod schema;
 pub mod setup;
 pub mod sizes;
 pub mod units;
 mod validate;
 
-pub use own_client::RingFit;
 pub use schema::*;
 pub use setup::{PortShape, Worker};
 pub use validate::ValidationEnv;
@@ -67,6 +68,7 @@ pub(crate) mod testutil {
         mac: engine::wire::MacAddr,
     ) -> engine::proto::EndpointConfig {
         c.endpoint_config(role, &c.offline_worker(role, index, mac))
+            .expect("resolves")
     }
 
     pub fn preset_path(name: &str) -> PathBuf {

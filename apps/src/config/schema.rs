@@ -1,29 +1,24 @@
-//! The configuration's shape: the serde structs of every TOML section
-//! (`deny_unknown_fields`), their defaults, the error type, the limits
-//! other modules check against, and the value types with their own text
-//! forms (MACs, the lossy credit multiple).
+//! The configuration's shape: the serde structs of the sections the tools
+//! own (`[link]`, `[cores]`, `[workload]`, `[server]`, `[faults]`;
+//! `deny_unknown_fields`) and their defaults, with `[transport]` the
+//! engine's own type (`engine::config::TransportConfig`), and the error
+//! type.
 
 pub use super::mac::Mac;
 use crate::config::link::LinkKind;
-use engine::proto::DEFAULT_MAX_MSG_SIZE;
 use serde::{Deserialize, Serialize};
-use std::fmt;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
+/// `[transport]` is the engine's: one type, one default per key, one
+/// validation, one resolution (`engine::config`).
+pub use engine::config::{
+    BdpSource, CreditMultiple, DcqcnSet, KeyError, Origins, Source, TransportConfig,
+};
+pub use engine::proto::{CcKind, FlowMode, LossPolicy, Retransmit};
 /// The largest descriptor ring DPDK takes (the engine's limit; the others
 /// on `[link]` are `engine::runtime`'s too, checked by the engine).
 pub use engine::runtime::MAX_DESC;
-/// Pause mode's default headroom adds one receive burst: frames a poller may
-/// already hold in its `rx_burst` when it decides to send XOFF.
-pub const PAUSE_BURST_ENTRIES: u32 = engine::dpdk::BURST as u32;
-/// Pause mode's default XOFF duration (PFC pauses for quanta of this order).
-pub const DEFAULT_PAUSE_TIME_US: u64 = 200;
-/// Selective retransmission's default short timeout (IRN's RTO_low).
-pub const DEFAULT_RTO_LOW_US: u64 = 500;
-/// Session table floor per endpoint: room for reconnects after resets
-/// without waiting for freed numbers.
-pub(super) const MIN_TABLE_SESSIONS: usize = 1024;
 
 /// Why a configuration was rejected. Each variant prints as one line that
 /// names the key; print it as is.
@@ -65,8 +60,17 @@ impl ConfigError {
     }
 }
 
+impl From<KeyError> for ConfigError {
+    fn from(e: KeyError) -> Self {
+        ConfigError::Invalid {
+            key: e.key,
+            msg: e.msg,
+        }
+    }
+}
+
 /// One run, as the file and overrides describe it. See `docs/configs.md`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     pub link: LinkConfig,
@@ -75,6 +79,18 @@ pub struct Config {
     pub workload: WorkloadConfig,
     pub server: ServerConfig,
     pub faults: FaultsConfig,
+    /// Which keys the file and the flags set (`Config::load` records
+    /// them): what resolution keeps and `--print-config` labels.
+    #[serde(skip)]
+    pub origins: Origins,
+}
+
+/// Two configs are equal when their values are, wherever they came from.
+impl PartialEq for Config {
+    fn eq(&self, o: &Self) -> bool {
+        (&self.link, &self.cores, &self.transport) == (&o.link, &o.cores, &o.transport)
+            && (&self.workload, &self.server, &self.faults) == (&o.workload, &o.server, &o.faults)
+    }
 }
 
 /// `link.ipv4_checksum`: check the IPv4 header checksum on receive or
@@ -166,250 +182,6 @@ impl Default for CoresConfig {
         CoresConfig {
             server: vec![1],
             client: vec![0],
-        }
-    }
-}
-
-/// Lossless (credits backed by reserved ring entries), lossy, or pause
-/// (nothing reserved; the receiver pauses its senders when its ring fills).
-/// Also `--mode`'s values (clap), spelled as in the file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "snake_case")]
-#[value(rename_all = "snake_case")]
-pub enum Mode {
-    #[default]
-    Lossless,
-    Lossy,
-    Pause,
-}
-
-impl Mode {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Mode::Lossless => "lossless",
-            Mode::Lossy => "lossy",
-            Mode::Pause => "pause",
-        }
-    }
-}
-
-/// `transport.retransmit`: how a sender repairs loss.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RetransmitKind {
-    /// Resend everything from the first unanswered packet (eRPC).
-    #[default]
-    GoBackN,
-    /// Resend only what the receiver reports missing (IRN).
-    Selective,
-}
-
-impl RetransmitKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RetransmitKind::GoBackN => "go_back_n",
-            RetransmitKind::Selective => "selective",
-        }
-    }
-}
-
-/// `transport.cc`: the client sessions' rate control.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CongestionControl {
-    /// Credits alone.
-    #[default]
-    None,
-    /// RTT gradient (eRPC's Timely).
-    Timely,
-    /// ECN marks and congestion notifications (DCQCN).
-    Dcqcn,
-}
-
-impl CongestionControl {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CongestionControl::None => "none",
-            CongestionControl::Timely => "timely",
-            CongestionControl::Dcqcn => "dcqcn",
-        }
-    }
-}
-
-/// `transport.dcqcn`: DCQCN's named parameter sets (see
-/// `engine::proto::DcqcnParams`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DcqcnPreset {
-    /// The paper's constants, tuned on 40 Gb/s.
-    Paper40g,
-    /// The HPCC authors' DCQCN at 100 Gb/s (Mellanox's variant).
-    Hpcc100g,
-}
-
-impl DcqcnPreset {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DcqcnPreset::Paper40g => "paper40g",
-            DcqcnPreset::Hpcc100g => "hpcc100g",
-        }
-    }
-}
-
-/// What a loss does in lossless mode.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OnLoss {
-    #[default]
-    Retransmit,
-    Reset,
-}
-
-/// Where the default credits' bandwidth-delay product comes from.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BdpSource {
-    /// `rpc-bench run` measures the link with the raw floor first (MTU
-    /// streaming rate x the round trip of a 32-frame burst) and uses that;
-    /// where no floor runs (rpc-client alone, `--no-floor`, net_ring), the
-    /// configured `link_gbps` and `rtt_us`.
-    #[default]
-    Measured,
-    /// Always `transport.bdp_gbps` (or `link_gbps`) x `transport.rtt_us`.
-    Config,
-}
-
-/// Lossy-mode credits as a multiple of the BDP, or no limit.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CreditMultiple {
-    Factor(f64),
-    Unbounded,
-}
-
-/// `[transport]`: credits, window, timers, flow mode, loss repair, rate
-/// control.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct TransportConfig {
-    pub credits: Option<u16>,
-    /// Measured BDP (when a floor runs first) or the configured one.
-    pub bdp: BdpSource,
-    pub link_gbps: f64,
-    /// The rate the BDP is computed from when it differs from the line
-    /// rate: `rpc-bench run` sets it to the floor's round-trip train rate
-    /// (`bdp.rs`); `None`: `link_gbps`.
-    pub bdp_gbps: Option<f64>,
-    pub rtt_us: f64,
-    pub req_window: u32,
-    pub rto_us: u64,
-    pub scan_us: u64,
-    pub session_timeout_ms: u64,
-    pub connect_timeout_ms: u64,
-    pub connect_retry_ms: u64,
-    /// Server: reclaim a session whose client was silent this long.
-    pub idle_timeout_ms: u64,
-    /// Server: reclaim a session that sent nothing after its ConnectReq.
-    pub half_open_timeout_ms: u64,
-    /// Client: send a keepalive after this long without sending.
-    pub keepalive_ms: u64,
-    /// Server: sessions one client address may hold.
-    pub max_sessions_per_peer: u32,
-    /// Server, lossless: the most of the receive ring one session may
-    /// reserve, per cent; `None`: the engine's 25 (rpc-bench: 100 for its
-    /// own client).
-    pub session_ring_share_pct: Option<u8>,
-    /// Server, lossless: the most of the receive ring one client address
-    /// may reserve, per cent; `None`: the engine's 25 (rpc-bench: 100).
-    pub peer_ring_share_pct: Option<u8>,
-    /// Server: how long a live session's liveness probe may go unanswered
-    /// before a ConnectReq with a new token replaces it.
-    pub restart_probe_wait_ms: u64,
-    /// Server: from this fill of the session table (per cent of
-    /// max_sessions) a ConnectReq must bring the server's cookie (one
-    /// extra round trip); 0: always, 100: only when full.
-    pub cookie_above_pct: u8,
-    /// Server: wrong tokens one source address may send per second before
-    /// the server withholds its replies to it and reports it.
-    pub wrong_tokens_per_sec: u32,
-    /// Server: reassembly + stored-response bytes per worker / per client
-    /// address, MiB (`engine::proto::MemBudget`).
-    pub mem_per_worker_mib: u64,
-    pub mem_per_peer_mib: u64,
-    /// Server: an incomplete request (or unpulled response) is dropped
-    /// after this long without progress.
-    pub reassembly_timeout_ms: u64,
-    /// Free message buffers a worker's pool keeps, MiB over all sizes.
-    pub pool_keep_mib: u64,
-    pub mode: Mode,
-    pub lossy_credit_multiple: CreditMultiple,
-    pub on_loss: OnLoss,
-    pub max_msg_size: u64,
-    /// Pause mode: ring entries kept free above XOFF; `None`: 2 x the BDP
-    /// in packets + one receive burst (see [`Config::pause_headroom`]).
-    pub pause_headroom: Option<u32>,
-    /// Pause mode: occupancy that sends XOFF; `None`: `rx_desc - headroom`.
-    pub pause_xoff: Option<u32>,
-    /// Pause mode: occupancy that sends XON; `None`: half of XOFF.
-    pub pause_xon: Option<u32>,
-    /// Pause mode: how long one XOFF stops a sender.
-    pub pause_time_us: u64,
-    pub retransmit: RetransmitKind,
-    /// Selective mode's short timeout (at most 3 packets in flight);
-    /// `None`: 500 us, or `rto_us` when that is shorter.
-    pub rto_low_us: Option<u64>,
-    pub cc: CongestionControl,
-    /// DCQCN's parameter set; `None`: the one that fits `link_gbps`
-    /// (`paper40g` below 50 Gb/s, `hpcc100g` from 50 Gb/s).
-    pub dcqcn: Option<DcqcnPreset>,
-    /// Cap on every client session's rate, Gb/s (paced, with or without
-    /// `cc`); at most `link_gbps`.
-    pub rate_cap_gbps: Option<f64>,
-    /// Go-back-N: the server NAKs the first gap and the client goes back
-    /// at once (RoCE's rule); off: only the timeout recovers (eRPC's).
-    pub nak: bool,
-}
-
-impl Default for TransportConfig {
-    fn default() -> Self {
-        TransportConfig {
-            credits: None,
-            bdp: BdpSource::Measured,
-            link_gbps: 10.0,
-            bdp_gbps: None,
-            rtt_us: 10.0,
-            req_window: 8,
-            rto_us: 5000,
-            scan_us: 500,
-            session_timeout_ms: 1000,
-            connect_timeout_ms: 3000,
-            connect_retry_ms: 20,
-            idle_timeout_ms: 10_000,
-            half_open_timeout_ms: 3_000,
-            keepalive_ms: 1_000,
-            max_sessions_per_peer: 256,
-            session_ring_share_pct: None,
-            peer_ring_share_pct: None,
-            restart_probe_wait_ms: 100,
-            cookie_above_pct: 50,
-            wrong_tokens_per_sec: 64,
-            mem_per_worker_mib: 512,
-            mem_per_peer_mib: 128,
-            reassembly_timeout_ms: 1_000,
-            pool_keep_mib: 64,
-            mode: Mode::Lossless,
-            lossy_credit_multiple: CreditMultiple::Factor(4.0),
-            on_loss: OnLoss::Retransmit,
-            max_msg_size: DEFAULT_MAX_MSG_SIZE as u64,
-            pause_headroom: None,
-            pause_xoff: None,
-            pause_xon: None,
-            pause_time_us: DEFAULT_PAUSE_TIME_US,
-            retransmit: RetransmitKind::GoBackN,
-            rto_low_us: None,
-            cc: CongestionControl::None,
-            dcqcn: None,
-            rate_cap_gbps: None,
-            nak: false,
         }
     }
 }
@@ -539,50 +311,6 @@ impl Default for FaultsConfig {
             direction: Direction::Rx,
             seed: 1,
             ecn_p: None,
-        }
-    }
-}
-
-impl Serialize for CreditMultiple {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            CreditMultiple::Factor(f) => s.serialize_f64(*f),
-            CreditMultiple::Unbounded => s.serialize_str("unbounded"),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for CreditMultiple {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(CreditMultipleVisitor)
-    }
-}
-
-struct CreditMultipleVisitor;
-
-impl serde::de::Visitor<'_> for CreditMultipleVisitor {
-    type Value = CreditMultiple;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a number (multiple of the BDP) or \"unbounded\"")
-    }
-
-    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<CreditMultiple, E> {
-        Ok(CreditMultiple::Factor(v))
-    }
-
-    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<CreditMultiple, E> {
-        Ok(CreditMultiple::Factor(v as f64))
-    }
-
-    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<CreditMultiple, E> {
-        Ok(CreditMultiple::Factor(v as f64))
-    }
-
-    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<CreditMultiple, E> {
-        match v {
-            "unbounded" => Ok(CreditMultiple::Unbounded),
-            _ => Err(E::invalid_value(serde::de::Unexpected::Str(v), &self)),
         }
     }
 }

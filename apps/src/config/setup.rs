@@ -16,12 +16,9 @@
 
 use super::schema::*;
 use crate::config::link::{LinkArgs, LinkKind, Role};
-use engine::proto::{
-    CcKind, DcqcnParams, EndpointAddr, EndpointConfig, FlowMode, LossPolicy, MemBudget, Retransmit,
-    SecretKey, MAX_SESSIONS,
-};
+use engine::config::Site;
+use engine::proto::{EndpointAddr, EndpointConfig, SecretKey};
 use engine::runtime::{Device, HandlerTable, Nexus, NexusBuilder};
-use engine::time::Duration;
 use engine::wire::MacAddr;
 use std::net::Ipv4Addr;
 
@@ -213,10 +210,9 @@ impl Config {
         }
     }
 
-    /// The engine configuration of `role`'s worker `w`, built once from the
-    /// config and the worker's facts; valid for the engine once `validate`
-    /// passed (which runs the engine's own checks on it).
-    pub fn endpoint_config(&self, role: Role, w: &Worker) -> EndpointConfig {
+    /// The engine configuration of `role`'s worker `w`: the resolved
+    /// transport ([`Config::resolved`]) at the worker's site, built once.
+    pub fn endpoint_config(&self, role: Role, w: &Worker) -> Result<EndpointConfig, ConfigError> {
         let ip = match role {
             Role::Server => self.link.server_ip,
             Role::Client => self.link.client_ip,
@@ -226,83 +222,34 @@ impl Config {
 
     /// The endpoint of rpc-client on net_ring, which loops its frames back:
     /// a client worker that serves its own requests at the server's address.
-    pub fn loopback_endpoint_config(&self, w: &Worker) -> EndpointConfig {
+    pub fn loopback_endpoint_config(&self, w: &Worker) -> Result<EndpointConfig, ConfigError> {
         self.endpoint_at(Role::Client, self.link.server_ip, w)
     }
 
-    fn endpoint_at(&self, role: Role, ip: Ipv4Addr, w: &Worker) -> EndpointConfig {
-        let t = &self.transport;
+    fn endpoint_at(
+        &self,
+        role: Role,
+        ip: Ipv4Addr,
+        w: &Worker,
+    ) -> Result<EndpointConfig, ConfigError> {
         let sessions = match role {
             Role::Server => self.max_sessions_per_server_worker(),
             Role::Client => self.workload.sessions_per_thread as usize,
         };
-        let mode = match t.mode {
-            Mode::Lossy => FlowMode::Lossy,
-            Mode::Pause => FlowMode::Pause(self.pause_config()),
-            Mode::Lossless => FlowMode::Lossless {
-                on_loss: match t.on_loss {
-                    OnLoss::Retransmit => LossPolicy::Retransmit,
-                    OnLoss::Reset => LossPolicy::ResetSession,
-                },
-            },
-        };
-        EndpointConfig {
+        Ok(self.resolved()?.endpoint(&Site {
             local: EndpointAddr {
                 mac: w.mac,
                 ip,
                 port: self.worker_port(w.index as usize),
             },
-            mtu: self.link.mtu as usize,
-            session_credits: self.effective_credits(),
-            req_window: t.req_window as usize,
             rx_ring_entries: w.rx_ring_entries,
-            max_sessions: sessions.clamp(MIN_TABLE_SESSIONS, MAX_SESSIONS),
-            max_msg_size: t.max_msg_size as usize,
-            rto: Duration::from_micros(t.rto_us),
-            scan_interval: Duration::from_micros(t.scan_us),
-            session_timeout: Duration::from_millis(t.session_timeout_ms),
-            connect_retry: Duration::from_millis(t.connect_retry_ms),
-            connect_timeout: Duration::from_millis(t.connect_timeout_ms),
-            idle_timeout: Duration::from_millis(t.idle_timeout_ms),
-            half_open_timeout: Duration::from_millis(t.half_open_timeout_ms),
-            keepalive_interval: Duration::from_millis(t.keepalive_ms),
-            max_sessions_per_peer: t.max_sessions_per_peer as usize,
-            admission: self.admission(),
-            mem: MemBudget {
-                per_worker: (t.mem_per_worker_mib << 20) as usize,
-                per_peer: (t.mem_per_peer_mib << 20) as usize,
-                reassembly_timeout: Duration::from_millis(t.reassembly_timeout_ms),
-                pool_keep: (t.pool_keep_mib << 20) as usize,
-            },
-            mode,
-            retransmit: match t.retransmit {
-                RetransmitKind::GoBackN => Retransmit::GoBackN,
-                RetransmitKind::Selective => Retransmit::Selective,
-            },
-            rto_low: Duration::from_micros(self.rto_low_us()),
-            cc: match t.cc {
-                CongestionControl::None => CcKind::None,
-                CongestionControl::Timely => CcKind::Timely,
-                CongestionControl::Dcqcn => CcKind::Dcqcn,
-            },
-            link_bps: self.link_bps(),
-            rate_cap_bps: t
-                .rate_cap_gbps
-                .map(|g| (g * 1e9).min(u64::MAX as f64) as u64),
-            base_rtt: Duration::from_nanos((t.rtt_us.max(0.0) * 1e3) as u64),
-            dcqcn: match t.dcqcn {
-                Some(DcqcnPreset::Paper40g) => DcqcnParams::paper40g(),
-                Some(DcqcnPreset::Hpcc100g) => DcqcnParams::hpcc100g(),
-                None => DcqcnParams::for_link(self.link_bps()),
-            },
-            nak: t.nak,
+            sessions,
             verify_ipv4_checksum: self.verify_ipv4_checksum(),
             seed: token_seed(role, w.index),
             // Server tokens and cookies under 128 OS-random bits; the
             // seed-derived key is the fallback if the OS source fails.
             secret: SecretKey::from_os(),
-            ..EndpointConfig::default()
-        }
+        }))
     }
 }
 
@@ -683,8 +630,12 @@ mod tests {
             "{msg}"
         );
         // Not a memif ring: the descriptor limit is DPDK's 32768.
-        let mut ok = cfg(&["link.rx_desc=32768", "link.kind=af_packet"]);
-        ok.trust_own_client();
+        let ok = cfg(&[
+            "link.rx_desc=32768",
+            "link.kind=af_packet",
+            "transport.peer_ring_share_pct=100",
+            "transport.session_ring_share_pct=100",
+        ]);
         ok.validate(&env).unwrap();
         cfg(&["link.rx_desc=16384"]).validate(&env).unwrap();
     }
@@ -699,15 +650,15 @@ mod tests {
             rx_ring_entries: 777,
         };
         let (a, b) = (
-            c.endpoint_config(Role::Client, &w(0)),
-            c.endpoint_config(Role::Client, &w(1)),
+            c.endpoint_config(Role::Client, &w(0)).unwrap(),
+            c.endpoint_config(Role::Client, &w(1)).unwrap(),
         );
         assert_eq!((a.local.port, b.local.port), (31851, 31852));
         assert_eq!((a.local.mac, a.rx_ring_entries), (mac, 777));
         assert_eq!(a.local.ip, c.link.client_ip);
         assert_ne!(a.seed, b.seed);
         // rpc-client's loopback endpoint serves at the server's address.
-        let l = c.loopback_endpoint_config(&w(0));
+        let l = c.loopback_endpoint_config(&w(0)).unwrap();
         assert_eq!((l.local.ip, l.local.port), (c.link.server_ip, 31851));
         // Before a port is open: the ring the device would have.
         assert_eq!(c.offline_worker(Role::Client, 0, mac).rx_ring_entries, 1023);

@@ -1,15 +1,14 @@
 //! Validation: one pass over a loaded [`Config`] that rejects impossible
-//! combinations with a message naming the key and the limit. The engine's
-//! limits (MTU, descriptors, memif rings, timers, windows, memory, ...) are
-//! checked by the engine itself on what the seam builds
-//! (`engine_check.rs`); this file keeps what only the config knows: cores
-//! on this machine, addresses, key combinations, values that must convert
-//! to the engine's units, and the lossless rule across all sessions of a
-//! worker (credits the receive ring cannot back).
+//! combinations with a message naming the key and the limit. `[transport]`
+//! is the engine's to check and resolve (`engine::config`: timers, windows,
+//! memory, the credits the ring backs, pause thresholds, ...); DPDK's
+//! limits on `[link]` are the engine's builder's (`link_check.rs`); this
+//! file keeps what only the run config knows: cores on this machine,
+//! addresses, the workload and the injected faults.
 
 use super::schema::*;
 use crate::config::link::{LinkKind, Role};
-use engine::proto::{lossless_ring_entries, MAX_REQ_WINDOW, MAX_SESSIONS};
+use engine::proto::{MAX_REQ_WINDOW, MAX_SESSIONS};
 use std::collections::BTreeSet;
 
 /// What validation needs to know about the machine.
@@ -56,20 +55,37 @@ impl Config {
         self.validate_inner(env, Some(role))
     }
 
+    /// As [`Self::validate`] for a pair a tool starts itself (rpc-bench):
+    /// its server trusts its own client and its ring grows to back the
+    /// load (`engine::config::Facts::own_pair`); the link is still to be
+    /// measured, so the rate cap waits for the line rate.
+    pub fn validate_pair(&self, env: &ValidationEnv) -> Result<(), ConfigError> {
+        self.check_sections(env, None)?;
+        self.validate_builders()?;
+        let r = self.resolve_with(true, None, true)?;
+        self.validate_workload()?;
+        self.validate_faults()?;
+        self.with_resolved(&r).validate_endpoints()
+    }
+
     fn validate_inner(&self, env: &ValidationEnv, role: Option<Role>) -> Result<(), ConfigError> {
+        self.check_sections(env, role)?;
+        self.validate_builders()?;
+        // rpc-bench (no role) measures the link before its run.
+        self.resolve_with(false, None, role.is_none())?;
+        self.validate_workload()?;
+        self.validate_faults()?;
+        self.validate_endpoints()
+    }
+
+    /// The link and cores, before anything is resolved on them.
+    fn check_sections(&self, env: &ValidationEnv, role: Option<Role>) -> Result<(), ConfigError> {
         self.validate_link()?;
         for r in [Role::Server, Role::Client] {
             let on_this_machine = role.is_none() || role == Some(r);
             self.validate_cores(r, on_this_machine.then_some(env))?;
         }
-        self.validate_transport()?;
-        self.validate_workload()?;
-        self.validate_faults()?;
-        if role.is_some() {
-            self.check_rate_cap()?;
-        }
-        self.validate_with_engine(role)?;
-        self.validate_credits()
+        Ok(())
     }
 
     /// Addresses and the device keys the engine cannot judge (its limits
@@ -160,72 +176,6 @@ impl Config {
         Ok(())
     }
 
-    /// Rates and times that must convert to the engine's integers (finite
-    /// positive rates, durations whose nanoseconds fit 64 bits) and the
-    /// combinations the engine never sees (`on_loss` outside lossless
-    /// mode, the lossy credit multiple). The engine's own rules on these
-    /// keys (`rto_us >= scan_us`, `1..=64` windows, ...) are checked on the
-    /// built `EndpointConfig` (`engine_check.rs`).
-    fn validate_transport(&self) -> Result<(), ConfigError> {
-        let t = &self.transport;
-        positive("transport.link_gbps", t.link_gbps)?;
-        if let Some(g) = t.bdp_gbps {
-            positive("transport.bdp_gbps", g)?;
-        }
-        positive("transport.rtt_us", t.rtt_us)?;
-        // Nanoseconds of every duration fit a u64 (2 x keepalive too).
-        let us = [
-            ("transport.scan_us", t.scan_us),
-            ("transport.rto_us", t.rto_us),
-        ];
-        for (key, v) in us {
-            at_most(key, v, u64::MAX / 1000)?;
-        }
-        let ms = [
-            ("transport.session_timeout_ms", t.session_timeout_ms),
-            ("transport.connect_retry_ms", t.connect_retry_ms),
-            ("transport.connect_timeout_ms", t.connect_timeout_ms),
-            ("transport.half_open_timeout_ms", t.half_open_timeout_ms),
-            ("transport.idle_timeout_ms", t.idle_timeout_ms),
-        ];
-        for (key, v) in ms {
-            at_most(key, v, u64::MAX / 1_000_000)?;
-        }
-        at_most(
-            "transport.keepalive_ms",
-            t.keepalive_ms,
-            u64::MAX / 2_000_000,
-        )?;
-        self.validate_admission()?;
-        at_most(
-            "transport.max_sessions_per_peer",
-            t.max_sessions_per_peer as u64,
-            MAX_SESSIONS as u64,
-        )?;
-        if let CreditMultiple::Factor(f) = t.lossy_credit_multiple {
-            positive("transport.lossy_credit_multiple", f)?;
-        }
-        if t.mode != Mode::Lossless && t.on_loss == OnLoss::Reset {
-            return Err(ConfigError::invalid(
-                "transport.on_loss",
-                format!(
-                    "transport.on_loss = reset only applies in lossless mode (transport.mode = {})",
-                    t.mode.as_str()
-                ),
-            ));
-        }
-        self.validate_flow_control()?;
-        // The engine bounds it from above (packets x MTU); an empty limit
-        // would refuse every message.
-        if t.max_msg_size == 0 {
-            return Err(ConfigError::invalid(
-                "transport.max_msg_size",
-                "transport.max_msg_size = 0 must be at least 1",
-            ));
-        }
-        self.validate_mem()
-    }
-
     fn validate_workload(&self) -> Result<(), ConfigError> {
         let w = &self.workload;
         let max = self.transport.max_msg_size;
@@ -292,81 +242,6 @@ impl Config {
         Ok(())
     }
 
-    /// Lossless mode reserves `credits` receive-ring entries per session on
-    /// both ends: all sessions of one endpoint must fit its ring (the engine
-    /// checks one session; how many share a worker is the config's).
-    pub(super) fn validate_credits(&self) -> Result<(), ConfigError> {
-        if self.transport.mode != Mode::Lossless {
-            return Ok(());
-        }
-        let credits = self.effective_credits();
-        if credits <= self.lossless_credit_limit() {
-            return Ok(());
-        }
-        let rx = self.link.rx_desc;
-        let origin = match self.transport.credits {
-            Some(_) => String::new(),
-            None => format!(
-                " (the BDP of transport.link_gbps = {} x transport.rtt_us = {} at link.mtu = {})",
-                self.transport.link_gbps, self.transport.rtt_us, self.link.mtu
-            ),
-        };
-        let client_sessions = self.workload.sessions_per_thread as usize;
-        let server_sessions = self.max_sessions_per_server_worker();
-        // Name the client's limit when it is the one broken.
-        if lossless_ring_entries(credits) * client_sessions > rx as usize {
-            return Err(ConfigError::invalid(
-                "transport.credits",
-                format!(
-                    "transport.credits = {credits}{origin} exceeds what link.rx_desc = {rx} can back for {client_sessions} session(s) in lossless mode ((credits + 1 probe entry) x sessions_per_thread must be <= rx_desc)"
-                ),
-            ));
-        }
-        if lossless_ring_entries(credits) * server_sessions > rx as usize {
-            return Err(ConfigError::invalid(
-                "transport.credits",
-                format!(
-                    "transport.credits = {credits}{origin} exceeds what link.rx_desc = {rx} can back on a server worker accepting {server_sessions} session(s) in lossless mode ((credits + 1 probe entry) x sessions per server worker must be <= rx_desc)"
-                ),
-            ));
-        }
-        let adm = self.admission();
-        Err(ConfigError::invalid(
-            "transport.peer_ring_share_pct",
-            format!(
-                "transport.credits = {credits}{origin} for {} session(s) from one client address is more than the server grants: one session may reserve transport.session_ring_share_pct = {} % and one address transport.peer_ring_share_pct = {} % of link.rx_desc = {rx} ((credits + 1) x sessions); lower the credits or raise the shares (rpc-bench raises them to 100 for its own client)",
-                client_sessions.max(server_sessions),
-                adm.session_ring_share_pct,
-                adm.peer_ring_share_pct
-            ),
-        ))
-    }
-
-    /// The most credits a lossless session can have: every session reserves
-    /// `lossless_ring_entries(credits)` receive-ring entries on both ends,
-    /// and one client thread's sessions, like the busiest server worker's,
-    /// must fit in `link.rx_desc`.
-    pub fn lossless_credit_limit(&self) -> u16 {
-        let sessions =
-            (self.workload.sessions_per_thread as usize).max(self.max_sessions_per_server_worker());
-        if sessions == 0 {
-            return u16::MAX;
-        }
-        let rx = self.link.rx_desc as usize;
-        let adm = self.admission();
-        // The server's shares (`transport.*_ring_share_pct`): one session,
-        // and one client address's sessions together (a client thread's
-        // sessions share its address).
-        let session_share = rx * adm.session_ring_share_pct as usize / 100;
-        let peer_share = rx * adm.peer_ring_share_pct as usize / 100;
-        let per_session = (rx / sessions)
-            .min(session_share)
-            .min(peer_share / sessions);
-        per_session
-            .saturating_sub(lossless_ring_entries(0))
-            .min(u16::MAX as usize) as u16
-    }
-
     fn validate_faults(&self) -> Result<(), ConfigError> {
         let f = &self.faults;
         let probs = [
@@ -411,37 +286,12 @@ fn drop_name(d: DropKind) -> &'static str {
     }
 }
 
-pub(super) fn range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigError> {
-    if (lo..=hi).contains(&v) {
-        return Ok(());
-    }
-    let msg = if hi >= u64::MAX / 1_000_000 {
-        format!("{key} = {v} must be at least {lo}")
-    } else {
-        format!("{key} = {v} must be in {lo}..={hi}")
-    };
-    Err(ConfigError::invalid(key, msg))
-}
-
-/// `v` at most `max`: a value that must convert to the engine's units.
-pub(super) fn at_most(key: &str, v: u64, max: u64) -> Result<(), ConfigError> {
-    if v <= max {
-        return Ok(());
-    }
-    Err(ConfigError::invalid(
-        key,
-        format!("{key} = {v} must be at most {max}"),
-    ))
+fn range(key: &str, v: u64, lo: u64, hi: u64) -> Result<(), ConfigError> {
+    Ok(engine::config::range(key, v, lo, hi)?)
 }
 
 fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
-    if v > 0.0 && v.is_finite() {
-        return Ok(());
-    }
-    Err(ConfigError::invalid(
-        key,
-        format!("{key} = {v} must be a finite number > 0"),
-    ))
+    Ok(engine::config::positive(key, v)?)
 }
 
 #[cfg(test)]

@@ -51,8 +51,8 @@ pub fn run(cfg: &Config, n: u64) -> anyhow::Result<Value> {
         cfg.offline_worker(Role::Client, 0, mac_c),
         cfg.offline_worker(Role::Server, 0, mac_s),
     );
-    let mut client = Endpoint::new(cfg.endpoint_config(Role::Client, &client_w))?;
-    let mut server = Endpoint::new(cfg.endpoint_config(Role::Server, &server_w))?;
+    let mut client = Endpoint::new(cfg.endpoint_config(Role::Client, &client_w)?)?;
+    let mut server = Endpoint::new(cfg.endpoint_config(Role::Server, &server_w)?)?;
     let (req, resp) = (
         cfg.workload.req_size as usize,
         cfg.workload.resp_size as usize,

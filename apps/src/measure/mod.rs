@@ -1,7 +1,7 @@
 //! Measuring what the RPC layer is compared against: the raw DPDK floor
 //! and its robust rates (`floor`, `stream_rate`; its text, `floor_report`), the kernel UDP baseline
 //! (`kudp`), the engine's own cost with no wire (`enginecost`), the
-//! bandwidth-delay product (`bdp`), one port's bring-up (`portcheck`), and
+//! link measured once per invocation (`link`) and the BDP it gives (`bdp`), one port's bring-up (`portcheck`), and
 //! the latency histograms every figure is read from (`hist`).
 
 pub mod bdp;
@@ -10,5 +10,6 @@ pub mod floor;
 pub mod floor_report;
 pub mod hist;
 pub mod kudp;
+pub mod link;
 pub mod portcheck;
 pub mod stream_rate;

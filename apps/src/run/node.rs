@@ -61,8 +61,8 @@ fn endpoint<A>(
 ) -> anyhow::Result<Rpc<A>> {
     let w = Worker::of(nx, index);
     let cfg = match loopback {
-        true => spec.config.loopback_endpoint_config(&w),
-        false => spec.config.endpoint_config(spec.role, &w),
+        true => spec.config.loopback_endpoint_config(&w)?,
+        false => spec.config.endpoint_config(spec.role, &w)?,
     };
     let mut rpc = Rpc::new(nx, index, cfg)?;
     if let Some(c) = &spec.capture {

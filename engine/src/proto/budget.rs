@@ -82,9 +82,15 @@ impl MemBudget {
         pool_keep: usize::MAX,
     };
 
+    /// The least `per_peer` may be: the buffer one message of
+    /// `max_msg_size` bytes takes.
+    pub fn min_per_peer(max_msg_size: usize) -> usize {
+        capacity_for(max_msg_size)
+    }
+
     /// Checks the limits against the largest message, `max_msg_size`.
     pub fn validate(&self, max_msg_size: usize) -> Result<(), ConfigError> {
-        let one = capacity_for(max_msg_size);
+        let one = Self::min_per_peer(max_msg_size);
         if self.per_peer < one {
             let limit = format!(
                 "must be >= {one} bytes (the buffer of one max_msg_size message of {max_msg_size})"

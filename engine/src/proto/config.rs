@@ -69,36 +69,64 @@ impl From<EndpointAddr> for PeerAddr {
     }
 }
 
-/// What a loss means in lossless mode.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a loss means in lossless mode (`transport.on_loss`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum LossPolicy {
     /// Count the violation, then repair it with go-back-N like lossy mode.
+    #[default]
+    #[serde(rename = "retransmit")]
     Retransmit,
     /// Count the violation and reset the session (InfiniBand-RC-like).
+    #[serde(rename = "reset")]
     ResetSession,
 }
 
-/// Lossless (credits backed by reserved receive-ring entries) or lossy.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The flow mode (`transport.mode`): how the endpoints keep a receiver from
+/// dropping, if at all.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum FlowMode {
     /// Every session reserves `credits` entries of `rx_ring_entries`, on both
     /// ends; connects that do not fit are refused. A retransmission timeout
-    /// is a fault, counted in `lossless_violations` and handled per policy.
-    Lossless {
-        /// What a retransmission timeout does.
-        on_loss: LossPolicy,
-    },
+    /// is a fault, counted in `lossless_violations` and handled per
+    /// [`EndpointConfig::on_loss`].
+    #[default]
+    Lossless,
     /// Nothing reserved; credits may exceed the BDP; retransmission repairs loss.
     Lossy,
     /// Nothing reserved per session: the receiver watches its receive ring
-    /// and pauses every peer sending to it above a threshold, as PFC pauses
-    /// a priority, but end to end (`pause.rs`). Loss that happens anyway
-    /// (headroom too small) is repaired like lossy mode.
-    Pause(PauseConfig),
+    /// and pauses every peer sending to it above a threshold
+    /// ([`EndpointConfig::pause`]), as PFC pauses a priority, but end to end
+    /// (`pause.rs`). Loss that happens anyway (headroom too small) is
+    /// repaired like lossy mode.
+    Pause,
+}
+
+impl Retransmit {
+    /// The name in the config file and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Retransmit::GoBackN => "go_back_n",
+            Retransmit::Selective => "selective",
+        }
+    }
+}
+
+impl FlowMode {
+    /// The name in the config file and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FlowMode::Lossless => "lossless",
+            FlowMode::Lossy => "lossy",
+            FlowMode::Pause => "pause",
+        }
+    }
 }
 
 /// Thresholds of the reactive pause ([`FlowMode::Pause`]), in receive-ring
 /// entries as the driver reports them to [`Endpoint::observe_rx_ring`].
+/// [`Default`] is [`PauseConfig::for_ring`] of the default 4096-entry ring,
+/// a 64-entry headroom and a 200 us pause.
 ///
 /// [`Endpoint::observe_rx_ring`]: super::Endpoint::observe_rx_ring
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,8 +146,9 @@ pub struct PauseConfig {
     pub headroom: usize,
 }
 
-/// How a sender repairs loss.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How a sender repairs loss (`transport.retransmit`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum Retransmit {
     /// Resend everything from the first unanswered packet (eRPC, RoCE).
     #[default]
@@ -141,6 +170,45 @@ pub enum SackRule {
     /// for a reordering window (TCP's duplicate-ACK threshold with RACK's
     /// RTT/4): for paths that reorder, such as SRD's per-packet spraying.
     Reordering,
+}
+
+/// The defaults of the settings that both [`EndpointConfig::default`] and
+/// the `[transport]` section (`crate::config::TransportConfig`, in the
+/// section's units) take: each written once, here.
+pub mod defaults {
+    use crate::time::Duration;
+
+    /// Outstanding requests per session (eRPC's 8).
+    pub const REQ_WINDOW: usize = 8;
+    /// Retransmission timeout (eRPC's 5 ms).
+    pub const RTO: Duration = Duration::from_millis(5);
+    /// Timer grain (eRPC scans every 0.5 ms).
+    pub const SCAN_INTERVAL: Duration = Duration::from_micros(500);
+    /// No progress for this long resets a session.
+    pub const SESSION_TIMEOUT: Duration = Duration::from_secs(1);
+    /// Handshake retransmission period.
+    pub const CONNECT_RETRY: Duration = Duration::from_millis(20);
+    /// A connect gives up after this long: 3 s, so a peer process that is
+    /// still loading (EAL start-up takes a second on a cold 2-core VM) is
+    /// not given up on.
+    pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(3);
+    /// Server: a silent client's session is reclaimed after this long.
+    pub const IDLE_TIMEOUT: Duration = Duration::from_secs(10);
+    /// Server: a half-open handshake is reclaimed after this long.
+    pub const HALF_OPEN_TIMEOUT: Duration = Duration::from_secs(3);
+    /// Client: a keepalive after this long without sending.
+    pub const KEEPALIVE: Duration = Duration::from_secs(1);
+    /// Server: sessions one client address may hold.
+    pub const MAX_SESSIONS_PER_PEER: usize = 256;
+    /// Selective retransmission's short timeout (IRN's RTO_low).
+    pub const RTO_LOW: Duration = Duration::from_micros(500);
+    /// Pause mode: how long one XOFF stops a sender (PFC's quanta are of
+    /// this order).
+    pub const PAUSE_TIME: Duration = Duration::from_micros(200);
+    /// The link rate when nothing measured it: 10 Gb/s.
+    pub const LINK_BPS: u64 = 10_000_000_000;
+    /// The round trip when nothing measured it: 10 us.
+    pub const BASE_RTT: Duration = Duration::from_micros(10);
 }
 
 /// The IPv4 address of an endpoint that [`EndpointConfig::default`] gives.
@@ -208,6 +276,10 @@ pub struct EndpointConfig {
     pub mem: MemBudget,
     /// Lossless (credits backed by ring reservations), lossy, or pause.
     pub mode: FlowMode,
+    /// Lossless mode: what a loss does.
+    pub on_loss: LossPolicy,
+    /// Pause mode: the thresholds (unused in the other modes).
+    pub pause: PauseConfig,
     /// Go-back-N or selective retransmission.
     pub retransmit: Retransmit,
     /// Selective mode: the retransmission timeout when at most
@@ -265,31 +337,31 @@ impl Default for EndpointConfig {
             },
             mtu: 1500,
             session_credits: 32,
-            req_window: 8,
+            req_window: defaults::REQ_WINDOW,
             rx_ring_entries: 4096,
             max_sessions: 1024,
             max_msg_size: DEFAULT_MAX_MSG_SIZE,
-            rto: Duration::from_millis(5),
-            scan_interval: Duration::from_micros(500),
-            session_timeout: Duration::from_secs(1),
-            connect_retry: Duration::from_millis(20),
-            connect_timeout: Duration::from_secs(1),
-            idle_timeout: Duration::from_secs(10),
-            half_open_timeout: Duration::from_secs(3),
-            keepalive_interval: Duration::from_secs(1),
-            max_sessions_per_peer: 256,
+            rto: defaults::RTO,
+            scan_interval: defaults::SCAN_INTERVAL,
+            session_timeout: defaults::SESSION_TIMEOUT,
+            connect_retry: defaults::CONNECT_RETRY,
+            connect_timeout: defaults::CONNECT_TIMEOUT,
+            idle_timeout: defaults::IDLE_TIMEOUT,
+            half_open_timeout: defaults::HALF_OPEN_TIMEOUT,
+            keepalive_interval: defaults::KEEPALIVE,
+            max_sessions_per_peer: defaults::MAX_SESSIONS_PER_PEER,
             admission: Admission::default(),
             mem: MemBudget::default(),
             max_backlog: 4096,
-            mode: FlowMode::Lossless {
-                on_loss: LossPolicy::Retransmit,
-            },
+            mode: FlowMode::Lossless,
+            on_loss: LossPolicy::Retransmit,
+            pause: PauseConfig::default(),
             retransmit: Retransmit::GoBackN,
-            rto_low: Duration::from_micros(500),
+            rto_low: defaults::RTO_LOW,
             cc: CcKind::None,
-            link_bps: 10_000_000_000,
+            link_bps: defaults::LINK_BPS,
             rate_cap_bps: None,
-            base_rtt: Duration::from_micros(10),
+            base_rtt: defaults::BASE_RTT,
             dcqcn: DcqcnParams::paper40g(),
             nak: false,
             sack_rule: SackRule::FirstNack,
@@ -327,8 +399,8 @@ impl EndpointConfig {
     /// Receive-ring entries one session of this endpoint reserves.
     pub(crate) fn ring_reservation(&self, credits: u16) -> usize {
         match self.mode {
-            FlowMode::Lossless { .. } => lossless_ring_entries(credits),
-            FlowMode::Lossy | FlowMode::Pause(_) => 0,
+            FlowMode::Lossless => lossless_ring_entries(credits),
+            FlowMode::Lossy | FlowMode::Pause => 0,
         }
     }
 
@@ -378,8 +450,8 @@ impl EndpointConfig {
                 limit,
             ));
         }
-        if let FlowMode::Pause(p) = self.mode {
-            p.validate(self.rx_ring_entries)?;
+        if self.mode == FlowMode::Pause {
+            self.pause.validate(self.rx_ring_entries)?;
         }
         let ns = |d: Duration| d.as_nanos();
         if self.rto_low.as_nanos() == 0 || self.rto_low > self.rto {
@@ -393,7 +465,7 @@ impl EndpointConfig {
             let limit = "NAKs are go-back-N's; selective recovery has its Sacks";
             return Err(ConfigError::new("nak", true, limit));
         }
-        if self.nak && matches!(self.mode, FlowMode::Lossless { .. }) {
+        if self.nak && self.mode == FlowMode::Lossless {
             let limit = "lossless mode judges a loss by its timeout; NAKs need lossy or pause mode";
             return Err(ConfigError::new("nak", true, limit));
         }
@@ -466,6 +538,12 @@ impl EndpointConfig {
             ));
         }
         Ok(())
+    }
+}
+
+impl Default for PauseConfig {
+    fn default() -> Self {
+        PauseConfig::for_ring(4096, 64, defaults::PAUSE_TIME)
     }
 }
 

@@ -264,7 +264,7 @@ impl Endpoint {
         if self.ledger.sessions_of(p.src_ip) >= self.cfg.max_sessions_per_peer {
             return Err(SmStatus::PeerLimit);
         }
-        let lossless = matches!(self.cfg.mode, FlowMode::Lossless { .. }).then_some(RingView {
+        let lossless = (self.cfg.mode == FlowMode::Lossless).then_some(RingView {
             entries: self.cfg.rx_ring_entries,
             peer_held: self.ledger.ring_of(p.src_ip),
         });
@@ -584,7 +584,7 @@ impl Endpoint {
     /// Pause mode: the session's peer link; none in other modes.
     fn attach_link(&mut self, peer: PeerAddr) -> u32 {
         match self.cfg.mode {
-            FlowMode::Pause(_) => self.pause.attach(peer),
+            FlowMode::Pause => self.pause.attach(peer),
             _ => NO_LINK,
         }
     }

@@ -72,7 +72,7 @@ impl ClientSession {
             let judge_at = now + judgement(self.rtt, t.rto);
             let suspect = req.suspect(judge_at);
             req.armed_at = now;
-            if let FlowMode::Lossless { .. } = t.mode {
+            if t.mode == FlowMode::Lossless {
                 // Fault detection first: resend one packet and keep every
                 // other credit, since those packets may still sit in the
                 // receiver's ring. The judgement decides later.
@@ -103,11 +103,11 @@ impl ClientSession {
         let Some(s) = self.take_suspect(i) else {
             return Verdict::Ok;
         };
-        let FlowMode::Lossless { on_loss } = t.mode else {
+        if t.mode != FlowMode::Lossless {
             return Verdict::Ok;
-        };
+        }
         stats.lossless_violations += 1;
-        if on_loss == LossPolicy::ResetSession {
+        if t.on_loss == LossPolicy::ResetSession {
             return Verdict::Reset(RpcError::LosslessViolation);
         }
         let stuck = self.slots[i]

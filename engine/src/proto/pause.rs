@@ -28,9 +28,10 @@ impl Endpoint {
     /// below the lower one. No effect in other modes. Call it once per
     /// receive burst; O(1) unless a pause frame goes out (then O(peers)).
     pub fn observe_rx_ring(&mut self, now: Instant, occupancy: usize) {
-        let FlowMode::Pause(p) = self.cfg.mode else {
+        if self.cfg.mode != FlowMode::Pause {
             return;
-        };
+        }
+        let p = self.cfg.pause;
         let pl = &mut self.pause;
         let refresh = Duration::from_nanos(p.pause_time.as_nanos() / 2);
         let send = if occupancy >= p.xoff {

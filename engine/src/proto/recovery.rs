@@ -5,7 +5,7 @@
 //! session's timer does when it fires is `loss.rs`.
 
 use super::client::ClientReq;
-use super::config::{EndpointConfig, FlowMode, Retransmit, RTO_LOW_MAX_IN_FLIGHT};
+use super::config::{EndpointConfig, FlowMode, LossPolicy, Retransmit, RTO_LOW_MAX_IN_FLIGHT};
 use super::timers::TimerHeap;
 use crate::time::Duration;
 
@@ -17,6 +17,8 @@ pub(crate) struct LossTimers {
     pub rto_low: Duration,
     pub session_timeout: Duration,
     pub mode: FlowMode,
+    /// Lossless mode: what a judged loss does.
+    pub on_loss: LossPolicy,
     /// Selective retransmission (IRN): requests may take `rto_low`.
     pub selective: bool,
 }
@@ -29,6 +31,7 @@ impl LossTimers {
             rto_low: cfg.rto_low,
             session_timeout: cfg.session_timeout,
             mode: cfg.mode,
+            on_loss: cfg.on_loss,
             selective: cfg.retransmit == Retransmit::Selective,
         }
     }

@@ -96,7 +96,7 @@ impl<A> Rpc<A> {
         cfg.local.mac = nexus.mac();
         let (rx, tx) = nexus.port().queue_pair(queue)?;
         let mut rx_signals = RxSignals::default();
-        if matches!(cfg.mode, crate::proto::FlowMode::Pause(_)) {
+        if cfg.mode == crate::proto::FlowMode::Pause {
             rx_signals.observe(&rx);
         }
         let ep = Endpoint::new(cfg)?;

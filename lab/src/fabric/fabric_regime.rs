@@ -134,17 +134,16 @@ impl Regime {
         ep.cc = p.cc;
         ep.retransmit = p.retransmit;
         ep.mode = match p.flow {
-            PresetFlow::Lossless => FlowMode::Lossless {
-                on_loss: LossPolicy::Retransmit,
-            },
+            PresetFlow::Lossless => FlowMode::Lossless,
             // No fabric regime pauses at the host (PFC is the fabric's).
             PresetFlow::Lossy | PresetFlow::Pause => FlowMode::Lossy,
         };
+        ep.on_loss = LossPolicy::Retransmit;
         ep.nak = p.nak;
         // Timers on a 5 us grain: IRN's 100 us timeout must not round up to
         // the run loop's 500 us.
         ep.scan_interval = Duration::from_micros(5);
-        ep.rto = Duration::from_millis(5);
+        ep.rto = engine::proto::defaults::RTO;
         if let Some((rto, rto_low)) = p.timers {
             ep.rto = rto;
             ep.rto_low = rto_low;
@@ -208,7 +207,7 @@ mod tests {
         assert_eq!(ep.session_credits, 84);
         ep.validate().unwrap();
         Regime::Erpc.apply_endpoint(&mut ep, 100_000_000_000, Duration::from_micros(10));
-        assert!(matches!(ep.mode, FlowMode::Lossless { .. }));
+        assert_eq!(ep.mode, FlowMode::Lossless);
         assert_eq!(ep.session_credits, 32);
     }
 }

@@ -22,8 +22,9 @@ pub use wheel::TimingWheel;
 
 use crate::time::{Duration, Instant};
 
-/// Which congestion control a session runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+/// Which congestion control a session runs (`transport.cc`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum CcKind {
     /// No rate control: send whenever credits allow.
     #[default]
@@ -32,6 +33,17 @@ pub enum CcKind {
     Timely,
     /// DCQCN's reaction point, with the paper's parameters.
     Dcqcn,
+}
+
+impl CcKind {
+    /// The name in the config file and in reports.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CcKind::None => "none",
+            CcKind::Timely => "timely",
+            CcKind::Dcqcn => "dcqcn",
+        }
+    }
 }
 
 /// Per-session pacing: the earliest time the next frame may leave.

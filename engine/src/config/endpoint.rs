@@ -1,0 +1,113 @@
+//! A resolved run's endpoints: [`Resolved::endpoint`] builds one
+//! endpoint's configuration, once, from the resolved transport and the
+//! endpoint's [`Site`] (what it takes from its port and process).
+
+use super::resolve::{to_bps, us_f, Resolved, MIN_TABLE_SESSIONS};
+use super::source::Setting;
+use crate::proto::{
+    Admission, DcqcnParams, EndpointAddr, EndpointConfig, MemBudget, PauseConfig, SecretKey,
+    MAX_SESSIONS,
+};
+use crate::time::Duration;
+
+/// Where one endpoint of the run sits: what it takes from its port and
+/// process rather than the config.
+#[derive(Clone, Copy, Debug)]
+pub struct Site {
+    /// Its MAC, IPv4 address and UDP port.
+    pub local: EndpointAddr,
+    /// Frames its port's receive ring really holds.
+    pub rx_ring_entries: usize,
+    /// Sessions it opens (client) or accepts (server).
+    pub sessions: usize,
+    /// Check received IPv4 header checksums.
+    pub verify_ipv4_checksum: bool,
+    /// Its RNG seed (session tokens).
+    pub seed: u64,
+    /// The server's secret.
+    pub secret: Option<SecretKey>,
+}
+
+impl Resolved {
+    /// The endpoint configuration at `site`: every transport field from the
+    /// resolved config, built once.
+    pub fn endpoint(&self, site: &Site) -> EndpointConfig {
+        let t = &self.transport;
+        let d = Admission::default();
+        EndpointConfig {
+            local: site.local,
+            mtu: self.mtu,
+            session_credits: t.credits.unwrap_or(self.bdp.packets),
+            req_window: t.req_window as usize,
+            rx_ring_entries: site.rx_ring_entries,
+            max_sessions: site.sessions.clamp(MIN_TABLE_SESSIONS, MAX_SESSIONS),
+            max_msg_size: t.max_msg_size as usize,
+            rto: Duration::from_micros(t.rto_us),
+            scan_interval: Duration::from_micros(t.scan_us),
+            session_timeout: Duration::from_millis(t.session_timeout_ms),
+            connect_retry: Duration::from_millis(t.connect_retry_ms),
+            connect_timeout: Duration::from_millis(t.connect_timeout_ms),
+            idle_timeout: Duration::from_millis(t.idle_timeout_ms),
+            half_open_timeout: Duration::from_millis(t.half_open_timeout_ms),
+            keepalive_interval: Duration::from_millis(t.keepalive_ms),
+            max_sessions_per_peer: t.max_sessions_per_peer as usize,
+            admission: Admission {
+                session_ring_share_pct: t
+                    .session_ring_share_pct
+                    .unwrap_or(d.session_ring_share_pct),
+                peer_ring_share_pct: t.peer_ring_share_pct.unwrap_or(d.peer_ring_share_pct),
+                restart_probe_wait: Duration::from_millis(t.restart_probe_wait_ms),
+                cookie_above_pct: t.cookie_above_pct,
+                wrong_tokens_per_sec: t.wrong_tokens_per_sec,
+            },
+            mem: MemBudget {
+                per_worker: (t.mem_per_worker_mib << 20) as usize,
+                per_peer: (t.mem_per_peer_mib << 20) as usize,
+                reassembly_timeout: Duration::from_millis(t.reassembly_timeout_ms),
+                pool_keep: (t.pool_keep_mib << 20) as usize,
+            },
+            mode: t.mode,
+            on_loss: t.on_loss,
+            pause: self.pause_config(),
+            retransmit: t.retransmit,
+            rto_low: Duration::from_micros(t.rto_low_us.unwrap_or(t.rto_us)),
+            cc: t.cc,
+            link_bps: to_bps(t.link_gbps),
+            rate_cap_bps: t.rate_cap_gbps.map(to_bps),
+            base_rtt: us_f(t.rtt_us),
+            dcqcn: t.dcqcn.map_or_else(
+                || DcqcnParams::for_link(to_bps(t.link_gbps)),
+                |s| s.params(),
+            ),
+            nak: t.nak,
+            verify_ipv4_checksum: site.verify_ipv4_checksum,
+            seed: site.seed,
+            secret: site.secret,
+            ..EndpointConfig::default()
+        }
+    }
+
+    /// Pause mode's thresholds (the engine's default outside pause mode).
+    pub fn pause_config(&self) -> PauseConfig {
+        let t = &self.transport;
+        match (t.pause_xoff, t.pause_xon, t.pause_headroom) {
+            (Some(xoff), Some(xon), Some(h)) => PauseConfig {
+                xoff: xoff as usize,
+                xon: xon as usize,
+                pause_time: Duration::from_micros(t.pause_time_us),
+                headroom: h as usize,
+            },
+            _ => PauseConfig::default(),
+        }
+    }
+
+    /// The session credits.
+    pub fn credits(&self) -> u16 {
+        self.transport.credits.unwrap_or(self.bdp.packets)
+    }
+
+    /// The resolved value of `key`, if resolution set it.
+    pub fn setting(&self, key: &str) -> Option<&Setting> {
+        self.settings.iter().find(|s| s.key == key)
+    }
+}
