@@ -26,8 +26,7 @@
 //! - [`counters`](mod@counters): the counter structs the layers report; [`fault`],
 //!   [`rng`], [`time`]: loss models, the seeded RNG and the clock types.
 //!   [`presets`]: the one table of named transport presets (compare modes
-//!   and fabric regimes). [`slot_lists`]: the ring of FIFO slots under the pacing timing wheel
-//!   (public because the fabric lab's event queue uses it too).
+//!   and fabric regimes).
 //!
 //! # The sans-IO call order
 //!
@@ -114,10 +113,6 @@ pub mod presets;
 pub mod proto;
 pub mod rng;
 pub mod sim;
-mod slot_bits;
-/// A ring of FIFO slot lists: the rate limiter's timing wheel and, outside
-/// the engine, the fabric lab's calendar queue (crate `lab`) are built on it.
-pub mod slot_lists;
 pub mod time;
 pub mod wire;
 
