@@ -25,8 +25,9 @@
 //!   with `Nexus::run` and stop with a `StopHandle`.
 //! - [`counters`](mod@counters): the counter structs the layers report; [`fault`],
 //!   [`rng`], [`time`]: loss models, the seeded RNG and the clock types.
-//!   [`presets`]: the one table of named transport presets (compare modes
-//!   and fabric regimes).
+//!   [`presets`]: the table of named transport presets real links run
+//!   (the compare modes; the fabric lab runs `lossy` and `irn` too and
+//!   states its own regimes with the table's types).
 //!
 //! # The sans-IO call order
 //!
@@ -107,8 +108,9 @@
 
 pub mod counters;
 pub mod fault;
-/// The transport presets, each name once: the apps' compare modes and the
-/// fabric lab's regimes both read this table.
+/// The transport presets real links run, each name once: the apps'
+/// compare modes read this table, and the fabric lab runs two of its
+/// entries and states its own regimes with its types.
 pub mod presets;
 pub mod proto;
 pub mod rng;
