@@ -11,7 +11,7 @@ import sys
 
 MAX_LINES = 600
 # The crates whose src/ is checked.
-CRATES = ("engine", "lab", "apps")
+CRATES = ("slot-lists", "engine", "lab", "apps")
 # Workspace members not checked, and why.
 EXEMPT = {"dpdk-sys": "FFI bindings, generated at build time"}
 

@@ -14,9 +14,9 @@ fi
 
 # Layout rules (docs/architecture.md): no file over 600 lines of code, no
 # import cycle; and the docs of the engine and of the fabric lab build with
-# no warning (missing docs are denied in both crates).
+# no warning (missing docs are denied in both crates and in slot-lists).
 python3 scripts/check-layout.py
-RUSTDOCFLAGS="-D warnings" cargo doc -p engine -p lab --no-deps --quiet
+RUSTDOCFLAGS="-D warnings" cargo doc -p slot-lists -p engine -p lab --no-deps --quiet
 
 # Release binaries for the end-to-end tests: they poll at full speed and the
 # debug build is too slow for the timing bounds in the tests.

@@ -29,9 +29,9 @@
 //!   is known of the link (measured or not) into each endpoint's settings.
 //! - [`counters`](mod@counters): the counter structs the layers report; [`fault`],
 //!   [`rng`], [`time`]: loss models, the seeded RNG and the clock types.
-//!   [`presets`]: the one table of named transport presets (compare modes
-//!   and fabric regimes). [`slot_lists`]: the ring of FIFO slots under the pacing timing wheel
-//!   (public because the fabric lab's event queue uses it too).
+//!   [`presets`]: the table of named transport presets real links run
+//!   (the compare modes; the fabric lab runs `lossy` and `irn` too and
+//!   states its own regimes with the table's types).
 //!
 //! # The sans-IO call order
 //!
@@ -113,16 +113,13 @@
 pub mod config;
 pub mod counters;
 pub mod fault;
-/// The transport presets, each name once: the apps' compare modes and the
-/// fabric lab's regimes both read this table.
+/// The transport presets real links run, each name once: the apps'
+/// compare modes read this table, and the fabric lab runs two of its
+/// entries and states its own regimes with its types.
 pub mod presets;
 pub mod proto;
 pub mod rng;
 pub mod sim;
-mod slot_bits;
-/// A ring of FIFO slot lists: the rate limiter's timing wheel and, outside
-/// the engine, the fabric lab's calendar queue (crate `lab`) are built on it.
-pub mod slot_lists;
 pub mod time;
 pub mod wire;
 

@@ -1,22 +1,21 @@
-//! The one table of transport presets: every named way the workspace runs
-//! the transport (the compare modes of `rpc-bench compare`, `sweep` and
-//! `incast` on real links, and the fabric lab's regimes), each name once,
-//! with where it runs and what it sets on an endpoint. The apps' `--modes`
-//! (`apps/src/compare/modes.rs`) and the lab's `--regimes`
-//! (`lab/src/fabric/fabric_regime.rs`, which adds the fabric side: PFC,
-//! link credits, spraying) both read it; a name never means two things.
+//! The table of named transport presets that real links run: the compare
+//! modes of `rpc-bench compare`, `sweep` and `incast` (`--modes`,
+//! `apps/src/compare/modes.rs`), each name once, with what it sets on an
+//! endpoint. The fabric lab runs two of them, `lossy` and `irn`, as the
+//! same endpoints (its `--regimes`), and states its fabric-only regimes
+//! (`ib`, `roce`, `roce-nocc`, `srd`, `erpc`) in its own table with this
+//! module's types ([`EndpointPreset`](crate::presets::EndpointPreset),
+//! [`CreditRule`](crate::presets::CreditRule),
+//! [`PresetFlow`](crate::presets::PresetFlow);
+//! `lab/src/fabric/fabric_regime.rs`, which also adds every regime's fabric
+//! side: PFC, link credits, spraying). A name never means two things.
 //!
-//! | preset      | runs on    | flow     | credits        | retransmit           | cc     | NAK | timers (fabric)  |
-//! |-------------|------------|----------|----------------|----------------------|--------|-----|------------------|
-//! | `lossless`  | real links | lossless | BDP (reserved) | go-back-N            | -      | no  | -                |
-//! | `pause`     | real links | pause    | lossy multiple | go-back-N            | -      | -   | -                |
-//! | `lossy`     | both       | lossy    | lossy multiple | go-back-N            | none   | yes | -                |
-//! | `irn`       | both       | lossy    | BDP            | selective, first NACK| none   | no  | RTO 320, low 100 |
-//! | `ib`        | fabric     | lossy    | lossy multiple | go-back-N            | none   | yes | -                |
-//! | `roce`      | fabric     | lossy    | lossy multiple | go-back-N            | DCQCN  | yes | -                |
-//! | `roce-nocc` | fabric     | lossy    | lossy multiple | go-back-N            | none   | yes | -                |
-//! | `srd`       | fabric     | lossy    | BDP            | selective, reordering| Timely | no  | RTO 320, low 100 |
-//! | `erpc`      | fabric     | lossless | 32             | go-back-N            | Timely | no  | -                |
+//! | preset     | flow     | credits        | retransmit            | cc   | NAK | timers (fabric)  |
+//! |------------|----------|----------------|-----------------------|------|-----|------------------|
+//! | `lossless` | lossless | BDP (reserved) | go-back-N             | -    | no  | -                |
+//! | `pause`    | pause    | lossy multiple | go-back-N             | -    | -   | -                |
+//! | `lossy`    | lossy    | lossy multiple | go-back-N             | none | yes | -                |
+//! | `irn`      | lossy    | BDP            | selective, first NACK | none | no  | RTO 320, low 100 |
 //!
 //! "lossy multiple" is [`LOSSY_CREDIT_MULTIPLE`](crate::presets::LOSSY_CREDIT_MULTIPLE) x BDP in the fabric; on
 //! real links `transport.lossy_credit_multiple` (default the same 4).
@@ -45,28 +44,6 @@ pub enum TransportPreset {
     Lossy,
     /// `irn`: a BDP in flight, selective retransmission.
     Irn,
-    /// `ib`: InfiniBand's link-level credits (fabric side).
-    Ib,
-    /// `roce`: PFC, ECN and DCQCN.
-    Roce,
-    /// `roce-nocc`: PFC without congestion control.
-    RoceNocc,
-    /// `srd`: spraying, reordering-tolerant selective repair, Timely.
-    Srd,
-    /// `erpc`: eRPC's 32 reserved credits, no NAK, Timely.
-    Erpc,
-}
-
-/// Where a preset runs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RunsOn {
-    /// Real links only (`rpc-bench compare/sweep/incast --modes`).
-    RealLinks,
-    /// The fabric lab only (`rpc-lab --regimes`): it needs a fabric feature
-    /// (PFC, link credits, spraying) or is a published system's settings.
-    Fabric,
-    /// Both.
-    Both,
 }
 
 /// How the endpoints keep the receiver from dropping, if at all.
@@ -126,16 +103,11 @@ pub struct EndpointPreset {
 
 impl TransportPreset {
     /// Every preset, in the table's order.
-    pub const ALL: [TransportPreset; 9] = [
+    pub const ALL: [TransportPreset; 4] = [
         TransportPreset::Lossless,
         TransportPreset::Pause,
         TransportPreset::Lossy,
         TransportPreset::Irn,
-        TransportPreset::Ib,
-        TransportPreset::Roce,
-        TransportPreset::RoceNocc,
-        TransportPreset::Srd,
-        TransportPreset::Erpc,
     ];
 
     /// The name on the command line and in reports.
@@ -145,11 +117,6 @@ impl TransportPreset {
             TransportPreset::Pause => "pause",
             TransportPreset::Lossy => "lossy",
             TransportPreset::Irn => "irn",
-            TransportPreset::Ib => "ib",
-            TransportPreset::Roce => "roce",
-            TransportPreset::RoceNocc => "roce-nocc",
-            TransportPreset::Srd => "srd",
-            TransportPreset::Erpc => "erpc",
         }
     }
 
@@ -173,74 +140,40 @@ impl TransportPreset {
             TransportPreset::Irn => {
                 "IRN: no PFC, a BDP in flight, selective retransmission at the first NACK"
             }
-            TransportPreset::Ib => {
-                "InfiniBand: link-level credits hop by hop, go-back-N with NAKs, no rate control"
-            }
-            TransportPreset::Roce => "RoCEv2: PFC with headroom, ECN, DCQCN, go-back-N with NAKs",
-            TransportPreset::RoceNocc => "RoCEv2 without congestion control: PFC and go-back-N",
-            TransportPreset::Srd => {
-                "AWS SRD: spraying, selective retransmission tolerant of reordering, Timely"
-            }
-            TransportPreset::Erpc => {
-                "eRPC: 32 reserved session credits, go-back-N without NAK, 5 ms RTO, Timely"
-            }
         }
     }
 
-    /// Where the preset runs.
-    pub fn runs_on(self) -> RunsOn {
-        match self {
-            TransportPreset::Lossless | TransportPreset::Pause => RunsOn::RealLinks,
-            TransportPreset::Lossy | TransportPreset::Irn => RunsOn::Both,
-            _ => RunsOn::Fabric,
-        }
-    }
-
-    /// Whether `rpc-bench compare/sweep/incast --modes` runs it.
+    /// Whether `rpc-bench compare/sweep/incast --modes` runs it: every
+    /// preset of this table does (the fabric-only regimes are the lab's).
     pub fn on_real_links(self) -> bool {
-        self.runs_on() != RunsOn::Fabric
-    }
-
-    /// Whether the fabric lab runs it.
-    pub fn on_fabric(self) -> bool {
-        self.runs_on() != RunsOn::RealLinks
+        true
     }
 
     /// What the preset sets on an endpoint.
     pub fn endpoint(self) -> EndpointPreset {
         use TransportPreset as P;
-        let selective = matches!(self, P::Irn | P::Srd);
+        let selective = self == P::Irn;
         EndpointPreset {
             flow: match self {
-                P::Lossless | P::Erpc => PresetFlow::Lossless,
+                P::Lossless => PresetFlow::Lossless,
                 P::Pause => PresetFlow::Pause,
-                _ => PresetFlow::Lossy,
+                P::Lossy | P::Irn => PresetFlow::Lossy,
             },
             credits: match self {
-                P::Lossless | P::Irn | P::Srd => CreditRule::Bdp,
-                P::Erpc => CreditRule::Fixed(32),
-                _ => CreditRule::LossyMultiple,
+                P::Lossless | P::Irn => CreditRule::Bdp,
+                P::Pause | P::Lossy => CreditRule::LossyMultiple,
             },
             retransmit: match selective {
                 true => Retransmit::Selective,
                 false => Retransmit::GoBackN,
             },
-            // IRN resends at the first NACK; sprayed paths reorder, so SRD
-            // waits for three later answers and a reordering window.
-            sack_rule: match self {
-                P::Irn => Some(SackRule::FirstNack),
-                P::Srd => Some(SackRule::Reordering),
-                _ => None,
-            },
-            cc: match self {
-                P::Roce => CcKind::Dcqcn,
-                P::Srd | P::Erpc => CcKind::Timely,
-                _ => CcKind::None,
-            },
-            // RoCE and InfiniBand NICs NAK the first gap; eRPC has no NAK,
-            // IRN and SRD answer gaps with Sacks; the real-link-only modes
-            // leave it to `transport.nak`.
-            nak: matches!(self, P::Lossy | P::Ib | P::Roce | P::RoceNocc),
+            // IRN resends at the first NACK.
+            sack_rule: selective.then_some(SackRule::FirstNack),
+            cc: CcKind::None,
+            // A RoCE NIC on a lossy path NAKs the first gap; IRN answers
+            // gaps with Sacks; the real-link-only modes leave it to
+            // `transport.nak`.
+            nak: self == P::Lossy,
             // IRN's RTO_high and RTO_low (SIGCOMM'18, section 4).
             timers: selective.then(|| (Duration::from_micros(320), Duration::from_micros(100))),
         }
@@ -262,7 +195,7 @@ mod tests {
                     .count(),
                 1
             );
-            assert!(p.on_real_links() || p.on_fabric());
+            assert!(p.on_real_links());
         }
         assert_eq!(TransportPreset::from_name("pfc"), None);
     }
@@ -278,6 +211,6 @@ mod tests {
             (Retransmit::Selective, CreditRule::Bdp, false)
         );
         assert!(TransportPreset::Lossy.endpoint().nak);
-        assert!(!TransportPreset::Erpc.endpoint().nak);
+        assert!(!TransportPreset::Lossless.endpoint().nak);
     }
 }

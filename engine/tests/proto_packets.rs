@@ -8,7 +8,8 @@
 mod proto_common;
 
 use engine::proto::{
-    Delivery, Endpoint, EndpointConfig, Event, FlowMode, Payload, PeerAddr, SessionId, SessionState,
+    Delivery, Endpoint, EndpointConfig, ErrorCode, Event, FlowMode, Payload, PayloadCopy, PeerAddr,
+    SessionId, SessionState,
 };
 use engine::rng::Rng;
 use engine::time::{Duration, Instant};
@@ -783,4 +784,72 @@ fn regime_frames_fuzzed_are_counted_never_panic() {
         c.sacks_received > 0 && c.pause_frames_received > 0 && c.cnps_received > 0,
         "{c:?}"
     );
+}
+
+/// Moves no payload byte: what a caller that measures the transport, not
+/// the data, brings (the fabric lab's `HeadersOnly`).
+struct NoCopy;
+
+impl PayloadCopy for NoCopy {
+    fn copy(_: &mut [u8], _: &[u8]) {}
+}
+
+/// Drains an endpoint's transmit queue through `NoCopy`, each frame into a
+/// buffer of `0xAA` bytes.
+fn frames_no_copy(ep: &mut Endpoint) -> Vec<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let mut buf = vec![0xAAu8; ep.min_tx_buf_len()];
+        let Some(n) = ep.poll_transmit_with::<NoCopy>(T0, &mut buf) else {
+            return out;
+        };
+        out.push(buf[..n].to_vec());
+    }
+}
+
+#[test]
+fn a_payload_copy_that_moves_nothing_changes_no_header_or_length() {
+    let len = 2 * Rig::new().dpp + 1; // 3 request packets
+    let send = |r: &mut Rig| {
+        let m = make_request(&mut r.c, 7, len);
+        r.c.enqueue_request(T0, r.cs, 1, m, 7).unwrap();
+    };
+    let (mut copied, mut moved_none) = (Rig::new(), Rig::new());
+    send(&mut copied);
+    send(&mut moved_none);
+    let want = frames(&mut copied.c);
+    let sent = frames_no_copy(&mut moved_none.c);
+    assert_eq!(sent.len(), 3);
+    for (f, w) in sent.iter().zip(&want) {
+        assert_eq!((f.len(), &f[..HEADERS_LEN]), (w.len(), &w[..HEADERS_LEN]));
+        assert!(
+            f[HEADERS_LEN..].iter().all(|&b| b == 0xAA),
+            "a payload byte moved"
+        );
+    }
+    // The server assembles the request's length, not its bytes (copied
+    // frames, so the bytes were there to take).
+    let r = &mut moved_none;
+    let accepted = r.s.stats().rx_accepted;
+    let mut delivered = None;
+    for f in &want {
+        if let Some(Delivery::Request {
+            handle, payload, ..
+        }) = r.s.handle_frame_with::<NoCopy>(T0, f)
+        {
+            let body: Vec<u8> = (0..len).map(|j| req_byte(0, j)).collect();
+            assert_eq!(payload.len(), len);
+            assert_ne!(payload.as_slice(), &body[..], "the payload was copied");
+            delivered = Some(handle);
+        }
+    }
+    let handle = delivered.expect("request not delivered");
+    assert_eq!(r.s.stats().rx_accepted, accepted + 3);
+    // An error answer's code is the one payload the endpoint reads itself:
+    // it is written whatever the payload copy does.
+    r.s.respond_error(handle, ErrorCode::OverBudget).unwrap();
+    let answers = frames_no_copy(&mut r.s);
+    let error = answers.last().unwrap();
+    assert_eq!(rpc_of(error).pkt_type, PktType::ErrorResponse);
+    assert_eq!(payload_of(error), [u8::from(ErrorCode::OverBudget)]);
 }

@@ -18,7 +18,7 @@
 
 use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
 use crate::fabric::{
-    run_regime_in, EndpointTimers, FabricConfig, FabricReport, Regime, RegimeResult,
+    run_regime_in, Buffers, EndpointTimers, FabricConfig, FabricReport, Regime, RegimeResult,
 };
 use crate::progress::ProgressLine;
 use crate::seeds::SeedsReport;
@@ -26,7 +26,6 @@ use crate::table::{render_seeds_table, render_table, seed_range};
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use engine::config::TransportConfig;
-use engine::proto::{EndpointConfig, MsgPool};
 use serde::{Deserialize, Serialize};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -247,7 +246,7 @@ pub struct FabricPlan {
     pub fabric: FabricConfig,
     /// Every link's rate instead of the scenario's, bits/s.
     pub link_bps: Option<u64>,
-    /// Whether endpoints copy payload bytes (otherwise a phantom pool).
+    /// Whether endpoints copy payload bytes (otherwise headers only).
     pub copy_payload: bool,
 }
 
@@ -513,11 +512,9 @@ fn run_all(
     let mut results = Vec::with_capacity(plan.regimes.len());
     // One message pool for all regimes: the later ones reuse the first's
     // buffers instead of faulting in fresh memory.
-    let max = EndpointConfig::default().max_msg_size;
-    let pool = if plan.copy_payload {
-        MsgPool::keeping(max, usize::MAX)
-    } else {
-        MsgPool::phantom(max)
+    let bufs = match plan.copy_payload {
+        true => Buffers::copying(),
+        false => Buffers::headers_only(),
     };
     for &regime in &plan.regimes {
         let label = match name_seed {
@@ -525,7 +522,7 @@ fn run_all(
             false => regime.name().to_string(),
         };
         let mut line = ProgressLine::new(&label, tty);
-        let r = run_regime_in(&pool, w, regime, base, seed, &mut |p| line.update(p))
+        let r = run_regime_in(&bufs, w, regime, base, seed, &mut |p| line.update(p))
             .map_err(|e| anyhow!("regime {label}: {e}"))?;
         line.clear();
         eprintln!(

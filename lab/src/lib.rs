@@ -3,8 +3,9 @@
 //! hosts of a deterministic virtual-time datacenter fabric (switches with
 //! shared buffers, PFC, link credits, ECN, ECMP or spraying) under named
 //! regime presets, and reports flow completion, drops by place, pauses,
-//! marks and resends. It uses the engine through its public API only, and
-//! no DPDK.
+//! marks and resends. It uses the engine through its public API only
+//! (and `slot-lists`, the ring its event queue shares with the engine's
+//! pacer), and no DPDK.
 //!
 //! - [`fabric`]: the simulator, its regimes, scenarios and metrics.
 //! - [`cli`]: the command, `rpc-lab` (and `rpc-bench fabric`, which hands

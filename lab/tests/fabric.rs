@@ -5,10 +5,11 @@
 //! PFC; ECMP spreads flows over the uplinks; spraying reorders and
 //! selective recovery copes.
 
-use engine::proto::{EndpointConfig, MsgPool};
 use engine::time::Duration;
 use lab::fabric::scenario::{build, Scenario, ScenarioSpec, Workload};
-use lab::fabric::{run_regime, run_regime_in, EndpointTimers, FabricConfig, Regime, RegimeResult};
+use lab::fabric::{
+    run_regime, run_regime_in, Buffers, EndpointTimers, FabricConfig, Regime, RegimeResult,
+};
 
 fn workload(s: Scenario, seed: u64, f: impl FnOnce(&mut ScenarioSpec)) -> Workload {
     let mut spec = ScenarioSpec::new(s, seed);
@@ -193,24 +194,26 @@ fn small_incast_of_one() -> Workload {
 
 #[test]
 fn endpoints_that_move_no_payload_bytes_give_the_same_results() {
-    // The default (a phantom pool: headers only) against endpoints that
-    // copy every payload byte in and out, as on a real link; and one pool
-    // shared by runs one after another against a fresh one per run.
+    // The default (headers only) against endpoints that copy every payload
+    // byte in and out, as on a real link; and one pool shared by runs one
+    // after another against a fresh one per run.
     let w = workload(Scenario::WebSearch, 4, |s| {
         s.hosts = Some(16);
         s.flows = Some(60);
     });
-    let max = EndpointConfig::default().max_msg_size;
-    let copying = MsgPool::keeping(max, usize::MAX);
+    let copying = Buffers::copying();
     let cfg = FabricConfig::default();
     for r in [Regime::Lossy, Regime::Irn, Regime::Roce] {
-        let phantom = run(&w, r, 4);
+        let headers_only = run(&w, r, 4);
         let mut copied = run_regime_in(&copying, &w, r, &cfg, 4, &mut |_| {}).unwrap();
         copied.wall_secs = 0.0;
-        assert_eq!(phantom, copied, "{}", r.name());
-        assert_eq!(phantom.completed, phantom.flows, "{phantom:?}");
+        assert_eq!(headers_only, copied, "{}", r.name());
+        assert_eq!(
+            headers_only.completed, headers_only.flows,
+            "{headers_only:?}"
+        );
     }
-    assert!(copying.stats().allocs > 0 && !copying.is_phantom());
+    assert!(copying.copies() && copying.pool().stats().allocs > 0);
 }
 
 #[test]

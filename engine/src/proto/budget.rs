@@ -73,8 +73,8 @@ impl Default for MemBudget {
 }
 
 impl MemBudget {
-    /// No limit on bytes (simulations that measure the transport with
-    /// phantom buffers); the timeout stays.
+    /// No limit on bytes (a simulation that measures the transport, not
+    /// its memory); the timeout stays.
     pub const UNLIMITED: MemBudget = MemBudget {
         per_worker: usize::MAX,
         per_peer: usize::MAX,

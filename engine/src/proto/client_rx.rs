@@ -17,7 +17,7 @@ use super::client::{sample_rtt, ClientSession, TX_TS_RING};
 use super::error::RpcError;
 use super::event::Payload;
 use super::frame::{chunk, pkts_of};
-use super::msgbuf::MsgPool;
+use super::msgbuf::{MsgPool, PayloadCopy};
 use super::sack::SACK_WINDOW;
 use super::stats::{Drops, Stats};
 use crate::time::Instant;
@@ -79,8 +79,9 @@ impl ClientSession {
         }
     }
 
-    /// Handles an answer addressed to this (connected, token-checked) session.
-    pub fn rx_answer<'f>(
+    /// Handles an answer addressed to this (connected, token-checked)
+    /// session; `C` moves a multi-packet response's payload bytes.
+    pub fn rx_answer<'f, C: PayloadCopy>(
         &mut self,
         now: Instant,
         p: &Parsed<'f>,
@@ -89,7 +90,7 @@ impl ClientSession {
         pool: &MsgPool,
         stats: &mut Stats,
     ) -> AnswerRx<'f> {
-        let rx = self.take_answer(now, p, dpp, max_msg, pool, stats);
+        let rx = self.take_answer::<C>(now, p, dpp, max_msg, pool, stats);
         // Whatever the answer did to its slot's request, `work` follows.
         let slot = (p.rpc.req_num % self.slots.len() as u64) as usize;
         self.refresh_work(slot);
@@ -97,7 +98,7 @@ impl ClientSession {
     }
 
     /// `rx_answer` before the `work` bits are refreshed.
-    fn take_answer<'f>(
+    fn take_answer<'f, C: PayloadCopy>(
         &mut self,
         now: Instant,
         p: &Parsed<'f>,
@@ -171,13 +172,14 @@ impl ClientSession {
         if early && k == 0 {
             let returned = req.ack_through(idx);
             self.credits += returned as u16;
-            return self.take_answer(now, p, dpp, max_msg, pool, stats);
+            return self.take_answer::<C>(now, p, dpp, max_msg, pool, stats);
         }
         if early {
             req.armed_at = now;
             req.progress_at = now;
             let len = rpc.msg_size as usize;
-            return match self.rx_response_early(now, slot_idx, k, len, p.payload, dpp, pool, stats)
+            return match self
+                .rx_response_early::<C>(now, slot_idx, k, len, p.payload, dpp, pool, stats)
             {
                 true => AnswerRx::Progress,
                 false => AnswerRx::Dropped,
@@ -302,7 +304,7 @@ impl ClientSession {
             // Allocated when Response(0) was accepted; `known` checked it.
             return AnswerRx::Dropped;
         };
-        resp.fill(chunk(len, k, dpp), p.payload);
+        resp.fill::<C>(chunk(len, k, dpp), p.payload);
         if req.num_rx < req.n_req + req.n_resp - 1 {
             return AnswerRx::Progress;
         }

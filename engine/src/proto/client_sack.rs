@@ -25,7 +25,7 @@
 use super::client::{ClientReq, ClientSession};
 use super::config::SackRule;
 use super::frame::chunk;
-use super::msgbuf::MsgPool;
+use super::msgbuf::{MsgPool, PayloadCopy};
 use super::sack::SACK_WINDOW;
 use super::stats::Stats;
 use crate::time::{Duration, Instant};
@@ -240,7 +240,7 @@ impl ClientSession {
     /// those below it: its data is kept and its index answered. `false` if
     /// it is a duplicate or does not fit (counted).
     #[allow(clippy::too_many_arguments)]
-    pub fn rx_response_early(
+    pub fn rx_response_early<C: PayloadCopy>(
         &mut self,
         now: Instant,
         i: usize,
@@ -269,7 +269,7 @@ impl ClientSession {
             return false;
         }
         let resp = req.resp.get_or_insert_with(|| pool.alloc(len));
-        resp.fill(chunk(len, k, dpp), payload);
+        resp.fill::<C>(chunk(len, k, dpp), payload);
         let mut returned = req.sack(idx).unwrap_or(0);
         let lost = req.detect_losses(now, reo_wnd, dup_thresh);
         returned += lost;

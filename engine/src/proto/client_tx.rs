@@ -11,6 +11,7 @@
 
 use super::client::{pop_slot, ClientReq, ClientSession};
 use super::frame::{chunk, write_frame};
+use super::msgbuf::PayloadCopy;
 use super::session::SessionCommon;
 use super::stats::Stats;
 use crate::time::Instant;
@@ -28,8 +29,9 @@ pub(crate) struct ClientTurn {
 impl ClientSession {
     /// Writes this session's next packet into `buf`: a pending probe
     /// first (it needs no credit), else the next request or RFR packet
-    /// round-robin over the slots, as credits allow.
-    pub fn write_next(
+    /// round-robin over the slots, as credits allow. `C` moves the
+    /// payload bytes.
+    pub fn write_next<C: PayloadCopy>(
         &mut self,
         now: Instant,
         buf: &mut [u8],
@@ -39,7 +41,7 @@ impl ClientSession {
         self.tx_queued = false;
         // Probes are rare: the counter keeps this off the per-packet path.
         let probe = if self.probes > 0 {
-            self.write_probe(buf, dpp, stats)
+            self.write_probe::<C>(buf, dpp, stats)
         } else {
             None
         };
@@ -95,7 +97,7 @@ impl ClientSession {
                 };
                 stats.retransmissions += 1;
                 (
-                    write_packet(req, idx, grant, buf, dpp, &self.common),
+                    write_packet::<C>(req, idx, grant, buf, dpp, &self.common),
                     1,
                     idx,
                     false,
@@ -103,7 +105,7 @@ impl ClientSession {
             } else {
                 let idx = req.num_tx;
                 let first = idx >= req.high_tx;
-                let len = write_packet(req, idx, grant, buf, dpp, &self.common);
+                let len = write_packet::<C>(req, idx, grant, buf, dpp, &self.common);
                 if idx + 1 == req.n_req {
                     req.grant_sent = grant;
                 }
@@ -148,7 +150,12 @@ impl ClientSession {
 
     /// Resends one probed packet, if a slot has one pending (with no grant:
     /// a probe holds no credit, so it may cause one answer only).
-    fn write_probe(&mut self, buf: &mut [u8], dpp: usize, stats: &mut Stats) -> Option<usize> {
+    fn write_probe<C: PayloadCopy>(
+        &mut self,
+        buf: &mut [u8],
+        dpp: usize,
+        stats: &mut Stats,
+    ) -> Option<usize> {
         let i = self
             .slots
             .iter()
@@ -157,13 +164,13 @@ impl ClientSession {
         stats.retransmissions += 1;
         stats.probes_sent += 1;
         let req = self.slots[i].req.as_ref()?;
-        Some(write_packet(req, k, 0, buf, dpp, &self.common))
+        Some(write_packet::<C>(req, k, 0, buf, dpp, &self.common))
     }
 }
 
 /// Writes packet `k` of `req`: a request packet (the last one carrying
-/// `grant`), or an RFR once the request is sent.
-fn write_packet(
+/// `grant`, its payload moved by `C`), or an RFR once the request is sent.
+fn write_packet<C: PayloadCopy>(
     req: &ClientReq,
     k: u32,
     grant: u16,
@@ -183,7 +190,7 @@ fn write_packet(
     };
     if k < req.n_req {
         let data = &req.msg[chunk(req.msg.len(), k, dpp)];
-        write_frame(buf, &common.template, &rpc, data, !req.msg.is_phantom())
+        write_frame::<C>(buf, &common.template, &rpc, data)
     } else {
         let rfr = RpcRepr {
             pkt_type: PktType::ReqForResp,
@@ -192,7 +199,7 @@ fn write_packet(
             grant: 0,
             ..rpc
         };
-        write_frame(buf, &common.template, &rfr, &[], true)
+        write_frame::<C>(buf, &common.template, &rfr, &[])
     }
 }
 

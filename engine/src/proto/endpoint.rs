@@ -13,7 +13,7 @@ use super::error::ConfigError;
 use super::event::{Delivery, Event};
 use super::gate::Gate;
 use super::ids::SessionId;
-use super::msgbuf::{MsgBuf, MsgPool, PoolStats};
+use super::msgbuf::{CopyBytes, MsgBuf, MsgPool, PayloadCopy, PoolStats};
 use super::output::Output;
 use super::pause_peers::PausePeers;
 use super::recovery::Timers;
@@ -278,7 +278,20 @@ impl Endpoint {
     /// side) or response (client side) when this frame completes one; all
     /// other outcomes (credit returns, handshake, drops) show up in stats,
     /// events and transmit work. Never panics on any input bytes.
+    #[inline]
     pub fn handle_frame<'f>(&mut self, now: Instant, frame: &'f [u8]) -> Option<Delivery<'f>> {
+        self.handle_frame_with::<CopyBytes>(now, frame)
+    }
+
+    /// [`handle_frame`](Self::handle_frame) with the payload bytes of a
+    /// multi-packet message moved into its buffer by `C` (see
+    /// [`PayloadCopy`]): chosen at compile time, so a real link's calls
+    /// pay for nothing but the copy.
+    pub fn handle_frame_with<'f, C: PayloadCopy>(
+        &mut self,
+        now: Instant,
+        frame: &'f [u8],
+    ) -> Option<Delivery<'f>> {
         self.out.stats.rx_pkts += 1;
         self.out.stats.rx_bytes += frame.len() as u64;
         let Ok(p) = wire::parse_frame_with(frame, self.cfg.verify_ipv4_checksum) else {
@@ -296,7 +309,7 @@ impl Endpoint {
             self.on_ce(now, &p.rpc);
         }
         match p.rpc.pkt_type {
-            PktType::Request => self.rx_request(now, &p),
+            PktType::Request => self.rx_request::<C>(now, &p),
             PktType::ReqForResp => {
                 self.rx_rfr(now, &p);
                 None
@@ -309,7 +322,7 @@ impl Endpoint {
             | PktType::Response
             | PktType::ErrorResponse
             | PktType::Sack
-            | PktType::Nak => self.rx_answer(now, &p),
+            | PktType::Nak => self.rx_answer::<C>(now, &p),
             PktType::SessionMgmt => {
                 self.handle_sm(now, &p);
                 None
@@ -326,7 +339,11 @@ impl Endpoint {
     }
 
     /// A request packet: to its server session.
-    fn rx_request<'f>(&mut self, now: Instant, p: &Parsed<'f>) -> Option<Delivery<'f>> {
+    fn rx_request<'f, C: PayloadCopy>(
+        &mut self,
+        now: Instant,
+        p: &Parsed<'f>,
+    ) -> Option<Delivery<'f>> {
         let mut srv = self.table.server_for_packet(
             now,
             p,
@@ -351,7 +368,7 @@ impl Endpoint {
         let max_msg = self.cfg.max_msg_size;
         let armed = srv.expiry_armed;
         let ledger = &mut self.ledger;
-        let rx = srv.rx_request(p, self.cfg.dpp, max_msg, gaps, ledger, now, d);
+        let rx = srv.rx_request::<C>(p, self.cfg.dpp, max_msg, gaps, ledger, now, d);
         match rx {
             RequestRx::Dropped => None,
             RequestRx::Nak(k) => {
@@ -438,13 +455,17 @@ impl Endpoint {
     }
 
     /// A credit return, response or error answer: to its client session.
-    fn rx_answer<'f>(&mut self, now: Instant, p: &Parsed<'f>) -> Option<Delivery<'f>> {
+    fn rx_answer<'f, C: PayloadCopy>(
+        &mut self,
+        now: Instant,
+        p: &Parsed<'f>,
+    ) -> Option<Delivery<'f>> {
         let (d, wrong) = (&mut self.out.stats.drops, &mut self.gate.wrong_tokens);
         let c = self.table.client_for_packet(now, p, d, wrong)?;
         let sid = c.common.id();
         let max_msg = self.cfg.max_msg_size;
         let (pool, stats) = (&self.ledger.pool, &mut self.out.stats);
-        let rx = c.rx_answer(now, p, self.cfg.dpp, max_msg, pool, stats);
+        let rx = c.rx_answer::<C>(now, p, self.cfg.dpp, max_msg, pool, stats);
         let dropped = matches!(
             rx,
             AnswerRx::Dropped

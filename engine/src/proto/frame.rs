@@ -2,8 +2,9 @@
 //! paths: how a message splits into packets, and how one packet's headers
 //! (from the session's prebuilt template) and payload go into the caller's
 //! transmit buffer. Payload bytes move once, from the stored message into
-//! the frame.
+//! the frame, by the caller's [`PayloadCopy`].
 
+use super::msgbuf::PayloadCopy;
 use crate::wire::{HeaderTemplate, RpcRepr};
 
 /// Packets of a `len`-byte message at `dpp` bytes per packet: at least one.
@@ -17,23 +18,17 @@ pub(crate) fn chunk(len: usize, k: u32, dpp: usize) -> core::ops::Range<usize> {
     start..(start + dpp).min(len)
 }
 
-/// Headers from the template, then the payload (its bytes only if `copy`:
-/// not from a phantom message buffer); returns the frame length. Without
-/// `copy` nothing past the headers is written: the fabric lab relies on it
-/// to lay phantom frames out 128 bytes apart (`lab::fabric`'s
-/// `PHANTOM_STRIDE`, crate `lab`), and its phantom-against-copying test would catch a
-/// write that strayed into the next frame.
-pub(crate) fn write_frame(
+/// Headers from the template, then the payload, its bytes moved by `C`;
+/// returns the frame length. Nothing past the headers is written but what
+/// `C` copies (see [`PayloadCopy`]).
+pub(crate) fn write_frame<C: PayloadCopy>(
     buf: &mut [u8],
     template: &HeaderTemplate,
     rpc: &RpcRepr,
     payload: &[u8],
-    copy: bool,
 ) -> usize {
     let n = template.write(buf, rpc, payload.len());
-    if copy {
-        buf[n..n + payload.len()].copy_from_slice(payload);
-    }
+    C::copy(&mut buf[n..n + payload.len()], payload);
     n + payload.len()
 }
 

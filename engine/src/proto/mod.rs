@@ -14,7 +14,9 @@
 //!   and ring bounds and their accounting), `output` (events and counters),
 //!   `pacing` (the pacer and whether to pace), `recovery` (the timer heap,
 //!   the loss timeouts with the one RTO rule, the busy counts), `error`, `stats`
-//!   (counters), `msgbuf` (message buffers and their pool), `state` (the
+//!   (counters), `msgbuf` (message buffers, their pool, and
+//!   `PayloadCopy`: how payload bytes move, a type the caller of
+//!   `handle_frame_with` and `poll_transmit_with` picks), `state` (the
 //!   transition table and its effects), `ids` (session and request handles),
 //!   `event` (deliveries and events), `frame` (message geometry and frame
 //!   writing), `txq` (transmit descriptors and queues);
@@ -86,7 +88,7 @@ pub use endpoint::Endpoint;
 pub use error::{refusal_reason, ConfigError, RpcError};
 pub use event::{Delivery, Event, Payload};
 pub use ids::{ReqHandle, SessionId};
-pub use msgbuf::{MsgBuf, MsgPool, PoolStats};
+pub use msgbuf::{CopyBytes, MsgBuf, MsgPool, PayloadCopy, PoolStats};
 pub use secrets::{SecretKey, COOKIE_EPOCH};
 pub use state::{
     transition, Effect, EventKind, FailCause, InvalidTransition, Next, SessionInput, SessionState,

@@ -20,11 +20,17 @@
 //! Contents of a buffer fresh from the pool are unspecified (old bytes are not
 //! cleared: that would cost a second pass over every large message).
 //!
-//! A *phantom* pool ([`MsgPool::phantom`]) is for simulations that measure
-//! the transport, not the data: the endpoint moves no payload bytes into or
-//! out of its buffers (frames still have every length and header right; their
-//! payload bytes are unspecified), so a simulated fabric does not spend its
-//! time and cache on copies nobody reads.
+//! How payload bytes move between buffers and frames is a type, not a
+//! flag: [`PayloadCopy`], chosen by the caller of
+//! [`Endpoint::handle_frame_with`](super::Endpoint::handle_frame_with) and
+//! [`Endpoint::poll_transmit_with`](super::Endpoint::poll_transmit_with)
+//! and compiled into that code. A real link's calls
+//! ([`handle_frame`](super::Endpoint::handle_frame),
+//! [`poll_transmit`](super::Endpoint::poll_transmit)) take [`CopyBytes`]:
+//! the copy and nothing else, no branch and no indirect call per packet. A
+//! simulation that measures the transport, not the data, brings its own
+//! implementation that copies nothing (the fabric lab's `HeadersOnly`), and
+//! no code of the endpoint knows that it exists.
 
 use core::cell::UnsafeCell;
 use core::fmt;
@@ -36,6 +42,36 @@ use std::rc::Rc;
 /// (`MemBudget::pool_keep`'s default): eight 8 MiB buffers, so a window of
 /// the largest messages reuses its buffers.
 pub const DEFAULT_POOL_KEEP: usize = 64 << 20;
+
+/// How an endpoint moves a payload chunk: from a message buffer into the
+/// frame it writes, and from a received frame into the buffer it assembles
+/// a multi-packet message in (a single-packet message is handed over in its
+/// frame, never copied). See the module docs.
+///
+/// An implementation decides only whether bytes move: headers, lengths,
+/// counters and every decision of the endpoint are the same whatever it
+/// does. One that copies nothing leaves a message's bytes and a frame's
+/// bytes past its headers unspecified (nothing past the headers is
+/// written, so a caller may lay frames out closer than their length); the
+/// one payload the endpoint reads itself, an error answer's code, is
+/// always copied.
+pub trait PayloadCopy {
+    /// Copies `src` into `dst` (slices of one length), or does nothing.
+    fn copy(dst: &mut [u8], src: &[u8]);
+}
+
+/// Copies every payload byte: what a real link needs, and what
+/// [`handle_frame`](super::Endpoint::handle_frame) and
+/// [`poll_transmit`](super::Endpoint::poll_transmit) use.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CopyBytes;
+
+impl PayloadCopy for CopyBytes {
+    #[inline(always)]
+    fn copy(dst: &mut [u8], src: &[u8]) {
+        dst.copy_from_slice(src);
+    }
+}
 
 /// Smallest size class, log2: 64 bytes, one cache line; smaller messages
 /// share this class so tiny buffers do not fragment the pool.
@@ -55,10 +91,6 @@ pub struct MsgBuf {
     home: Rc<Pool>,
     /// Size class, kept so the return needs no class computation.
     class: u8,
-    /// From a phantom pool: the endpoint copies no payload in or out.
-    /// Copied from the pool at allocation, so the per-packet check reads
-    /// the buffer, not the pool.
-    phantom: bool,
 }
 
 impl Drop for MsgBuf {
@@ -96,33 +128,23 @@ impl MsgBuf {
         self.len = len;
     }
 
-    /// Whether it comes from a [phantom](MsgPool::phantom) pool, whose
-    /// buffers the endpoint neither fills nor sends the bytes of.
-    pub fn is_phantom(&self) -> bool {
-        self.phantom
-    }
-
     /// Copies the first `n` bytes of `from`'s storage into this buffer's
-    /// (a reassembly buffer growing into a larger one), unless phantom.
-    /// Copied in 2 KiB pieces, as packets are: glibc copies larger blocks
-    /// with `rep movsb`, which `scripts/cost.sh`'s callgrind counts once per
-    /// byte (8 times its vector loop's count for the same work).
-    pub(crate) fn copy_prefix(&mut self, from: &MsgBuf, n: usize) {
-        if !self.phantom {
-            let (dst, src) = (&mut self.data[..n], &from.data[..n]);
-            for (d, s) in dst.chunks_mut(2048).zip(src.chunks(2048)) {
-                d.copy_from_slice(s);
-            }
+    /// (a reassembly buffer growing into a larger one) by `C`. Copied in
+    /// 2 KiB pieces, as packets are: glibc copies larger blocks with `rep
+    /// movsb`, which `scripts/cost.sh`'s callgrind counts once per byte (8
+    /// times its vector loop's count for the same work).
+    pub(crate) fn copy_prefix<C: PayloadCopy>(&mut self, from: &MsgBuf, n: usize) {
+        let (dst, src) = (&mut self.data[..n], &from.data[..n]);
+        for (d, s) in dst.chunks_mut(2048).zip(src.chunks(2048)) {
+            C::copy(d, s);
         }
     }
 
-    /// Copies `src` into the message at `range` (the endpoint assembling a
-    /// received packet), unless the buffer is phantom.
+    /// Copies `src` into the message at `range` by `C` (the endpoint
+    /// assembling a received packet).
     #[inline(always)]
-    pub(crate) fn fill(&mut self, range: core::ops::Range<usize>, src: &[u8]) {
-        if !self.phantom {
-            self.data[range].copy_from_slice(src);
-        }
+    pub(crate) fn fill<C: PayloadCopy>(&mut self, range: core::ops::Range<usize>, src: &[u8]) {
+        C::copy(&mut self.data[range], src);
     }
 
     /// The message bytes.
@@ -194,7 +216,6 @@ impl fmt::Debug for MsgPool {
 /// each one.
 struct Pool {
     state: UnsafeCell<State>,
-    phantom: bool,
 }
 
 struct State {
@@ -289,10 +310,6 @@ impl MsgPool {
     /// classes (`usize::MAX`: every buffer it ever handed out, so after the
     /// peak nothing is allocated again; its memory is the peak's).
     pub fn keeping(max_len: usize, keep_bytes: usize) -> Self {
-        Self::with(max_len, keep_bytes, false)
-    }
-
-    fn with(max_len: usize, keep_total: usize, phantom: bool) -> Self {
         let n = class_of(max_len) + 1;
         let classes = (0..n).map(|_| Vec::new()).collect();
         MsgPool {
@@ -300,27 +317,11 @@ impl MsgPool {
                 state: UnsafeCell::new(State {
                     classes,
                     stats: PoolStats::default(),
-                    room: keep_total,
-                    keep_total,
+                    room: keep_bytes,
+                    keep_total: keep_bytes,
                 }),
-                phantom,
             }),
         }
-    }
-
-    /// A pool like [`keeping`](Self::keeping)`(max_len, usize::MAX)` whose
-    /// buffers are phantom: endpoints using it move no payload bytes (see
-    /// the module docs). Only for simulation: an application reading a
-    /// received message from it reads unspecified bytes. Its buffers are
-    /// allocated zeroed and never written by the endpoint, so they cost
-    /// address space, not memory.
-    pub fn phantom(max_len: usize) -> Self {
-        Self::with(max_len, usize::MAX, true)
-    }
-
-    /// Whether this pool's buffers are phantom.
-    pub fn is_phantom(&self) -> bool {
-        self.inner.phantom
     }
 
     /// A buffer holding `len` bytes (contents unspecified).
@@ -332,7 +333,6 @@ impl MsgPool {
             home: self.inner.clone(),
             // At most 64 - MIN_CLASS_SHIFT: fits.
             class: c as u8,
-            phantom: self.inner.phantom,
         }
     }
 
@@ -434,18 +434,29 @@ mod tests {
         assert_eq!(pool.free_bytes(), 3 << 20);
     }
 
+    /// Copies nothing (what a simulation of the transport alone brings).
+    struct NoCopy;
+    impl PayloadCopy for NoCopy {
+        fn copy(_: &mut [u8], _: &[u8]) {}
+    }
+
     #[test]
-    fn a_phantom_buffer_is_never_filled() {
-        let real = MsgPool::new(1 << 20);
-        let phantom = MsgPool::phantom(1 << 20);
-        assert!(phantom.is_phantom() && !real.is_phantom());
-        for (pool, expect) in [(real, 7u8), (phantom, 0u8)] {
-            let mut m = pool.alloc(4096);
-            assert_eq!(m.is_phantom(), expect == 0);
-            m.fill(100..104, &[7; 4]);
-            assert_eq!(m[100..104], [expect; 4]);
-            assert_eq!(m.len(), 4096, "the length is real either way");
-        }
+    fn the_payload_copy_decides_whether_bytes_move() {
+        let pool = MsgPool::new(1 << 20);
+        let mut m = pool.alloc(8192);
+        m.fill::<CopyBytes>(100..104, &[7; 4]);
+        m.fill::<NoCopy>(104..108, &[9; 4]);
+        assert_eq!(
+            m[100..108],
+            [7, 7, 7, 7, 0, 0, 0, 0],
+            "a fresh buffer is zeroed"
+        );
+        let mut grown = pool.alloc(16 << 10);
+        grown.copy_prefix::<NoCopy>(&m, 4096);
+        assert_eq!(grown[100..104], [0; 4]);
+        grown.copy_prefix::<CopyBytes>(&m, 4096);
+        assert_eq!(grown[100..104], [7; 4]);
+        assert_eq!(m.len(), 8192, "the length is the caller's either way");
     }
 
     #[test]

@@ -19,7 +19,7 @@
 
 use super::budget::Ledger;
 use super::frame::pkts_of;
-use super::msgbuf::{capacity_for, MsgBuf, MsgPool};
+use super::msgbuf::{capacity_for, MsgBuf, MsgPool, PayloadCopy};
 use super::sack::Window;
 use super::session::SessionCommon;
 use crate::time::{Duration, Instant};
@@ -146,10 +146,10 @@ impl ServerSlot {
     /// Makes the reassembly buffer of the current request hold bytes up to
     /// `end` (past its capacity, which is what `charged` holds while
     /// receiving): it is taken at the first packet, or grown to the next
-    /// step (its bytes copied), after charging the larger capacity; over
+    /// step (its bytes copied by `C`), after charging the larger capacity; over
     /// the budget nothing changes.
     #[inline]
-    pub fn grow(&mut self, end: usize, ledger: &mut Ledger, acct: u32) -> Hold {
+    pub fn grow<C: PayloadCopy>(&mut self, end: usize, ledger: &mut Ledger, acct: u32) -> Hold {
         let (size, cap) = step_for(self.req_len, end);
         let add = cap - self.charged;
         if !ledger.charge(acct, add) {
@@ -162,7 +162,7 @@ impl ServerSlot {
                 Hold::Took { first: true }
             }
             Some(old) => {
-                regrow(old, size, &ledger.pool);
+                regrow::<C>(old, size, &ledger.pool);
                 Hold::Took { first: false }
             }
         }
@@ -173,9 +173,9 @@ impl ServerSlot {
 /// line: the first buffer of a request (every small request) is the
 /// common case, and this one needs a frame of its own.
 #[inline(never)]
-fn regrow(buf: &mut MsgBuf, size: usize, pool: &MsgPool) {
+fn regrow<C: PayloadCopy>(buf: &mut MsgBuf, size: usize, pool: &MsgPool) {
     let mut new = pool.alloc(size);
-    new.copy_prefix(buf, buf.capacity());
+    new.copy_prefix::<C>(buf, buf.capacity());
     *buf = new;
 }
 

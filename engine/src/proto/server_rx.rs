@@ -38,6 +38,7 @@ use super::budget::Ledger;
 use super::event::{Delivery, Payload};
 use super::frame::{chunk, pkts_of};
 use super::ids::ReqHandle;
+use super::msgbuf::PayloadCopy;
 use super::sack::{Window, SACK_WINDOW};
 use super::server::{granted_after_first, Answer, Phase, ServerSession};
 use super::server::{Hold, ServerSlot};
@@ -85,9 +86,9 @@ pub(crate) struct GapRule {
 impl ServerSession {
     /// A request packet addressed to this (connected, token-checked)
     /// session, arriving at `now`; reassembly buffers come from and are
-    /// charged to `ledger`.
+    /// charged to `ledger`, and `C` moves the payload bytes into them.
     #[allow(clippy::too_many_arguments)]
-    pub fn rx_request<'f>(
+    pub fn rx_request<'f, C: PayloadCopy>(
         &mut self,
         p: &Parsed<'f>,
         dpp: usize,
@@ -138,7 +139,7 @@ impl ServerSession {
                             };
                         }
                         let dc = (dpp, self.credits);
-                        return store_out_of_order(slot, p, dc, ledger, now, acct, d);
+                        return store_out_of_order::<C>(slot, p, dc, ledger, now, acct, d);
                     }
                     d.future += 1;
                     d.future_request += 1;
@@ -219,7 +220,7 @@ impl ServerSession {
                 }
                 if k != 0 {
                     let dc = (dpp, self.credits);
-                    return store_out_of_order(slot, p, dc, ledger, now, acct, d);
+                    return store_out_of_order::<C>(slot, p, dc, ledger, now, acct, d);
                 }
             }
         }
@@ -244,7 +245,7 @@ impl ServerSession {
         // is what is charged for it.)
         let range = chunk(len, k, dpp);
         if range.end > slot.charged {
-            match slot.grow(range.end, ledger, acct) {
+            match slot.grow::<C>(range.end, ledger, acct) {
                 Hold::Took { .. } => {}
                 Hold::Over => {
                     d.reassembly_budget += 1;
@@ -269,7 +270,7 @@ impl ServerSession {
         // the non-last ones (Response(0) answers only the last).
         let cr_too = run > 0 && k + 1 < n;
         if let Some(buf) = slot.req_buf.as_mut() {
-            buf.fill(range, p.payload);
+            buf.fill::<C>(range, p.payload);
         }
         if slot.num_rx < n {
             let cr = !std::mem::replace(&mut slot.cr_pending, true);
@@ -363,7 +364,7 @@ fn nak_once<'f>(slot: &mut ServerSlot, nak: bool, r: u64, expected: u32) -> Requ
 /// Selective mode: keeps request packet `k` (past `num_rx`, within the
 /// window, not stored yet) of the slot's current request, if the budget
 /// has room for it.
-fn store_out_of_order<'f>(
+fn store_out_of_order<'f, C: PayloadCopy>(
     slot: &mut ServerSlot,
     p: &Parsed<'f>,
     (dpp, credits): (usize, u16),
@@ -376,7 +377,7 @@ fn store_out_of_order<'f>(
     let range = chunk(len, k, dpp);
     let mut arm = false;
     if range.end > slot.charged {
-        match slot.grow(range.end, ledger, acct) {
+        match slot.grow::<C>(range.end, ledger, acct) {
             Hold::Took { first } => arm = first,
             Hold::Over => {
                 d.reassembly_budget += 1;
@@ -386,7 +387,7 @@ fn store_out_of_order<'f>(
     }
     slot.touched_at = now;
     if let Some(buf) = slot.req_buf.as_mut() {
-        buf.fill(range, p.payload);
+        buf.fill::<C>(range, p.payload);
     }
     let w = slot.ooo.get_or_insert_with(Box::default);
     w.set(k - slot.num_rx);

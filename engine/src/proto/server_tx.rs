@@ -9,14 +9,16 @@
 //! ack as of the moment it is written.
 
 use super::frame::{chunk, write_frame};
+use super::msgbuf::{CopyBytes, PayloadCopy};
 use super::server::{Answer, ServerSession};
 use super::txq::AnswerKind;
 use crate::wire::{PktType, RpcRepr};
 
 impl ServerSession {
     /// Writes answer packet `pkt` of kind `kind` for `req_num`, or `None` if
-    /// the slot no longer holds that request or answer.
-    pub fn write_answer(
+    /// the slot no longer holds that request or answer. `C` moves a
+    /// response's payload bytes (an error's code is always copied).
+    pub fn write_answer<C: PayloadCopy>(
         &mut self,
         buf: &mut [u8],
         req_num: u64,
@@ -55,7 +57,6 @@ impl ServerSession {
             req_num,
             token: c.token,
         };
-        let code;
         let payload: &[u8] = match (kind, slot.answer.as_ref()) {
             (AnswerKind::CreditReturn, _) => &[],
             (AnswerKind::Sack, _) => {
@@ -72,13 +73,13 @@ impl ServerSession {
             (AnswerKind::Error, Some(Answer::Error(e))) => {
                 rpc.pkt_type = PktType::ErrorResponse;
                 rpc.msg_size = 1;
-                code = [u8::from(*e)];
-                &code
+                // The client reads the code: copied whatever `C` does.
+                let code = [u8::from(*e)];
+                return Some(write_frame::<CopyBytes>(buf, &c.template, &rpc, &code));
             }
             _ => return None,
         };
-        let copy = !matches!(slot.answer.as_ref(), Some(Answer::Response(r)) if r.is_phantom());
-        Some(write_frame(buf, &c.template, &rpc, payload, copy))
+        Some(write_frame::<C>(buf, &c.template, &rpc, payload))
     }
 
     /// A control packet with no payload to this session's client (a Nak
@@ -95,6 +96,6 @@ impl ServerSession {
             req_num,
             token: c.token,
         };
-        write_frame(buf, &c.template, &rpc, &[], false)
+        write_frame::<CopyBytes>(buf, &c.template, &rpc, &[])
     }
 }

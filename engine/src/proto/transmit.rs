@@ -6,6 +6,7 @@
 use super::client::ClientSession;
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
+use super::msgbuf::{CopyBytes, PayloadCopy};
 use super::state::SessionState;
 use super::table::Session;
 use super::txq::{SmReply, TxDesc, TxQueues};
@@ -28,7 +29,23 @@ impl Endpoint {
     /// # Panics
     /// If `buf` is shorter than [`min_tx_buf_len`](Self::min_tx_buf_len)
     /// (`70 + max_data_per_pkt`): a caller bug, not a network condition.
+    #[inline]
     pub fn poll_transmit(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+        self.poll_transmit_with::<CopyBytes>(now, buf)
+    }
+
+    /// [`poll_transmit`](Self::poll_transmit) with the payload bytes of
+    /// request and response packets moved into the frame by `C` (see
+    /// [`PayloadCopy`]): chosen at compile time, so a real link's calls
+    /// pay for nothing but the copy.
+    ///
+    /// # Panics
+    /// As `poll_transmit`.
+    pub fn poll_transmit_with<C: PayloadCopy>(
+        &mut self,
+        now: Instant,
+        buf: &mut [u8],
+    ) -> Option<usize> {
         assert!(
             buf.len() >= self.min_tx_buf_len(),
             "poll_transmit: buffer of {} bytes, need {}",
@@ -39,8 +56,8 @@ impl Endpoint {
             self.release_paced(now);
         }
         let len = self
-            .next_ctrl_frame(now, buf)
-            .or_else(|| self.next_client_frame(now, buf))?;
+            .next_ctrl_frame::<C>(now, buf)
+            .or_else(|| self.next_client_frame::<C>(now, buf))?;
         self.out.stats.tx_pkts += 1;
         self.out.stats.tx_bytes += len as u64;
         Some(len)
@@ -54,7 +71,7 @@ impl Endpoint {
         }
     }
 
-    fn next_ctrl_frame(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+    fn next_ctrl_frame<C: PayloadCopy>(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         while let Some(d) = self.txq.ctrl.pop_front() {
             let written = match d {
                 TxDesc::Answer {
@@ -77,7 +94,7 @@ impl Endpoint {
                         }
                         continue;
                     }
-                    s.write_answer(buf, req_num, kind, pkt, self.cfg.dpp)
+                    s.write_answer::<C>(buf, req_num, kind, pkt, self.cfg.dpp)
                 }
                 TxDesc::Pause { link, us } => self.write_pause(buf, link, us),
                 TxDesc::Cnp(s) => self.write_cnp(buf, s),
@@ -95,7 +112,7 @@ impl Endpoint {
 
     /// Writes the next client packet (request or RFR) of the first queued
     /// session that can send, one packet per session per turn.
-    fn next_client_frame(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
+    fn next_client_frame<C: PayloadCopy>(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         while let Some(s) = self.txq.clients.pop_front() {
             if self.txq.pacer.on() && self.pace_or_wait(now, s) {
                 continue;
@@ -114,7 +131,7 @@ impl Endpoint {
                 }
                 continue;
             }
-            let turn = c.write_next(now, buf, self.cfg.dpp, &mut self.out.stats);
+            let turn = c.write_next::<C>(now, buf, self.cfg.dpp, &mut self.out.stats);
             if turn.written.is_some() {
                 // A packet sent may have started an RTO (`armed_at = now`):
                 // O(1) when the session is armed earlier already.

@@ -2,7 +2,7 @@
 //! Ties are broken by insertion order, so a run is a pure function of its
 //! inputs.
 
-use engine::slot_lists::SlotLists;
+use slot_lists::SlotLists;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 

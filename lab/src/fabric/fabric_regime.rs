@@ -1,12 +1,28 @@
-//! The fabric's regimes: the entries of the shared preset table
-//! (`engine::presets`, which names each and says what it sets on an
-//! endpoint) that run on the fabric, and the fabric side each adds (PFC,
-//! link credits, spraying, ECN marking). See `docs/fabric.md` for what
-//! each keeps of the real system and what it simplifies.
+//! The fabric's regimes: what each sets on an endpoint, and the fabric side
+//! each adds (PFC, link credits, spraying, ECN marking). Two are entries of
+//! the engine's table of real-link presets (`engine::presets`): `lossy` and
+//! `irn` are the same endpoints here and under `rpc-bench compare --modes`.
+//! The other five run only here and are this module's own table, stated
+//! with the engine's preset types (each relative to the real-link preset it
+//! departs from, every field pinned by a test):
+//!
+//! | regime      | flow     | credits        | retransmit            | cc     | NAK | timers           |
+//! |-------------|----------|----------------|-----------------------|--------|-----|------------------|
+//! | `ib`        | lossy    | lossy multiple | go-back-N             | none   | yes | -                |
+//! | `roce`      | lossy    | lossy multiple | go-back-N             | DCQCN  | yes | -                |
+//! | `roce-nocc` | lossy    | lossy multiple | go-back-N             | none   | yes | -                |
+//! | `srd`       | lossy    | BDP            | selective, reordering | Timely | no  | RTO 320, low 100 |
+//! | `erpc`      | lossless | 32             | go-back-N             | Timely | no  | -                |
+//!
+//! A regime's name never names another preset of the engine's table. See
+//! `docs/fabric.md` for what each keeps of the real system and what it
+//! simplifies.
 
 use super::config::{FabricConfig, Pfc, Red};
-use engine::presets::{PresetFlow, TransportPreset};
-use engine::proto::{bdp_credits, DcqcnParams, EndpointConfig, FlowMode, LossPolicy, Retransmit};
+use engine::presets::{CreditRule, EndpointPreset, PresetFlow, TransportPreset};
+use engine::proto::{
+    bdp_credits, CcKind, DcqcnParams, EndpointConfig, FlowMode, LossPolicy, Retransmit, SackRule,
+};
 use engine::time::Duration;
 
 /// A named regime.
@@ -35,8 +51,17 @@ pub enum Regime {
     Lossy,
 }
 
+/// Where a regime is stated.
+enum Entry {
+    /// An entry of the engine's table, run here as on real links.
+    Engine(TransportPreset),
+    /// The fabric's own: its name and what it sets on an endpoint (the
+    /// `Regime` variant's docs say what it is).
+    Own(&'static str, EndpointPreset),
+}
+
 impl Regime {
-    /// Every preset, in the order the docs list them.
+    /// Every regime, in the order the docs list them.
     pub const ALL: [Regime; 7] = [
         Regime::Ib,
         Regime::Roce,
@@ -47,36 +72,78 @@ impl Regime {
         Regime::Lossy,
     ];
 
-    /// The entry of the shared table (`engine::presets`) this regime is.
-    pub fn preset(self) -> TransportPreset {
+    /// The regime's entry: the engine's preset for `lossy` and `irn`, the
+    /// fabric's own for the others (the module's table).
+    fn entry(self) -> Entry {
+        // RoCE and InfiniBand NICs: go-back-N with a NAK at the first gap
+        // and a large window, as `lossy`; what sets them apart is the
+        // fabric's (link credits, PFC) and RoCE's DCQCN.
+        let lossy = TransportPreset::Lossy.endpoint();
+        let roce = EndpointPreset {
+            cc: CcKind::Dcqcn,
+            ..lossy
+        };
+        // IRN's selective repair and timeouts, but sprayed paths reorder:
+        // a packet is lost after three later answers and a reordering
+        // window, not at the first NACK; and Timely.
+        let srd = EndpointPreset {
+            sack_rule: Some(SackRule::Reordering),
+            cc: CcKind::Timely,
+            ..TransportPreset::Irn.endpoint()
+        };
+        // eRPC: lossless credits, but 32 of them, and Timely.
+        let erpc = EndpointPreset {
+            credits: CreditRule::Fixed(32),
+            cc: CcKind::Timely,
+            ..TransportPreset::Lossless.endpoint()
+        };
         match self {
-            Regime::Ib => TransportPreset::Ib,
-            Regime::Roce => TransportPreset::Roce,
-            Regime::RoceNocc => TransportPreset::RoceNocc,
-            Regime::Irn => TransportPreset::Irn,
-            Regime::Srd => TransportPreset::Srd,
-            Regime::Erpc => TransportPreset::Erpc,
-            Regime::Lossy => TransportPreset::Lossy,
+            Regime::Irn => Entry::Engine(TransportPreset::Irn),
+            Regime::Lossy => Entry::Engine(TransportPreset::Lossy),
+            Regime::Ib => Entry::Own("ib", lossy),
+            Regime::Roce => Entry::Own("roce", roce),
+            Regime::RoceNocc => Entry::Own("roce-nocc", lossy),
+            Regime::Srd => Entry::Own("srd", srd),
+            Regime::Erpc => Entry::Own("erpc", erpc),
         }
     }
 
-    /// The preset's name on the command line and in reports (the table's).
-    pub fn name(self) -> &'static str {
-        self.preset().name()
+    /// The engine's preset this regime is, for the two that real links run
+    /// too; `None` for the fabric's own.
+    pub fn shared(self) -> Option<TransportPreset> {
+        match self.entry() {
+            Entry::Engine(p) => Some(p),
+            Entry::Own(..) => None,
+        }
     }
 
-    /// The preset called `s`.
+    /// The regime's name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self.entry() {
+            Entry::Engine(p) => p.name(),
+            Entry::Own(name, _) => name,
+        }
+    }
+
+    /// What the regime sets on an endpoint.
+    pub fn endpoint(self) -> EndpointPreset {
+        match self.entry() {
+            Entry::Engine(p) => p.endpoint(),
+            Entry::Own(_, endpoint) => endpoint,
+        }
+    }
+
+    /// The regime called `s`.
     pub fn from_name(s: &str) -> Result<Regime, String> {
         Regime::ALL
             .into_iter()
             .find(|r| r.name() == s)
             .ok_or_else(|| {
                 let names: Vec<&str> = Regime::ALL.iter().map(|r| r.name()).collect();
+                // The engine's presets the fabric does not run.
                 let real = match TransportPreset::from_name(s) {
-                    Some(p) if !p.on_fabric() => {
-                        " runs on real links only (rpc-bench compare --modes)".to_string()
-                    }
-                    _ => String::new(),
+                    Some(_) => " runs on real links only (rpc-bench compare --modes)",
+                    None => "",
                 };
                 format!(
                     "unknown regime `{s}`{real} (expected one of {})",
@@ -115,19 +182,19 @@ impl Regime {
     /// on a lossy fabric, as RoCE and InfiniBand NICs do; eRPC has no NAK,
     /// and IRN and SRD answer gaps with Sacks).
     pub fn naks(self) -> bool {
-        self.preset().endpoint().nak
+        self.endpoint().nak
     }
 
     /// How the regime's endpoints repair loss.
     pub fn retransmit(self) -> Retransmit {
-        self.preset().endpoint().retransmit
+        self.endpoint().retransmit
     }
 
-    /// Sets the endpoint side of the regime on `ep` from the shared table,
-    /// for a fabric whose longest unloaded round trip is `rtt` at
+    /// Sets the endpoint side of the regime on `ep` from its preset, for a
+    /// fabric whose longest unloaded round trip is `rtt` at
     /// `link_bps`.
     pub fn apply_endpoint(self, ep: &mut EndpointConfig, link_bps: u64, rtt: Duration) {
-        let p = self.preset().endpoint();
+        let p = self.endpoint();
         ep.link_bps = link_bps;
         ep.base_rtt = rtt;
         ep.dcqcn = DcqcnParams::for_link(link_bps);
@@ -172,17 +239,51 @@ mod tests {
     }
 
     #[test]
-    fn the_regimes_are_the_tables_fabric_presets() {
-        let mut table: Vec<TransportPreset> = TransportPreset::ALL
-            .into_iter()
-            .filter(|p| p.on_fabric())
-            .collect();
-        let mut ours: Vec<TransportPreset> = Regime::ALL.map(Regime::preset).to_vec();
-        table.sort();
-        ours.sort();
-        assert_eq!(table, ours);
+    fn lossy_and_irn_are_the_engines_presets_and_no_other_name_is() {
+        let shared: Vec<TransportPreset> = Regime::ALL.iter().filter_map(|r| r.shared()).collect();
+        assert_eq!(shared, [TransportPreset::Irn, TransportPreset::Lossy]);
+        for r in Regime::ALL {
+            match r.shared() {
+                Some(p) => assert_eq!((r.name(), r.endpoint()), (p.name(), p.endpoint())),
+                None => assert_eq!(TransportPreset::from_name(r.name()), None, "{r:?}"),
+            }
+        }
         let e = Regime::from_name("pause").unwrap_err();
         assert!(e.contains("real links only"), "{e}");
+        assert!(!Regime::from_name("pfc").unwrap_err().contains("real links"));
+    }
+
+    /// Golden: the five fabric-only regimes' endpoint presets as they were
+    /// when they sat in the engine's table (fb62c17), field by field.
+    #[test]
+    fn the_fabric_only_presets_are_as_they_were() {
+        use CcKind::{Dcqcn, None as NoCc, Timely};
+        use CreditRule::{Bdp, Fixed, LossyMultiple as Multiple};
+        use PresetFlow::{Lossless, Lossy};
+        use Regime as R;
+        use Retransmit::{GoBackN, Selective};
+        let irn = Some((Duration::from_micros(320), Duration::from_micros(100)));
+        let reo = Some(SackRule::Reordering);
+        #[rustfmt::skip]
+        let want = [
+            (R::Ib,       Lossy,    Multiple,  GoBackN,   None, NoCc,   true,  None),
+            (R::Roce,     Lossy,    Multiple,  GoBackN,   None, Dcqcn,  true,  None),
+            (R::RoceNocc, Lossy,    Multiple,  GoBackN,   None, NoCc,   true,  None),
+            (R::Srd,      Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
+            (R::Erpc,     Lossless, Fixed(32), GoBackN,   None, Timely, false, None),
+        ];
+        for (r, flow, credits, retransmit, sack_rule, cc, nak, timers) in want {
+            let p = EndpointPreset {
+                flow,
+                credits,
+                retransmit,
+                sack_rule,
+                cc,
+                nak,
+                timers,
+            };
+            assert_eq!(r.endpoint(), p, "{r:?}");
+        }
     }
 
     #[test]

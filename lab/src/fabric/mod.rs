@@ -10,14 +10,16 @@
 //!   dynamic threshold, RED-like ECN marking, PFC per ingress port (XOFF and
 //!   XON frames that take a link delay to land, headroom), link-level
 //!   credits (InfiniBand), ECMP by 5-tuple hash or per-packet spraying.
-//! - Topologies (`topology.rs`), regime presets (`fabric_regime.rs`), scenarios and
-//!   flow sizes (`scenario.rs`, `cdf.rs`), the application that turns flows
+//! - Topologies (`topology.rs`), regime presets (`fabric_regime.rs`), the
+//!   hosts' message buffers and whether payload bytes move (`buffers.rs`),
+//!   scenarios and flow sizes (`scenario.rs`, `cdf.rs`), the application that turns flows
 //!   into RPCs (`flows.rs`), metrics (`metrics.rs`) and the runner that ties
 //!   one scenario to one regime (`run.rs`).
 //!
 //! Everything is a pure function of the configuration and the seed: events
 //! at equal times run in the order they were scheduled.
 
+mod buffers;
 pub mod cdf;
 mod config;
 mod event;
@@ -31,6 +33,7 @@ pub mod scenario;
 mod switch;
 pub mod topology;
 
+pub use buffers::{Buffers, HeadersOnly};
 pub use config::{EndpointTimers, FabricConfig, Pfc, Red, ETH_OVERHEAD};
 pub use fabric_regime::Regime;
 pub use run::{run_regime, run_regime_in, FabricReport, Progress, RegimeResult};
@@ -39,7 +42,7 @@ use engine::proto::Endpoint;
 use engine::rng::Rng;
 use event::{Ev, Events};
 use flows::Flows;
-use packets::{Pkt, PHANTOM_STRIDE};
+use packets::{Pkt, HEADERS_ONLY_STRIDE};
 use std::collections::VecDeque;
 use topology::{Role, Topology};
 
@@ -160,8 +163,10 @@ pub struct Fabric {
     /// from the event that names the packet) and headers sit densely.
     frames: Vec<u8>,
     /// Bytes per frame slot: the endpoints' transmit size, in whole cache
-    /// lines.
+    /// lines, or less when no payload moves.
     frame_stride: usize,
+    /// The endpoints move no payload bytes ([`HeadersOnly`]).
+    headers_only: bool,
     free_pkts: Vec<u32>,
     ports: Vec<Port>,
     switches: Vec<Switch>,
@@ -191,14 +196,15 @@ impl core::fmt::Debug for Fabric {
 impl Fabric {
     /// Builds `topo` with `cfg`, one endpoint per host (`endpoints[h]`
     /// must be addressed as [`host_addr`]`(h)`), and the application that
-    /// will run `app`'s flows.
+    /// will run `app`'s flows; `headers_only`: the endpoints move no
+    /// payload bytes.
     fn build(
         cfg: FabricConfig,
         topo: Topology,
         endpoints: Vec<Endpoint>,
         app: Flows,
         seed: u64,
-        phantom: bool,
+        headers_only: bool,
     ) -> Fabric {
         let (shapes, nics) = topology::build(&topo);
         let hosts = topo.hosts();
@@ -325,11 +331,12 @@ impl Fabric {
             ),
             pkts: Vec::new(),
             frames: Vec::new(),
-            frame_stride: if phantom {
-                PHANTOM_STRIDE
+            frame_stride: if headers_only {
+                HEADERS_ONLY_STRIDE
             } else {
                 tx_len.next_multiple_of(64)
             },
+            headers_only,
             free_pkts: Vec::new(),
             ports,
             switches,

@@ -6,7 +6,7 @@
 //! and returns credits as it drains on a credit fabric.
 
 use super::event::Ev;
-use super::Fabric;
+use super::{Fabric, HeadersOnly};
 use engine::time::Instant;
 
 /// IPv4 destination address offset in an Ethernet frame.
@@ -34,7 +34,12 @@ impl Fabric {
         let i = self.alloc_pkt();
         let slot = self.frame_range(i, self.tx_len);
         let buf = &mut self.frames[slot];
-        let Some(len) = self.hosts[h].ep.poll_transmit(Instant(now), buf) else {
+        let ep = &mut self.hosts[h].ep;
+        let sent = match self.headers_only {
+            true => ep.poll_transmit_with::<HeadersOnly>(Instant(now), buf),
+            false => ep.poll_transmit(Instant(now), buf),
+        };
+        let Some(len) = sent else {
             self.free_pkt(i);
             return;
         };
@@ -132,7 +137,11 @@ impl Fabric {
         let bytes = self.frame_range(pkt, self.pkts[pkt as usize].len as usize);
         let host = &mut self.hosts[h];
         let frame = &self.frames[bytes];
-        if let Some(d) = host.ep.handle_frame(now, frame) {
+        let d = match self.headers_only {
+            true => host.ep.handle_frame_with::<HeadersOnly>(now, frame),
+            false => host.ep.handle_frame(now, frame),
+        };
+        if let Some(d) = d {
             self.app.on_delivery(h, now, &mut host.ep, d);
         }
         self.free_pkt(pkt);

@@ -6,15 +6,16 @@
 use super::event::Ev;
 use super::Fabric;
 
-/// Bytes per frame slot when the endpoints move no payload bytes (a
-/// phantom pool): they write and read only a frame's headers (at most the
+/// Bytes per frame slot when the endpoints move no payload bytes
+/// ([`HeadersOnly`](super::buffers::HeadersOnly)): they write and read
+/// only a frame's headers (at most the
 /// RPC headers and a session-management body), so slots overlap past that
 /// and the headers of all frames in flight sit in a few hundred kB rather
 /// than at 1.5 kB strides over tens of MB (a cache and TLB miss for every
 /// frame a switch marks or a host receives). What lies past a frame's
 /// headers in its slot is other frames' headers: unspecified bytes, as a
-/// phantom payload's are.
-pub(super) const PHANTOM_STRIDE: usize =
+/// a message's are when no payload moves.
+pub(super) const HEADERS_ONLY_STRIDE: usize =
     (engine::wire::HEADERS_LEN + engine::wire::SM_BODY_LEN).next_multiple_of(64);
 
 /// What the fabric needs to know of a frame on it, kept apart from the

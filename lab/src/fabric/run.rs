@@ -7,8 +7,8 @@ use super::config::ser_ns;
 use super::flows::{self, ideal_fct, Flows};
 use super::metrics::{self, Bucket, FlowOutcome, Percentiles};
 use super::scenario::Workload;
-use super::{Fabric, FabricConfig, FabricStats, HostEps, Regime};
-use engine::proto::{Admission, Endpoint, EndpointConfig, MsgPool};
+use super::{Buffers, Fabric, FabricConfig, FabricStats, HostEps, Regime};
+use engine::proto::{Admission, Endpoint, EndpointConfig};
 use engine::time::{Duration, Instant};
 
 /// Virtual time given to handshakes before the first flow starts.
@@ -131,8 +131,8 @@ pub struct Progress {
 /// Runs `w` under `regime` with fabric knobs `base` (rates come from the
 /// workload, the regime's mechanisms from the preset). `progress` is
 /// called now and then with where the run is. The endpoints move no
-/// payload bytes (a [phantom](MsgPool::phantom) pool): results are the same
-/// as with copies (a test checks), at a fraction of the time.
+/// payload bytes ([`Buffers::headers_only`]): results are the same as
+/// with copies (a test checks), at a fraction of the time.
 pub fn run_regime(
     w: &Workload,
     regime: Regime,
@@ -140,18 +140,17 @@ pub fn run_regime(
     seed: u64,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RegimeResult, String> {
-    let pool = MsgPool::phantom(EndpointConfig::default().max_msg_size);
-    run_regime_in(&pool, w, regime, base, seed, progress)
+    run_regime_in(&Buffers::headers_only(), w, regime, base, seed, progress)
 }
 
-/// [`run_regime`] with every host's message buffers from `pool`, which
-/// keeps them for the next run: runs one after another in one pool touch
-/// fresh memory only up to the largest run's peak (page faults on fresh
-/// buffers were a quarter of a websearch run's time). The buffers' contents
-/// never reach a result, so the pool (shared or not, phantom or copying)
-/// changes nothing but the speed.
+/// [`run_regime`] with every host's message buffers from `bufs`, whose
+/// pool keeps them for the next run: runs one after another in one pool
+/// touch fresh memory only up to the largest run's peak (page faults on
+/// fresh buffers were a quarter of a websearch run's time). The buffers'
+/// contents never reach a result, so the pool (shared or not) and whether
+/// payload bytes move change nothing but the speed.
 pub fn run_regime_in(
-    pool: &MsgPool,
+    bufs: &Buffers,
     w: &Workload,
     regime: Regime,
     base: &FabricConfig,
@@ -235,12 +234,12 @@ pub fn run_regime_in(
         // by one host serve the next allocation anywhere, so a run touches
         // fresh memory only up to its peak of messages in flight, not a warm
         // pool per host and size class (a third of the run time once).
-        let ep = Endpoint::with_pool(ec, pool.clone());
+        let ep = Endpoint::with_pool(ec, bufs.pool().clone());
         endpoints.push(ep.map_err(|e| format!("endpoint of host {h}: {e}"))?);
     }
     let app = Flows::new(&w.flows, max_msg.min(flows::MAX_CHUNK), window);
-    let phantom = pool.is_phantom();
-    let mut fab = Fabric::build(cfg.clone(), w.topology, endpoints, app, seed, phantom);
+    let headers_only = !bufs.copies();
+    let mut fab = Fabric::build(cfg.clone(), w.topology, endpoints, app, seed, headers_only);
     if let Some((h, service)) = w.slow_host {
         if h >= hosts {
             return Err(format!("slow host {h} does not exist"));

@@ -18,8 +18,8 @@
 //! cursor skip empty stretches a 64-slot word at a time, so both cost
 //! O(slots / 64) in the worst case, not O(slots).
 
-use crate::slot_lists::SlotLists;
 use crate::time::{Duration, Instant};
+use slot_lists::SlotLists;
 
 /// A timing wheel of `T` (session ids, in the engine).
 #[derive(Clone, Debug)]

@@ -1,16 +1,21 @@
 //! A ring of slots, each a first-in-first-out list of items, linked
 //! through one node arena (freed nodes reused last-freed first), with a
-//! bitmap of the slots that hold items. Shared by the rate limiter's
-//! timing wheel (`proto::cc::wheel`) and the fabric lab's calendar queue
-//! (`lab::fabric::event`, in the `lab` crate, hence public): both file
-//! items into slots and drain one slot at a time in the order the items
-//! came.
+//! bitmap of the slots that hold items (`bits.rs`). Under the engine's
+//! pacing timing wheel (`engine::proto::cc::wheel`) and the fabric lab's
+//! calendar queue (`lab::fabric::event`): both file items into slots and
+//! drain one slot at a time in the order the items came. A crate of its
+//! own so that both use one structure while the engine keeps its pacer
+//! private and the lab sees no more of the engine than its public API.
 //!
 //! Nothing but the bitmap is allocated until the first push: the fabric
 //! lab builds a timing wheel per simulated host, most of which never pace,
 //! and writing out their empty slots was most of a small run's setup.
 
-use crate::slot_bits::SlotBits;
+#![deny(missing_docs)]
+
+mod bits;
+
+use bits::SlotBits;
 
 /// A list's end, and the free list's: no node.
 const NIL: u32 = u32::MAX;
@@ -119,14 +124,12 @@ impl<T: Copy> SlotLists<T> {
     }
 
     /// Whether anything was ever pushed (the slots are allocated).
-    #[cfg(test)]
-    pub(crate) fn allocated(&self) -> bool {
+    pub fn allocated(&self) -> bool {
         !self.slots.is_empty()
     }
 
     /// Nodes in the arena, in use or free: the most items ever held at once.
-    #[cfg(test)]
-    pub(crate) fn nodes(&self) -> usize {
+    pub fn nodes(&self) -> usize {
         self.nodes.len()
     }
 

@@ -1,8 +1,8 @@
 //! Which slots of a ring hold something: one bit per slot, and the first
 //! occupied slot ahead of a position (with wrap-around), found a 64-slot
-//! word at a time. Kept by [`SlotLists`](crate::slot_lists::SlotLists),
-//! the ring behind the rate limiter's timing wheel and the fabric lab's
-//! calendar queue.
+//! word at a time. Kept by [`SlotLists`](crate::SlotLists), the ring
+//! behind the rate limiter's timing wheel and the fabric lab's calendar
+//! queue.
 
 /// The occupancy bits of a ring of slots.
 #[derive(Clone, Debug)]
@@ -13,6 +13,7 @@ pub(crate) struct SlotBits {
 
 impl SlotBits {
     /// A ring of `slots` empty slots.
+    #[inline]
     pub(crate) fn new(slots: usize) -> Self {
         SlotBits {
             words: vec![0; slots.div_ceil(64)],
@@ -21,6 +22,7 @@ impl SlotBits {
     }
 
     /// Marks slot `i` occupied (`on`) or empty.
+    #[inline]
     pub(crate) fn set(&mut self, i: usize, on: bool) {
         let bit = 1u64 << (i % 64);
         if on {
@@ -32,6 +34,7 @@ impl SlotBits {
 
     /// The distance `d` in `from..slots` of the first occupied slot
     /// `(origin + d) % slots`, going forward from `origin` with wrap-around.
+    #[inline]
     pub(crate) fn next_from(&self, origin: usize, from: usize) -> Option<usize> {
         let n = self.slots;
         let start = origin + from;
@@ -45,6 +48,7 @@ impl SlotBits {
     }
 
     /// The first occupied slot index in `lo..hi`.
+    #[inline]
     fn first_set(&self, lo: usize, hi: usize) -> Option<usize> {
         let mut i = lo;
         while i < hi {
