@@ -28,6 +28,9 @@
 //!   [`presets`]: the one table of named transport presets (compare modes
 //!   and fabric regimes). [`slot_lists`]: the ring of FIFO slots under the pacing timing wheel
 //!   (public because the fabric lab's event queue uses it too).
+//! - [`stamp`]: the build stamp every tool's JSON summary carries (version,
+//!   commit, DPDK version, time, host, CPU), kept once for `apps`, `bench`
+//!   and `lab`.
 //!
 //! # The sans-IO call order
 //!
@@ -118,6 +121,7 @@ mod slot_bits;
 /// A ring of FIFO slot lists: the rate limiter's timing wheel and, outside
 /// the engine, the fabric lab's calendar queue (crate `lab`) are built on it.
 pub mod slot_lists;
+pub mod stamp;
 pub mod time;
 pub mod wire;
 
