@@ -172,25 +172,11 @@ impl<C: Shortcuts> ConfigArgs<C> {
         o
     }
 
-    /// Loads, applies overrides, validates for `role` (None: both roles,
-    /// rpc-bench's own server and client: its server trusts its client).
-    pub fn load(&self, role: Option<Role>) -> anyhow::Result<Config> {
-        let mut cfg = Config::load(self.config.as_deref(), &self.overrides())?;
-        let env = ValidationEnv::detect();
-        match role {
-            Some(r) => cfg.validate_for(&env, r)?,
-            None => {
-                cfg.trust_own_client();
-                let mut fit = cfg
-                    .fit_ring()
-                    .map_err(|e| anyhow::anyhow!("invalid config: {e}"))?;
-                cfg.fit_rto(&mut fit);
-                if let Some(line) = fit.describe(&cfg) {
-                    eprintln!("rpc-bench: {line}");
-                }
-                cfg.validate(&env)?
-            }
-        }
+    /// Loads, applies overrides, validates for `role`. (rpc-bench, which
+    /// starts both roles itself, loads with `bench::own_client::load`.)
+    pub fn load(&self, role: Role) -> anyhow::Result<Config> {
+        let cfg = Config::load(self.config.as_deref(), &self.overrides())?;
+        cfg.validate_for(&ValidationEnv::detect(), role)?;
         Ok(cfg)
     }
 }

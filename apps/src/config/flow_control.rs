@@ -386,14 +386,4 @@ mod tests {
         assert_eq!(e.key(), Some("transport.rate_cap_gbps"), "{e}");
         assert!(e.to_string().contains("transport.link_gbps = 10.00"), "{e}");
     }
-
-    #[test]
-    fn link_rate_follows_the_measured_bdp() {
-        let mut c = Config::default();
-        let floor = serde_json::json!({"stream_gbps_mtu": 12.5, "burst_rtt_p50_us_mtu": 20.0});
-        crate::measure::bdp::apply(&mut c, Some(&floor));
-        assert_eq!(c.link_bps(), 12_500_000_000);
-        let e = endpoint(&c, Role::Client, 0, MAC);
-        assert_eq!(e.link_bps, 12_500_000_000);
-    }
 }

@@ -29,14 +29,12 @@ mod limits;
 pub mod link;
 mod load;
 mod mac;
-mod own_client;
 mod schema;
 pub mod setup;
 pub mod sizes;
 pub mod units;
 mod validate;
 
-pub use own_client::RingFit;
 pub use schema::*;
 pub use setup::{PortShape, Worker};
 pub use validate::ValidationEnv;

@@ -12,9 +12,14 @@
 //!   5 ms timeout fires on packets that are only queued, and lossless
 //!   mode's probe then reports losses that never happened. `transport.rto_us`
 //!   is raised to twice the worst queue the run can build.
+//!
+//! [`load`] reads such a run's configuration (both roles, the server
+//! trusting its own client) and applies both fits; [`OwnClient`] gives the
+//! apps' [`Config`] the fits as methods.
 
-use super::schema::{Config, Mode, MAX_DESC};
-use crate::config::link::LinkKind;
+use apps::config::cli::{ConfigArgs, Shortcuts};
+use apps::config::link::LinkKind;
+use apps::config::{Config, Mode, ValidationEnv, MAX_DESC};
 use engine::proto::lossless_ring_entries;
 use engine::runtime::MEMIF_MAX_RING;
 
@@ -23,8 +28,8 @@ use engine::runtime::MEMIF_MAX_RING;
 /// VM's stalls stretch it. Only used to size timeouts, with a 2x margin.
 const SERVICE_NS_PER_PKT: u64 = 1_000;
 
-/// What [`Config::fit_ring`] and [`Config::fit_rto`] changed, for a line
-/// on stderr.
+/// What [`OwnClient::fit_ring`] and [`OwnClient::fit_rto`] changed, for a
+/// line on stderr.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct RingFit {
     /// `link.rx_desc` raised to this.
@@ -38,7 +43,7 @@ pub struct RingFit {
 impl RingFit {
     /// One line saying what changed and why, or None when nothing did.
     pub fn describe(&self, cfg: &Config) -> Option<String> {
-        let sessions = cfg.ring_sessions();
+        let sessions = ring_sessions(cfg);
         let mut parts = Vec::new();
         if let Some(r) = self.rx_desc {
             parts.push(format!("link.rx_desc raised to {r}"));
@@ -67,45 +72,48 @@ impl RingFit {
     }
 }
 
-impl Config {
-    /// Sessions that share one endpoint's ring: a client thread's, or the
-    /// busiest server worker's, whichever is more.
-    fn ring_sessions(&self) -> u64 {
-        (self.workload.sessions_per_thread as u64)
-            .max(self.max_sessions_per_server_worker() as u64)
-            .max(1)
+/// Loads `args` for a run whose both roles rpc-bench starts (its server
+/// trusts its client), fits the ring and the timeout to it
+/// ([`OwnClient::fit_ring`], [`OwnClient::fit_rto`]; what changed goes to
+/// stderr), then validates.
+pub fn load<C: Shortcuts>(args: &ConfigArgs<C>) -> anyhow::Result<Config> {
+    let mut cfg = Config::load(args.config.as_deref(), &args.overrides())?;
+    let env = ValidationEnv::detect();
+    cfg.trust_own_client();
+    let mut fit = cfg
+        .fit_ring()
+        .map_err(|e| anyhow::anyhow!("invalid config: {e}"))?;
+    cfg.fit_rto(&mut fit);
+    if let Some(line) = fit.describe(&cfg) {
+        eprintln!("rpc-bench: {line}");
     }
+    cfg.validate(&env)?;
+    Ok(cfg)
+}
 
+/// Sessions that share one endpoint's ring: a client thread's, or the
+/// busiest server worker's, whichever is more.
+fn ring_sessions(c: &Config) -> u64 {
+    (c.workload.sessions_per_thread as u64)
+        .max(c.max_sessions_per_server_worker() as u64)
+        .max(1)
+}
+
+/// The sizing of a run rpc-bench starts both sides of, on the apps'
+/// [`Config`].
+pub trait OwnClient {
     /// Packets the client can have waiting at one server worker: every
     /// session's window of requests, each as many packets as its size
     /// needs but no more than its credits, and never more than the ring.
-    pub fn queued_packets(&self) -> u64 {
-        let payload = (self.link.mtu as u64)
-            .saturating_sub(engine::wire::HEADERS_LEN as u64)
-            .max(1);
-        let per_req = self.workload.req_size.div_ceil(payload).max(1);
-        let per_session = (self.window() as u64 * per_req).min(self.effective_credits() as u64);
-        (per_session * self.ring_sessions()).min(self.link.rx_desc as u64)
-    }
+    fn queued_packets(&self) -> u64;
 
     /// Raises `transport.rto_us` to twice the time one server worker takes
     /// to drain [`Self::queued_packets`]; never lowers it.
-    pub fn fit_rto(&mut self, fit: &mut RingFit) {
-        let need_us = 2 * self.queued_packets() * SERVICE_NS_PER_PKT / 1_000;
-        if need_us > self.transport.rto_us {
-            self.transport.rto_us = need_us;
-            fit.rto_us = Some(need_us);
-        }
-    }
+    fn fit_rto(&mut self, fit: &mut RingFit);
 
     /// The largest receive ring this link takes: DPDK 22.11's memif holds
     /// at most 16,384 entries, the others the engine's limit.
-    pub fn largest_rx_ring(&self) -> u64 {
-        match self.link.kind {
-            LinkKind::Memif => MEMIF_MAX_RING as u64,
-            _ => MAX_DESC as u64,
-        }
-    }
+    fn largest_rx_ring(&self) -> u64;
 
     /// Lossless mode needs (credits + 1) x sessions <= rx_desc; pause mode
     /// with derived thresholds needs its headroom + 2 entries (XON < XOFF
@@ -113,9 +121,37 @@ impl Config {
     /// (at most [`Self::largest_rx_ring`]); in lossless mode with credits left to the
     /// BDP, lowers them to what the largest ring backs. Errs, saying what
     /// would fit, when even one credit per session does not.
-    pub fn fit_ring(&mut self) -> Result<RingFit, String> {
+    fn fit_ring(&mut self) -> Result<RingFit, String>;
+}
+
+impl OwnClient for Config {
+    fn queued_packets(&self) -> u64 {
+        let payload = (self.link.mtu as u64)
+            .saturating_sub(engine::wire::HEADERS_LEN as u64)
+            .max(1);
+        let per_req = self.workload.req_size.div_ceil(payload).max(1);
+        let per_session = (self.window() as u64 * per_req).min(self.effective_credits() as u64);
+        (per_session * ring_sessions(self)).min(self.link.rx_desc as u64)
+    }
+
+    fn fit_rto(&mut self, fit: &mut RingFit) {
+        let need_us = 2 * self.queued_packets() * SERVICE_NS_PER_PKT / 1_000;
+        if need_us > self.transport.rto_us {
+            self.transport.rto_us = need_us;
+            fit.rto_us = Some(need_us);
+        }
+    }
+
+    fn largest_rx_ring(&self) -> u64 {
+        match self.link.kind {
+            LinkKind::Memif => MEMIF_MAX_RING as u64,
+            _ => MAX_DESC as u64,
+        }
+    }
+
+    fn fit_ring(&mut self) -> Result<RingFit, String> {
         let mut fit = RingFit::default();
-        let sessions = self.ring_sessions();
+        let sessions = ring_sessions(self);
         let largest = self.largest_rx_ring();
         let (need, what) = match self.transport.mode {
             Mode::Lossless => {
@@ -164,7 +200,8 @@ impl Config {
 
 #[cfg(test)]
 mod tests {
-    use crate::config::testutil::with;
+    use super::OwnClient;
+    use crate::testutil::with;
 
     #[test]
     fn a_thousand_lossless_sessions_get_a_ring_that_backs_their_credits() {

@@ -8,8 +8,8 @@ use super::report::*;
 use super::run::*;
 use super::stream::*;
 use super::sweep::*;
-use crate::config::cli::ConfigArgs;
-use crate::config::{Config, Mode};
+use apps::config::cli::ConfigArgs;
+use apps::config::{Config, Mode};
 use clap::Args;
 
 // ------------------------------------------------------------ incast
@@ -60,7 +60,7 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     a.out.check(&["p99", "loss"])?;
     let modes = parse_presets(&a.modes)?;
     let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &modes)?;
-    bases.each(|c| c.workload.kind = crate::config::WorkloadKind::Incast);
+    bases.each(|c| c.workload.kind = apps::config::WorkloadKind::Incast);
     if bases.clear_credits() {
         eprintln!("rpc-bench incast: ignoring transport.credits (lossless shares rx_desc among the sessions, the other modes take their preset's credits)");
     }
@@ -188,7 +188,7 @@ fn incast_point(base: &Config, mode: Preset, n: u32, probes: &[QdiscProbe], labe
 mod tests {
     use super::*;
     use crate::compare::sweep_args::SweepArgs;
-    use crate::config::ValidationEnv;
+    use apps::config::ValidationEnv;
 
     #[test]
     fn incast_shares_the_ring_in_lossless_mode() {
@@ -202,7 +202,7 @@ mod tests {
         assert_eq!(incast_credits(&c, Mode::Lossless, 128), None);
         assert_eq!(incast_credits(&c, Mode::Lossy, 16), Some(36));
         // The lossless choice passes validation for the incast workload.
-        c.workload.kind = crate::config::WorkloadKind::Incast;
+        c.workload.kind = apps::config::WorkloadKind::Incast;
         c.workload.sessions_per_thread = 16;
         let l = for_mode(&c, Mode::Lossless, incast_credits(&c, Mode::Lossless, 16));
         assert!(l.validate(&ValidationEnv { online_cores: 2 }).is_ok());

@@ -13,7 +13,7 @@
 //! stays the one-way stream's, at least the trains': pacing a session at
 //! the round-trip rate would hold it below what one direction carries.
 
-use crate::config::{BdpSource, Config, Mode};
+use apps::config::{BdpSource, Config, Mode};
 use serde::Serialize;
 
 /// How a run's credits were derived; reported in the run's JSON as `bdp`.
@@ -213,5 +213,16 @@ mod tests {
         let o = apply(&mut cfg, Some(&floor(100.0, 100.0)));
         assert!(!o.clamped_to_ring);
         assert_eq!(o.credits, (o.bdp_credits as u32 * 4).min(65535) as u16);
+    }
+
+    #[test]
+    fn link_rate_follows_the_measured_bdp() {
+        let mut c = Config::default();
+        let floor = serde_json::json!({"stream_gbps_mtu": 12.5, "burst_rtt_p50_us_mtu": 20.0});
+        apply(&mut c, Some(&floor));
+        assert_eq!(c.link_bps(), 12_500_000_000);
+        let mac = engine::wire::MacAddr([2, 0, 0, 0, 0, 1]);
+        let e = crate::testutil::endpoint(&c, apps::config::link::Role::Client, 0, mac);
+        assert_eq!(e.link_bps, 12_500_000_000);
     }
 }

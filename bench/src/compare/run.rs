@@ -1,6 +1,6 @@
 //! One measured run (per-mode configurations, ring fitting, a server+client
 //! pair with qdisc probes) and `rpc-bench compare`, whose output follows
-//! [`crate::report::output`]: tables on stdout (stderr with `--json`), one
+//! [`apps::report::output`]: tables on stdout (stderr with `--json`), one
 //! JSON object keyed by mode, each mode stamped with its own configuration,
 //! and a CSV row per mode written as the mode finishes.
 
@@ -8,11 +8,12 @@ use super::modes::*;
 use super::probes::*;
 use super::report::*;
 use super::tc::*;
-use crate::config::cli::ConfigArgs;
-use crate::config::{Config, Mode, ValidationEnv};
-use crate::report::{output, render_columns, Report};
+use crate::own_client::OwnClient;
 use crate::run::bench;
 use anyhow::{bail, Context};
+use apps::config::cli::ConfigArgs;
+use apps::config::{Config, Mode, ValidationEnv};
+use apps::report::{output, render_columns, Report};
 use clap::Args;
 use serde_json::{json, Value};
 use std::path::PathBuf;
@@ -252,13 +253,13 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
             .map(label)
             .map(|(n, c)| format!("{n}, {c} credits"))
             .collect();
-        let series: Vec<(&str, &crate::measure::hist::LatencyHist)> = names
+        let series: Vec<(&str, &apps::measure::hist::LatencyHist)> = names
             .iter()
             .zip(&reports)
             .map(|(n, r)| (n.as_str(), &r.latency))
             .collect();
         let (workload, link) = (&reports[0].workload, &reports[0].link);
-        crate::report::plot::plot_latency_percentiles(
+        apps::report::plot::plot_latency_percentiles(
             path,
             &format!("{workload} over {link}: {}", title.join(" vs ")),
             &series,
@@ -331,7 +332,7 @@ pub(super) fn run_point(
 mod tests {
     use super::*;
 
-    /// The ring [`Config::fit_ring`] raised `rx_desc` to, if any.
+    /// The ring [`OwnClient::fit_ring`] raised `rx_desc` to, if any.
     fn fit_ring(c: &mut Config) -> Result<Option<u32>, String> {
         c.fit_ring().map(|f| f.rx_desc)
     }
