@@ -111,7 +111,7 @@
 
 pub mod counters;
 pub mod fault;
-/// The transport presets, each name once: the apps' compare modes and the
+/// The transport presets, each name once: rpc-bench's compare modes and the
 /// fabric lab's regimes both read this table.
 pub mod presets;
 pub mod proto;

@@ -1,8 +1,8 @@
 //! The one table of transport presets: every named way the workspace runs
 //! the transport (the compare modes of `rpc-bench compare`, `sweep` and
 //! `incast` on real links, and the fabric lab's regimes), each name once,
-//! with where it runs and what it sets on an endpoint. The apps' `--modes`
-//! (`apps/src/compare/modes.rs`) and the lab's `--regimes`
+//! with where it runs and what it sets on an endpoint. rpc-bench's `--modes`
+//! (`bench/src/compare/modes.rs`) and the lab's `--regimes`
 //! (`lab/src/fabric/fabric_regime.rs`, which adds the fabric side: PFC,
 //! link credits, spraying) both read it; a name never means two things.
 //!
