@@ -8,7 +8,7 @@
 # one client address.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p apps --bins >/dev/null 2>&1
+cargo build --release -p apps -p bench --bins >/dev/null 2>&1
 B=./target/release/rpc-bench
 mkdir -p results
 out=${1:-results/bench-sessions-$(date +%Y%m%d-%H%M%S).jsonl}

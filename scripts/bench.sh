@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-cargo build --release -p apps --bins >/dev/null
+cargo build --release -p apps -p bench --bins >/dev/null
 B=./target/release/rpc-bench
 mkdir -p results
 out="results/bench-$(date +%Y%m%d-%H%M%S).jsonl"

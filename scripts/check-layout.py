@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Checks the code layout rules of docs/architecture.md: no file in
-engine/src, lab/src or apps/src over 600 lines of code (lines before the
+engine/src, lab/src, apps/src or bench/src over 600 lines of code (lines before the
 first #[cfg(test)]), and no import cycle between the modules of each crate
 (edges are `use super::..`/`crate::..` paths outside comments and tests).
 Every workspace member is either checked here or exempt by name, so a new
@@ -11,7 +11,7 @@ import sys
 
 MAX_LINES = 600
 # The crates whose src/ is checked.
-CRATES = ("slot-lists", "engine", "lab", "apps")
+CRATES = ("slot-lists", "engine", "lab", "apps", "bench")
 # Workspace members not checked, and why.
 EXEMPT = {"dpdk-sys": "FFI bindings, generated at build time"}
 

@@ -33,7 +33,7 @@ command -v valgrind >/dev/null 2>&1 && command -v addr2line >/dev/null 2>&1 || .
 if [ -n "${RPC_BENCH:-}" ]; then
   B=$(realpath "$RPC_BENCH")
 else
-  cargo build --release -q -p apps --bin rpc-bench
+  cargo build --release -q -p bench --bin rpc-bench
   B=$(pwd)/target/release/rpc-bench
 fi
 tmp=$(mktemp -d)
@@ -134,7 +134,7 @@ RULES = [
     ("protocol: slots, credits, answers", r"^engine::proto::(client|client_rx|client_tx|server|server_rx|server_tx|session|endpoint)::"),
     ("delivery, app commands", r"^engine::proto::requests::"),
     ("engine, other", r"^engine::(?!wire::|time::|proto::(frame|state|event|ids)::)"),
-    ("harness (bench loop, not the engine)", r"^apps::enginecost::"),
+    ("harness (bench loop, not the engine)", r"^bench::measure::enginecost::"),
 ]
 RULES = [(s, re.compile(r)) for s, r in RULES]
 OUTSIDE = "outside the loop (start-up, report)"

@@ -20,7 +20,7 @@ elif [ $# -gt 0 ]; then
 fi
 [ -f "$BUDGET" ] || { echo "cost.sh: no budget file $BUDGET" >&2; exit 2; }
 command -v valgrind >/dev/null 2>&1 || ./scripts/install-deps.sh
-cargo build --release -q -p apps --bin rpc-bench
+cargo build --release -q -p bench --bin rpc-bench
 B=target/release/rpc-bench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-cargo build --release -p apps --bins
+cargo build --release -p apps -p bench --bins
 exec ./target/release/rpc-bench "$@"

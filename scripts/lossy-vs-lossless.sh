@@ -3,7 +3,7 @@
 # minutes; needs root for the veth pairs). Outputs go to $OUT (default
 # /tmp/lossy-vs-lossless), plots to docs/img/.
 #
-#   cargo build --release -p apps && scripts/lossy-vs-lossless.sh
+#   cargo build --release -p apps -p bench && scripts/lossy-vs-lossless.sh
 #
 # Each benchmark starts two busy-polling processes pinned to cores 0 and 1:
 # run nothing else meanwhile (a compiler on the same two cores moves every

@@ -11,7 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 command -v perf >/dev/null || { echo "profile.sh: perf not installed (apt-get install linux-perf)" >&2; exit 1; }
-cargo build --release -p apps --bins >/dev/null 2>&1
+cargo build --release -p apps -p bench --bins >/dev/null 2>&1
 SECS=${SECS:-6}
 PERF_SECS=${PERF_SECS:-3}
 TOP=${TOP:-12}

@@ -2,11 +2,11 @@
 # scripts/readme-demo.sh: runs the demo (rpc-bench with its defaults) and
 # writes its output into README.md between the demo-output markers, so the
 # README shows what the current code prints. A test
-# (apps::report::readme_demo) fails when the block lacks a line the
+# (bench::readme_demo) fails when the block lacks a line the
 # current report has. Takes ~10 s; the machine should be otherwise idle.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --release -p apps --bins >/dev/null
+cargo build --release -p apps -p bench --bins >/dev/null
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 # stderr first-come with stdout, as a terminal shows them.

@@ -6,10 +6,9 @@
 //! before a DPDK port is opened, so they are cheap and run anywhere.
 
 mod common;
-use common::{run, unique};
+use common::{bench_bin, run, unique};
 use std::time::Duration;
 
-const BENCH: &str = env!("CARGO_BIN_EXE_rpc-bench");
 const SERVER: &str = env!("CARGO_BIN_EXE_rpc-server");
 const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");
 const LIMIT: Duration = Duration::from_secs(30);
@@ -197,14 +196,18 @@ fn one_spelling_per_value_and_the_other_accepted() {
         let t = printed_config(CLIENT, &[&format!("--set=link.kind={kind}")]);
         assert_eq!(key(&t, "link.kind").as_str(), Some("af_packet"), "{kind}");
         // floor parses its link and stops at the bad --cores, before any port.
-        let r = run(BENCH, &["floor", "--link", kind, "--cores", "0"], LIMIT);
+        let r = run(
+            bench_bin(),
+            &["floor", "--link", kind, "--cores", "0"],
+            LIMIT,
+        );
         assert_eq!(r.code, Some(1), "{kind}: {}", r.stderr);
         assert!(r.stderr.contains("--cores needs two cores"), "{}", r.stderr);
     }
     // Help lists the canonical spelling only.
     for (bin, args) in [
-        (BENCH, &["floor", "--help"][..]),
-        (BENCH, &["port-check", "--help"]),
+        (bench_bin(), &["floor", "--help"][..]),
+        (bench_bin(), &["port-check", "--help"]),
         (CLIENT, &["--help"]),
     ] {
         let r = run(bin, args, LIMIT);
@@ -221,7 +224,7 @@ fn one_spelling_per_value_and_the_other_accepted() {
         &["--workload", "open_loop"],
     );
     usage_error(
-        BENCH,
+        bench_bin(),
         &["floor", "--link", "carrier-pigeon"],
         &["af_packet"],
     );
@@ -233,15 +236,15 @@ fn floor_and_port_check_take_a_config_file_and_overrides() {
     // The link comes from the file: a single-process link is refused by
     // name, before any port is opened.
     let ring = TempConfig::new("[link]\nkind = \"ring\"\n");
-    let r = run(BENCH, &["floor", "-c", ring.path()], LIMIT);
+    let r = run(bench_bin(), &["floor", "-c", ring.path()], LIMIT);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("ring is single-process"), "{}", r.stderr);
-    let r = run(BENCH, &["floor", "--set", "link.kind=null"], LIMIT);
+    let r = run(bench_bin(), &["floor", "--set", "link.kind=null"], LIMIT);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(r.stderr.contains("null is single-process"), "{}", r.stderr);
     // ... and a shortcut over the file wins only where --set does not.
     let r = run(
-        BENCH,
+        bench_bin(),
         &[
             "floor",
             "-c",
@@ -253,7 +256,7 @@ fn floor_and_port_check_take_a_config_file_and_overrides() {
     );
     assert!(r.stderr.contains("pcap is single-process"), "{}", r.stderr);
     for sub in ["floor", "port-check"] {
-        let r = run(BENCH, &[sub, "-c", "/nonexistent/rpc.toml"], LIMIT);
+        let r = run(bench_bin(), &[sub, "-c", "/nonexistent/rpc.toml"], LIMIT);
         assert_eq!(r.code, Some(1), "{sub}: {}", r.stderr);
         assert!(
             r.stderr
@@ -261,29 +264,33 @@ fn floor_and_port_check_take_a_config_file_and_overrides() {
             "{sub}: {}",
             r.stderr
         );
-        let r = run(BENCH, &[sub, "--set=link.colour=blue"], LIMIT);
+        let r = run(bench_bin(), &[sub, "--set=link.colour=blue"], LIMIT);
         assert_eq!(r.code, Some(1), "{sub}: {}", r.stderr);
         assert!(r.stderr.contains("link.colour"), "{sub}: {}", r.stderr);
     }
     // The two-host sides are `floor --peer`; the hidden subcommand is gone.
     usage_error(
-        BENCH,
+        bench_bin(),
         &["floor", "--peer", "both"],
         &["--peer", "server", "client"],
     );
-    usage_error(BENCH, &["floor-peer", "--role=server"], &["floor-peer"]);
+    usage_error(
+        bench_bin(),
+        &["floor-peer", "--role=server"],
+        &["floor-peer"],
+    );
 }
 
 #[test]
 fn completions_and_man_page() {
     for shell in ["bash", "zsh", "fish"] {
-        let r = run(BENCH, &["completions", shell], LIMIT);
+        let r = run(bench_bin(), &["completions", shell], LIMIT);
         assert_eq!(r.code, Some(0), "{shell}: {}", r.stderr);
         assert!(r.stdout.contains("rpc-bench"), "{shell}: {}", r.stdout);
         assert!(r.stdout.contains("port-check"), "{shell}: subcommands");
     }
-    usage_error(BENCH, &["completions", "tcsh"], &["tcsh", "bash"]);
-    let r = run(BENCH, &["man"], LIMIT);
+    usage_error(bench_bin(), &["completions", "tcsh"], &["tcsh", "bash"]);
+    let r = run(bench_bin(), &["man"], LIMIT);
     assert_eq!(r.code, Some(0), "{}", r.stderr);
     assert!(r.stdout.contains(".TH rpc-bench"), "{}", r.stdout);
     assert!(r.stdout.contains("floor"), "lists the subcommands");

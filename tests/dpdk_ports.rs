@@ -257,7 +257,7 @@ fn bad_cli_arguments_are_rejected() {
 /// said once.
 #[test]
 fn sizes_take_suffixes_and_bad_seconds_are_named() {
-    let client = env!("CARGO_BIN_EXE_rpc-client");
+    let client = common::client_bin();
     for (args, says) in [
         (
             &["--msg-size", "4x"][..],
@@ -279,7 +279,7 @@ fn sizes_take_suffixes_and_bad_seconds_are_named() {
         assert!(r.stderr.contains(args[0]), "names the flag: {}", r.stderr);
     }
     // A missing config file: its cause once, exit 1.
-    let server = env!("CARGO_BIN_EXE_rpc-server");
+    let server = common::server_bin();
     let r = run(server, &["-c", "/nonexistent/rpc.toml"], LIMIT);
     assert_eq!(r.code, Some(1), "{}", r.stderr);
     assert!(

@@ -173,9 +173,8 @@ fn metrics_with_a_bad_address_fails_fast_naming_the_flag() {
 #[test]
 fn rpc_bench_json_stream_keeps_stdout_to_json_lines() {
     let sock = format!("--socket=/tmp/{}.sock", unique("rpclivb"));
-    let bench = bin("rpc-bench", env!("CARGO_BIN_EXE_rpc-bench"));
     let r = run(
-        &bench,
+        common::bench_bin(),
         &[
             "run",
             &sock,

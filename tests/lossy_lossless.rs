@@ -12,12 +12,11 @@
 //! test and removed on drop.
 
 mod common;
-use common::{assert_complete, run, u, unique, Veth};
+use common::{assert_complete, client_bin, run, u, unique, Veth};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");
 const BENCH: &str = env!("CARGO_BIN_EXE_rpc-bench");
 const LIMIT: Duration = Duration::from_secs(55);
 
@@ -213,7 +212,7 @@ fn reset_policy_resets_the_session_on_an_injected_loss() {
         "--workload=throughput",
         "--seconds=1",
     ];
-    let mut server = std::process::Command::new(env!("CARGO_BIN_EXE_rpc-server"))
+    let mut server = std::process::Command::new(common::server_bin())
         .args(common::server_flags(&common))
         .arg("--max-seconds=40")
         .stdin(std::process::Stdio::null())
@@ -224,7 +223,7 @@ fn reset_policy_resets_the_session_on_an_injected_loss() {
     std::thread::sleep(Duration::from_millis(300));
     let mut args = common.to_vec();
     args.push("--json");
-    let r = run(CLIENT, &args, LIMIT);
+    let r = run(client_bin(), &args, LIMIT);
     let _ = server.kill();
     let _ = server.wait();
     assert_eq!(

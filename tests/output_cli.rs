@@ -7,14 +7,12 @@
 //! and the text report is on stderr; without it the text is on stdout.
 
 mod common;
-use common::{run, Run, STAMP};
+use common::{client_bin, run, server_bin, Run, STAMP};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;
 
 const BENCH: &str = env!("CARGO_BIN_EXE_rpc-bench");
-const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");
-const SERVER: &str = env!("CARGO_BIN_EXE_rpc-server");
 const LIMIT: Duration = Duration::from_secs(60);
 /// A refusal takes milliseconds; a run that had started would take
 /// seconds at least (a floor, a link that never comes up, a simulation).
@@ -92,20 +90,20 @@ fn bad_output_paths_fail_fast_naming_the_flag() {
             "only SVG",
         ),
         (
-            CLIENT,
+            client_bin(),
             vec!["--capture", "/nonexistent/c.pcap"],
             "--capture",
             "does not exist",
         ),
-        (CLIENT, vec!["--plot", png], "--plot", "only SVG"),
+        (client_bin(), vec!["--plot", png], "--plot", "only SVG"),
         (
-            CLIENT,
+            client_bin(),
             vec!["--csv", "/nonexistent/r.csv"],
             "--csv",
             "does not exist",
         ),
         (
-            SERVER,
+            server_bin(),
             vec!["--capture", "/nonexistent/s.pcap"],
             "--capture",
             "does not exist",

@@ -11,7 +11,6 @@ use std::time::{Duration, Instant};
 const SERVER: &str = env!("CARGO_BIN_EXE_rpc-server");
 
 const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");
-const BENCH: &str = env!("CARGO_BIN_EXE_rpc-bench");
 const LIMIT: Duration = Duration::from_secs(90);
 
 fn memif_link() -> Vec<String> {
@@ -271,7 +270,7 @@ fn client_reports_failures_when_the_server_dies() {
 #[test]
 fn rpc_bench_json_summary_has_every_key() {
     let r = run(
-        BENCH,
+        common::bench_bin(),
         &["run", "--seconds=0.5", "--floor-pings=2000", "--json"],
         LIMIT,
     );
@@ -396,7 +395,7 @@ fn two_workers_per_process_each_with_its_own_queue() {
 #[test]
 fn rpc_bench_without_arguments_runs_the_default_benchmark() {
     // What ./scripts/demo.sh runs: 32 B latency over memif with the floor.
-    let r = run(BENCH, &[], LIMIT);
+    let r = run(common::bench_bin(), &[], LIMIT);
     assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
     assert!(r.stdout.contains("raw floor over memif"), "{}", r.stdout);
     assert!(
@@ -413,7 +412,7 @@ fn rpc_bench_without_arguments_runs_the_default_benchmark() {
 fn rpc_bench_without_subcommand_takes_run_flags() {
     // `rpc-bench --json ...` is `rpc-bench run --json ...`.
     let r = run(
-        BENCH,
+        common::bench_bin(),
         &["--json", "--seconds", "1", "--floor-pings=2000"],
         LIMIT,
     );

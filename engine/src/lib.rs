@@ -32,6 +32,9 @@
 //!   [`presets`]: the table of named transport presets real links run
 //!   (the compare modes; the fabric lab runs `lossy` and `irn` too and
 //!   states its own regimes with the table's types).
+//! - [`stamp`]: the build stamp every tool's JSON summary carries (version,
+//!   commit, DPDK version, time, host, CPU), kept once for `apps`, `bench`
+//!   and `lab`.
 //!
 //! # The sans-IO call order
 //!
@@ -120,6 +123,7 @@ pub mod presets;
 pub mod proto;
 pub mod rng;
 pub mod sim;
+pub mod stamp;
 pub mod time;
 pub mod wire;
 

@@ -1,6 +1,6 @@
 //! The table of named transport presets that real links run: the compare
 //! modes of `rpc-bench compare`, `sweep` and `incast` (`--modes`,
-//! `apps/src/compare/modes.rs`), each name once, with what it sets on an
+//! `bench/src/compare/modes.rs`), each name once, with what it sets on an
 //! endpoint. The fabric lab runs two of them, `lossy` and `irn`, as the
 //! same endpoints (its `--regimes`), and states its fabric-only regimes
 //! (`ib`, `roce`, `roce-nocc`, `srd`, `erpc`) in its own table with this

@@ -128,7 +128,7 @@ fi
 # --- our binary ------------------------------------------------------------------
 if [ -z "${RPC_BENCH:-}" ]; then
   RPC_BENCH=target/release/rpc-bench
-  cargo build --release -q -p apps --bin rpc-bench
+  cargo build --release -q -p bench --bin rpc-bench
 fi
 [ -x "$RPC_BENCH" ] || { echo "htsim-compare: RPC_BENCH=$RPC_BENCH is not an executable" >&2; exit 1; }
 # Fail before the long runs if the binary lacks a regime (roce-nocc is new).

@@ -113,7 +113,7 @@ pub fn unique(prefix: &str) -> String {
 pub fn repo_root() -> std::path::PathBuf {
     std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
-        .expect("apps/ has a parent")
+        .expect("the package folder has a parent")
         .to_path_buf()
 }
 
@@ -186,6 +186,72 @@ pub fn server_flags<S: AsRef<str>>(args: &[S]) -> Vec<String> {
         .collect()
 }
 
+/// The binary `name` (`rpc-server`, `rpc-client`, `rpc-hostile` of apps,
+/// `rpc-bench` of bench) of this build. A test sees its own package's
+/// binaries as cargo built them for it (`CARGO_BIN_EXE_*`); the other
+/// package's come from `RPC_BIN_DIR` when set (scripts/test.sh), else from
+/// the folder cargo put this package's binaries in. `cargo test
+/// --workspace` builds every binary; `cargo test -p apps` (or `-p bench`)
+/// alone leaves the other package's as last built.
+pub fn bin(name: &str) -> &'static str {
+    use std::collections::BTreeMap;
+    use std::sync::Mutex;
+    static PATHS: Mutex<BTreeMap<String, &'static str>> = Mutex::new(BTreeMap::new());
+    let mut paths = PATHS.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = paths.get(name) {
+        return p;
+    }
+    let own = [
+        ("rpc-server", option_env!("CARGO_BIN_EXE_rpc-server")),
+        ("rpc-client", option_env!("CARGO_BIN_EXE_rpc-client")),
+        ("rpc-hostile", option_env!("CARGO_BIN_EXE_rpc-hostile")),
+        ("rpc-bench", option_env!("CARGO_BIN_EXE_rpc-bench")),
+    ];
+    let path = match own.iter().find(|(n, _)| *n == name).and_then(|(_, p)| *p) {
+        Some(p) => p.to_string(),
+        None => {
+            let dir = match std::env::var("RPC_BIN_DIR") {
+                Ok(d) => std::path::PathBuf::from(d),
+                Err(_) => {
+                    let built = own
+                        .iter()
+                        .find_map(|(_, p)| *p)
+                        .expect("this test's package builds a binary");
+                    std::path::Path::new(built)
+                        .parent()
+                        .expect("a binary sits in a folder")
+                        .to_path_buf()
+                }
+            };
+            let p = dir.join(name);
+            assert!(
+                p.exists(),
+                "{} is not built: run `cargo build --release --workspace --bins` first",
+                p.display()
+            );
+            p.display().to_string()
+        }
+    };
+    let path: &'static str = Box::leak(path.into_boxed_str());
+    paths.insert(name.to_string(), path);
+    path
+}
+
+/// rpc-server of this build ([`bin`]).
+pub fn server_bin() -> &'static str {
+    bin("rpc-server")
+}
+
+/// rpc-client of this build ([`bin`]).
+pub fn client_bin() -> &'static str {
+    bin("rpc-client")
+}
+
+/// rpc-bench of this build ([`bin`]).
+pub fn bench_bin() -> &'static str {
+    bin("rpc-bench")
+}
+
 /// A running rpc-server, stopped by PID (SIGTERM, then SIGKILL) on drop.
 pub struct Server {
     child: std::process::Child,
@@ -193,7 +259,7 @@ pub struct Server {
 
 impl Server {
     pub fn start(args: &[String]) -> Server {
-        let child = Command::new(env!("CARGO_BIN_EXE_rpc-server"))
+        let child = Command::new(server_bin())
             .args(args)
             .arg("--max-seconds=120")
             // The exit summary as one JSON line, for `stop`.

@@ -47,7 +47,7 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     // Every output path first: a typo fails before the port comes up.
     cli.out.check()?;
     let capture = cli.capture.spec()?;
-    let cfg = cli.cfg.load(Some(Role::Client))?;
+    let cfg = cli.cfg.load(Role::Client)?;
     if cli.print_config {
         print!("{}", cfg.print_resolved(&cfg.resolved()?));
         return Ok(true);

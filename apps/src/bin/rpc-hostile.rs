@@ -50,7 +50,7 @@ struct Cli {
 fn main() {
     let cli = Cli::parse();
     let result = (|| -> anyhow::Result<()> {
-        let cfg = cli.cfg.load(Some(Role::Client))?;
+        let cfg = cli.cfg.load(Role::Client)?;
         let target = Target {
             mac: cfg.mac(Role::Server).unwrap_or(MacAddr::BROADCAST),
             ip: cfg.link.server_ip,

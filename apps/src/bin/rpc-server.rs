@@ -38,7 +38,7 @@ fn main() {
     let cli = Cli::parse();
     let result = (|| -> anyhow::Result<()> {
         let metrics = cli.metrics.listen()?;
-        let cfg = cli.cfg.load(Some(Role::Server))?;
+        let cfg = cli.cfg.load(Role::Server)?;
         if cli.print_config {
             print!("{}", cfg.print_resolved(&cfg.resolved()?));
             return Ok(());

@@ -172,17 +172,11 @@ impl<C: Shortcuts> ConfigArgs<C> {
         o
     }
 
-    /// Loads, applies overrides, validates for `role` (None: both roles,
-    /// rpc-bench's own server and client, `Config::validate_pair`). The
-    /// config comes back as the user gave it: rpc-bench resolves it once it
-    /// has measured the link.
-    pub fn load(&self, role: Option<Role>) -> anyhow::Result<Config> {
+    /// Loads, applies overrides, validates for `role`. (rpc-bench, which
+    /// starts both roles itself, loads with `bench::own_client::load`.)
+    pub fn load(&self, role: Role) -> anyhow::Result<Config> {
         let cfg = Config::load(self.config.as_deref(), &self.overrides())?;
-        let env = ValidationEnv::detect();
-        match role {
-            Some(r) => cfg.validate_for(&env, r)?,
-            None => cfg.validate_pair(&env)?,
-        }
+        cfg.validate_for(&ValidationEnv::detect(), role)?;
         Ok(cfg)
     }
 }

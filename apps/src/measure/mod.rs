@@ -1,15 +1,6 @@
-//! Measuring what the RPC layer is compared against: the raw DPDK floor
-//! and its robust rates (`floor`, `stream_rate`; its text, `floor_report`), the kernel UDP baseline
-//! (`kudp`), the engine's own cost with no wire (`enginecost`), the
-//! link measured once per invocation (`link`) and the BDP it gives (`bdp`), one port's bring-up (`portcheck`), and
-//! the latency histograms every figure is read from (`hist`).
+//! Measuring: the latency histograms every figure is read from (`hist`,
+//! one HdrHistogram per worker). What `rpc-bench` measures around the RPC
+//! runs (the raw floor, the kernel baseline, the engine's own cost, the
+//! BDP) is the `bench` crate's.
 
-pub mod bdp;
-pub mod enginecost;
-pub mod floor;
-pub mod floor_report;
 pub mod hist;
-pub mod kudp;
-pub mod link;
-pub mod portcheck;
-pub mod stream_rate;

@@ -1,14 +1,11 @@
 //! Where a result came from: the fields every JSON summary carries so that
 //! results saved today can be told apart later (which build, which DPDK,
-//! when, on what machine, with which effective configuration).
+//! when, on what machine, with which effective configuration). The build
+//! and machine facts are [`engine::stamp`]'s, where the lab takes its own.
 
 use crate::config::Config;
-use lab::meta::{cpu_description, host_name};
+use engine::stamp::{cpu_description, host_name};
 use serde_json::{json, Value};
-
-// The clock and machine facts are the lab's (which has no DPDK and stamps
-// its own reports the same way): one implementation for both.
-pub use lab::meta::{cpu_model, rfc3339_utc};
 
 /// The build, the DPDK it links, the time, the machine.
 #[derive(Clone, Debug, PartialEq)]
@@ -29,10 +26,10 @@ impl RunMeta {
     /// This process, now.
     pub fn now() -> RunMeta {
         RunMeta {
-            version: lab::meta::VERSION,
-            commit: lab::meta::COMMIT,
-            dpdk_version: engine::dpdk::DPDK_VERSION,
-            timestamp: lab::meta::now_utc(),
+            version: engine::stamp::VERSION,
+            commit: engine::stamp::COMMIT,
+            dpdk_version: engine::stamp::DPDK_VERSION,
+            timestamp: engine::stamp::now_utc(),
             host: host_name(),
             cpu: cpu_description(),
         }
@@ -42,7 +39,7 @@ impl RunMeta {
 /// The keys [`stamp`] adds (the lab's too). A parent reading a child's
 /// summary back drops them: its own summary is stamped with its own build
 /// and config.
-pub use lab::meta::STAMP_KEYS;
+pub use engine::stamp::STAMP_KEYS;
 
 /// Adds `version`, `commit`, `dpdk_version`, `timestamp`, `host`, `cpu`
 /// and, when given, `config` (the full effective configuration) to a JSON
@@ -79,28 +76,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn timestamps_are_rfc3339_utc() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
-        // 2000-02-29 (a leap day of a century leap year) 12:34:56.
-        assert_eq!(rfc3339_utc(951_827_696), "2000-02-29T12:34:56Z");
-        assert_eq!(rfc3339_utc(1_795_996_800), "2026-11-30T00:00:00Z");
-    }
-
-    #[test]
-    fn cpu_model_is_the_first_model_name() {
-        let t =
-            "processor\t: 0\nmodel name\t: AMD EPYC 7B13\nprocessor\t: 1\nmodel name\t: other\n";
-        assert_eq!(cpu_model(t).as_deref(), Some("AMD EPYC 7B13"));
-        assert_eq!(cpu_model("processor : 0\n"), None);
-    }
-
-    #[test]
     fn stamp_adds_every_field_and_keeps_existing_ones() {
         let meta = RunMeta {
             version: "1.2.3",
             commit: "abc",
             dpdk_version: "22.11.4",
-            timestamp: rfc3339_utc(0),
+            timestamp: engine::stamp::rfc3339_utc(0),
             host: "h".into(),
             cpu: "c".into(),
         };

@@ -12,7 +12,6 @@ mod glossary;
 pub mod meta;
 pub mod output;
 pub mod plot;
-mod readme_demo;
 
 use crate::config::Config;
 use crate::measure::hist::LatencyHist;

@@ -2,12 +2,10 @@
 //! and the server's exit summary (`summary`),
 //! the counters its workers publish while they run (`live`, read as
 //! `interval` records) and the
-//! server's OpenMetrics endpoint over them (`metrics`), `rpc-bench`'s
-//! orchestration of the two as child processes (`bench`, `child`), and the
-//! few libc calls behind safe wrappers (`sys`).
+//! server's OpenMetrics endpoint over them (`metrics`), and the
+//! few libc calls behind safe wrappers (`sys`). `rpc-bench` runs the two
+//! as child processes (the `bench` crate's `run`).
 
-pub mod bench;
-pub mod child;
 pub mod interval;
 pub mod live;
 pub mod metrics;

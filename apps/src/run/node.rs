@@ -171,7 +171,7 @@ pub fn run_server(
     p: &ServerParams,
     metrics: Option<MetricsListener>,
 ) -> anyhow::Result<ServerSummary> {
-    crate::run::child::install_signal_handlers();
+    crate::run::sys::install_interrupt_flag();
     let mut handlers = HandlerTable::<ServerApp>::new();
     if p.background {
         handlers.register(
@@ -280,7 +280,7 @@ fn server_worker(
             if let Some(l) = live.as_mut().filter(|l| l.due(now)) {
                 l.publish(now, &server_snapshot(&rpc, &app), &[]);
             }
-            if crate::run::child::interrupted() || now >= end {
+            if crate::run::sys::interrupted() || now >= end {
                 break;
             }
         }
@@ -331,7 +331,7 @@ pub fn run_client(
     targets: Targets<'_>,
     live: LiveOptions,
 ) -> anyhow::Result<ClientResult> {
-    crate::run::child::install_signal_handlers();
+    crate::run::sys::install_interrupt_flag();
     let nx = spec
         .config
         .open_nexus(spec.role, HandlerTable::<ClientApp>::new())?;
@@ -434,7 +434,7 @@ fn client_worker<A: ClientSide>(
         }
         let now = rpc.now();
         let c = app.client();
-        if c.done(now) || now >= hard_end || crate::run::child::interrupted() {
+        if c.done(now) || now >= hard_end || crate::run::sys::interrupted() {
             break;
         }
         if let Some(l) = live.as_mut().filter(|l| l.due(now)) {
@@ -490,7 +490,7 @@ pub fn run_loopback(
     sp: &ServerParams,
     live: LiveOptions,
 ) -> anyhow::Result<(ClientResult, Value)> {
-    crate::run::child::install_signal_handlers();
+    crate::run::sys::install_interrupt_flag();
     let mut handlers = HandlerTable::<LoopApp>::new();
     handlers.register(REQ_ECHO, Handler::Inline(workload::echo_handler::<LoopApp>));
     let mut one = spec.clone();

@@ -3,7 +3,8 @@
 //! CPU pinning (libc rather than `core_affinity`, whose setter returns a
 //! bare bool: the error here names the core and the OS's reason), af_packet
 //! socket statistics. SIGINT/SIGTERM go to a flag through `signal-hook`.
-//! No other apps module uses `unsafe`.
+//! No other apps module uses `unsafe`, nor does rpc-bench (the `bench`
+//! crate), which calls these wrappers.
 
 use std::io;
 use std::os::fd::RawFd;

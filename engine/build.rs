@@ -1,6 +1,6 @@
-//! Records the git commit the binaries were built from (`RPC_GIT_COMMIT`),
-//! so every JSON summary says which code produced it. Outside a git
-//! checkout (a source tarball) it is "unknown".
+//! Records the git commit the workspace was built from (`RPC_GIT_COMMIT`,
+//! read by `stamp::COMMIT`), so every JSON summary says which code
+//! produced it. Outside a git checkout (a source tarball) it is "unknown".
 
 use std::process::Command;
 

@@ -3,7 +3,7 @@
 //! same link (`compare`), one run per credit value (`sweep`), and N sessions
 //! of one client thread converging on one server thread (`incast`).
 //!
-//! Every run is an ordinary `rpc-bench run` pair ([`bench::run_pair`]); this
+//! Every run is an ordinary `rpc-bench run` pair ([`crate::run::bench::run_pair`]); this
 //! module only derives the per-mode configurations, reads the kernel qdisc
 //! counters around each run, and sorts the drops by source:
 //!

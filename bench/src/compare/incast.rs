@@ -8,7 +8,7 @@ use super::report::*;
 use super::run::*;
 use super::stream::*;
 use super::sweep::*;
-use crate::config::cli::ConfigArgs;
+use apps::config::cli::ConfigArgs;
 use clap::Args;
 
 // ------------------------------------------------------------ incast
@@ -49,7 +49,7 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
         &a.measure,
         "rpc-bench incast",
     )?;
-    bases.each(|c| c.workload.kind = crate::config::WorkloadKind::Incast);
+    bases.each(|c| c.workload.kind = apps::config::WorkloadKind::Incast);
     let base = bases.common.clone();
     let bdp = bases.shared()?.bdp;
     let probes = probes_for(&base, &a.out.qdisc);
@@ -161,13 +161,13 @@ fn incast_point(bases: &Bases, mode: Preset, n: u32, probes: &[QdiscProbe], labe
 mod tests {
     use super::*;
     use crate::compare::sweep_args::SweepArgs;
-    use crate::config::{Config, ValidationEnv};
+    use apps::config::{Config, ValidationEnv};
 
     #[test]
     fn incast_shares_the_ring_in_lossless_mode() {
         let mut common = Config::default();
         common.link.rx_desc = 64;
-        common.workload.kind = crate::config::WorkloadKind::Incast;
+        common.workload.kind = apps::config::WorkloadKind::Incast;
         let bases = Bases {
             per_preset: Preset::ALL.iter().map(|p| p.apply(&common)).collect(),
             common,

@@ -20,9 +20,9 @@
 //! closure, so it is tested without DPDK.
 
 use super::report::{clean, Point};
-use crate::config::Config;
-use crate::report::output::{check_writable, CsvRows};
 use anyhow::bail;
+use apps::config::Config;
+use apps::report::output::{check_writable, CsvRows};
 use clap::Args;
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -413,7 +413,7 @@ pub(super) fn summary_json(command: &str, swept: &str, o: &Outcome, base: &Confi
         "interrupted": o.interrupted,
         "points": o.done.iter().map(|d| d.row.clone()).collect::<Vec<_>>(),
     });
-    crate::report::meta::stamp(&mut v, Some(base));
+    apps::report::meta::stamp(&mut v, Some(base));
     v
 }
 
@@ -483,7 +483,7 @@ pub(super) fn exit_interrupted() -> ! {
 pub(super) mod tests {
     use super::*;
     use crate::compare::Preset;
-    use crate::report::Report;
+    use apps::report::Report;
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
 

@@ -12,13 +12,13 @@
 use anyhow::Context;
 use apps::config::cli::{ConfigArgs, PortArgs};
 use apps::config::link::{LinkKind, Role};
-use apps::measure::bdp::{fit_lines, resolve_pair, BdpOrigin};
-use apps::measure::floor::{self, ClientPlan};
-use apps::measure::floor_report;
-use apps::measure::link::{floor_pair, measure_once};
 use apps::report::meta::stamp;
 use apps::report::output::print_human;
-use apps::run::child::install_signal_handlers;
+use bench::measure::bdp::{fit_lines, resolve_pair, BdpOrigin};
+use bench::measure::floor::{self, ClientPlan};
+use bench::measure::floor_report;
+use bench::measure::link::{floor_pair, measure_once};
+use bench::run::child::install_signal_handlers;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde_json::json;
 
@@ -51,11 +51,11 @@ enum Cmd {
     /// Bring one port up in a single process, send frames, report link, counts and mbuf accounting.
     PortCheck(PortCheckArgs),
     /// The same workload in each mode of --modes (default lossless,lossy; presets lossless, pause, lossy, irn), side by side, drops by source.
-    Compare(apps::compare::CompareArgs),
+    Compare(bench::compare::CompareArgs),
     /// One run per credit value (--credits 0.5x,1x,4x,16x or absolute counts): goodput, p99 and loss rate against credits.
-    Sweep(apps::compare::SweepArgs),
+    Sweep(bench::compare::SweepArgs),
     /// N sessions of one client thread converging on one server thread (--fan-in 1,2,4,8,16), in each mode of --modes.
-    Incast(apps::compare::IncastArgs),
+    Incast(bench::compare::IncastArgs),
     /// Datacenter transport regimes (InfiniBand credits, RoCE with PFC and DCQCN, IRN, SRD, eRPC, ...) on a simulated datacenter fabric (deterministic, virtual time): per regime goodput, FCT slowdown by size, drops by place, pauses, ECN marks, resends.
     Fabric(lab::cli::FabricArgs),
     /// Print a shell completion script for rpc-bench (e.g. `rpc-bench completions bash > /etc/bash_completion.d/rpc-bench`).
@@ -184,9 +184,9 @@ fn main() {
         Some(Cmd::KernelUdp(a)) => kernel_udp_cmd(a),
         Some(Cmd::Engine(a)) => engine_cmd(a),
         Some(Cmd::PortCheck(a)) => port_check_cmd(a),
-        Some(Cmd::Compare(a)) => apps::compare::compare_cmd(&a),
-        Some(Cmd::Sweep(a)) => apps::compare::sweep_cmd(&a),
-        Some(Cmd::Incast(a)) => apps::compare::incast_cmd(&a),
+        Some(Cmd::Compare(a)) => bench::compare::compare_cmd(&a),
+        Some(Cmd::Sweep(a)) => bench::compare::sweep_cmd(&a),
+        Some(Cmd::Incast(a)) => bench::compare::incast_cmd(&a),
         Some(Cmd::Fabric(a)) => lab::cli::run(&a),
         Some(Cmd::Completions(a)) => {
             let mut cmd = Cli::command();
@@ -314,9 +314,9 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
     // Output paths before anything starts: a typo fails at once.
     a.out.check()?;
     install_signal_handlers();
-    let mut user = a.cfg.load(None)?;
-    apps::run::bench::isolate(&mut user);
-    apps::run::bench::preflight(&user)?;
+    let mut user = bench::load_pair(&a.cfg)?;
+    bench::run::bench::isolate(&mut user);
+    bench::run::bench::preflight(&user)?;
     let floor = measure_once(
         &user,
         a.no_floor,
@@ -342,7 +342,7 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         cfg.cores.server,
         cfg.cores.client
     );
-    let mut rep = apps::run::bench::run_pair_streaming(&cfg, a.out.json_stream)?;
+    let mut rep = bench::run::bench::run_pair_streaming(&cfg, a.out.json_stream)?;
     if let Some(f) = &floor {
         rep.floor_p50_us = f["p50_us"].as_f64();
         rep.floor_p99_us = f["p99_us"].as_f64();
@@ -388,7 +388,7 @@ fn kernel_udp_cmd(a: KernelUdpArgs) -> anyhow::Result<()> {
     if a.cores.len() < 2 {
         anyhow::bail!("--cores needs two cores (client,echo), got {:?}", a.cores);
     }
-    let mut v = apps::measure::kudp::run((a.cores[0], a.cores[1]), a.pings, 1000)?;
+    let mut v = bench::measure::kudp::run((a.cores[0], a.cores[1]), a.pings, 1000)?;
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let text = format!(
         "kernel UDP over loopback, 64 B ping-pong, threads on cores {:?}: p50 {:.2} us  p99 {:.2} us  p99.9 {:.2} us  ({} pings, {} lost)\n",
@@ -404,8 +404,8 @@ fn kernel_udp_cmd(a: KernelUdpArgs) -> anyhow::Result<()> {
 }
 
 fn engine_cmd(a: EngineArgs) -> anyhow::Result<()> {
-    let cfg = a.cfg.load(None)?;
-    let mut v = apps::measure::enginecost::run(&cfg, a.rpcs)?;
+    let (cfg, _) = resolve_pair(&bench::load_pair(&a.cfg)?, None)?;
+    let mut v = bench::measure::enginecost::run(&cfg, a.rpcs)?;
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
     let text = format!(
         "engine cost, no wire ({} B requests, {} B responses, window {}): {:.0} ns per RPC (both endpoints), {:.0} ns per packet, {:.3} Mrps, {:.2} Gbps on one core\n",
@@ -422,8 +422,8 @@ fn engine_cmd(a: EngineArgs) -> anyhow::Result<()> {
 fn port_check_cmd(a: PortCheckArgs) -> anyhow::Result<()> {
     let cfg = a.port.load()?;
     let link = a.port.link_args(&cfg);
-    let mut v = apps::measure::portcheck::run(&link, a.core, a.frames, a.rx_wait_ms)?;
-    print_human(a.json, &apps::measure::portcheck::render_text(&v));
+    let mut v = bench::measure::portcheck::run(&link, a.core, a.frames, a.rx_wait_ms)?;
+    print_human(a.json, &bench::measure::portcheck::render_text(&v));
     if a.json {
         v["check"] = json!({
             "link": link.to_args(), "core": a.core, "frames": a.frames,

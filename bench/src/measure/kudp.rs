@@ -2,13 +2,13 @@
 //! pinned to two cores (blocking sockets, 64 B payloads). What a user would
 //! get without kernel bypass on the same machine, measured in the same run.
 
-use crate::measure::hist::LatencyHist;
 use anyhow::Context;
+use apps::measure::hist::LatencyHist;
 use std::net::UdpSocket;
 use std::time::{Duration, Instant};
 
 fn pin(core: u32) -> anyhow::Result<()> {
-    crate::run::sys::pin_thread(core).with_context(|| format!("cannot pin to core {core}"))
+    apps::run::sys::pin_thread(core).with_context(|| format!("cannot pin to core {core}"))
 }
 
 /// RTT percentiles of `pings` 64-byte UDP ping-pongs; client on `cores.0`,

@@ -6,13 +6,13 @@
 //! request-response rate), and the round trip of one 32-frame MTU burst (the
 //! loaded RTT a measured BDP uses). Every later figure is a ratio to these.
 
-use crate::config::link::{LinkArgs, Role};
-use crate::config::setup::{self, PortShape};
-use crate::measure::hist::LatencyHist;
 use crate::measure::stream_rate::{
     median_window_gbps, train_gbps, Streamed, STREAM_WINDOW_NS, TRAIN_LONG, TRAIN_SHORT,
 };
 use anyhow::{bail, Context};
+use apps::config::link::{LinkArgs, Role};
+use apps::config::setup::{self, PortShape};
+use apps::measure::hist::LatencyHist;
 use engine::dpdk::{Mbuf, MbufBatch, Mempool, Port, RxQueue, TscClock, TxQueue, BURST};
 use engine::runtime::{HandlerTable, Nexus};
 use engine::wire::{checksum, MacAddr};

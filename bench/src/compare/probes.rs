@@ -3,8 +3,8 @@
 //! the hypervisor's CPU steal from /proc/stat.
 
 use super::tc::*;
-use crate::config::link::LinkKind;
-use crate::config::Config;
+use apps::config::link::LinkKind;
+use apps::config::Config;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -134,7 +134,7 @@ pub fn parse_cpu_steal(text: &str) -> Option<(u64, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::Config;
+    use apps::config::Config;
 
     #[test]
     fn parses_cpu_steal() {

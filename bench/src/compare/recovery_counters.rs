@@ -3,7 +3,7 @@
 //! run reports next to its drops (JSON keys `retransmitted_pkts`,
 //! `spurious_timeouts`, `pause_frames`, `paused_us`, `ecn_marks`, `cnps`).
 
-use crate::report::Report;
+use apps::report::Report;
 use engine::proto::Stats;
 
 /// How a run repaired loss and throttled its senders: both endpoints'

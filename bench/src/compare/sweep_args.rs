@@ -5,9 +5,9 @@
 
 use super::modes::ModeOverrides;
 use super::stream::PointsOut;
-use crate::config::cli::ConfigArgs;
-use crate::config::units::parse_size_u32;
 use anyhow::bail;
+use apps::config::cli::ConfigArgs;
+use apps::config::units::parse_size_u32;
 use clap::{Args, ValueEnum};
 
 /// One entry of `--credits`: a multiple of the BDP ("4x") or a count ("16").

@@ -5,9 +5,9 @@
 
 use super::modes::Preset;
 use super::recovery_counters::RecoveryCounters;
-use crate::config::{Config, Direction, DropKind, FlowMode, Source};
-use crate::report::Report;
 use anyhow::bail;
+use apps::config::{Config, Direction, DropKind, FlowMode, Source};
+use apps::report::Report;
 use engine::config::{Bdp, Resolved};
 use serde_json::{json, Value};
 use std::fmt::Write as _;
@@ -189,7 +189,7 @@ pub(super) fn json_without_hist(r: &Report) -> Value {
 /// effective configuration (the modes differ in credits, rings, flow mode).
 pub(super) fn mode_json(r: &Report, cfg: &Config) -> Value {
     let mut v = json_without_hist(r);
-    crate::report::meta::stamp(&mut v, Some(cfg));
+    apps::report::meta::stamp(&mut v, Some(cfg));
     v
 }
 
@@ -210,7 +210,7 @@ pub(super) fn link_name(cfg: &Config) -> String {
 /// The workload in one line (no flow mode: the commands run both).
 pub(super) fn describe(cfg: &Config) -> String {
     let w = &cfg.workload;
-    let sessions = if w.kind == crate::config::WorkloadKind::Incast {
+    let sessions = if w.kind == apps::config::WorkloadKind::Incast {
         String::new()
     } else {
         format!(", {} session(s)", w.sessions_per_thread)
@@ -499,7 +499,7 @@ pub(super) fn plot_points(
         let refs: Vec<(&str, Vec<(f64, f64)>)> =
             s.iter().map(|(n, p)| (n.as_str(), p.clone())).collect();
         let title = format!("{what} against {x_label}: {context}");
-        crate::report::plot::plot_xy(&file, &title, x_label, y_label, &refs, log_x)?;
+        apps::report::plot::plot_xy(&file, &title, x_label, y_label, &refs, log_x)?;
         eprintln!("plot: {}", file.display());
     }
     Ok(())
@@ -581,7 +581,7 @@ mod tests {
             ("irn".into(), mode_json(&irn, &cfg)),
             ("pause".into(), mode_json(&pause, &cfg)),
         ]);
-        for k in crate::report::meta::STAMP_KEYS {
+        for k in apps::report::meta::STAMP_KEYS {
             assert!(j["irn"].get(k).is_some(), "each mode is stamped: {k}");
         }
         assert_eq!(

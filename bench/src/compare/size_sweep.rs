@@ -22,8 +22,8 @@ use super::report::*;
 use super::run::*;
 use super::stream::*;
 use super::sweep_args::{RespSizes, SweepArgs};
-use crate::config::{Config, ValidationEnv};
 use anyhow::Context;
+use apps::config::{Config, ValidationEnv};
 use serde_json::{json, Value};
 use std::path::Path;
 
@@ -252,7 +252,7 @@ pub(super) fn plot_sizes(
     let lat_refs: Vec<(&str, Vec<(f64, f64)>)> =
         lat.iter().map(|(n, p)| (n.as_str(), p.clone())).collect();
     let lat_file = path.to_path_buf();
-    crate::report::plot::plot_xy_log_y(
+    apps::report::plot::plot_xy_log_y(
         &lat_file,
         &format!("latency by request size: {context}"),
         "request size (B)",
@@ -266,7 +266,7 @@ pub(super) fn plot_sizes(
         .map(|(n, p)| (n.as_str(), p.clone()))
         .collect();
     let gp_file = sibling(path, SIZE_PLOT_SUFFIXES[0]);
-    crate::report::plot::plot_xy(
+    apps::report::plot::plot_xy(
         &gp_file,
         &format!("goodput by request size: {context}"),
         "request size (B)",
@@ -352,7 +352,7 @@ mod tests {
 
     /// The bases `sweep` derives from `--set` items (memif, no DPDK).
     fn bases(sets: &[&str]) -> Bases {
-        let args = crate::config::cli::ConfigArgs {
+        let args = apps::config::cli::ConfigArgs {
             set: sets.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         };

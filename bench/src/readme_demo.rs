@@ -7,11 +7,11 @@
 #[cfg(test)]
 mod tests {
     use crate::measure::floor_report;
-    use crate::measure::hist::LatencyHist;
-    use crate::report::Report;
+    use apps::measure::hist::LatencyHist;
+    use apps::report::Report;
     use serde_json::json;
 
-    const README: &str = include_str!("../../../README.md");
+    const README: &str = include_str!("../../README.md");
 
     fn demo_block() -> &'static str {
         let begin = README

@@ -3,9 +3,9 @@
 //! and mbuf accounting. The bring-up and error-path tests drive it:
 //! [`run`] returns the figures as JSON, [`render_text`] is the text report.
 
-use crate::config::link::{LinkArgs, Role};
-use crate::config::setup::{self, PortShape};
 use crate::measure::floor::{MIN_FRAME, SERVER_IP};
+use apps::config::link::{LinkArgs, Role};
+use apps::config::setup::{self, PortShape};
 use engine::dpdk::{Mbuf, MbufBatch};
 use engine::runtime::HandlerTable;
 use engine::wire::MacAddr;

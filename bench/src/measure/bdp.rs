@@ -14,7 +14,7 @@
 //! `transport.credits` the override, the ring fit) are the engine's
 //! (`engine::config::resolve`).
 
-use crate::config::{Config, ConfigError, Source};
+use apps::config::{Config, ConfigError, Source};
 use engine::config::{Measured, Resolved};
 use serde::Serialize;
 
@@ -174,7 +174,7 @@ pub fn fit_lines(r: &Resolved) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::FlowMode;
+    use apps::config::FlowMode;
     use serde_json::json;
 
     fn floor(gbps: f64, rtt: f64) -> serde_json::Value {
@@ -227,7 +227,7 @@ mod tests {
         );
         assert_eq!(o.credits, 9);
         let mut cfg = Config::default();
-        cfg.transport.bdp = crate::config::BdpSource::Config;
+        cfg.transport.bdp = apps::config::BdpSource::Config;
         let o = origin(&cfg, Some(&floor(12.0, 20.0)));
         assert_eq!(o.source, "config");
         assert_eq!(o.link_gbps, Config::default().transport.link_gbps);
@@ -262,5 +262,15 @@ mod tests {
         assert!(!r.credits_clamped);
         assert_eq!(run.link.rx_desc, 256);
         assert_eq!(r.credits(), 834 * 4);
+    }
+
+    #[test]
+    fn link_rate_follows_the_measured_bdp() {
+        let floor = serde_json::json!({"stream_gbps_mtu": 12.5, "burst_rtt_p50_us_mtu": 20.0});
+        let (c, _) = resolve_pair(&Config::default(), Some(&floor)).unwrap();
+        assert_eq!(c.transport.link_gbps, 12.5);
+        let mac = engine::wire::MacAddr([2, 0, 0, 0, 0, 1]);
+        let e = crate::testutil::endpoint(&c, apps::config::link::Role::Client, 0, mac);
+        assert_eq!(e.link_bps, 12_500_000_000);
     }
 }

@@ -6,13 +6,13 @@
 //! `compare`, `sweep` and `incast` all measure here, so one invocation
 //! derives every mode's settings from one measurement.
 
-use crate::config::link::{LinkArgs, LinkKind, Role};
-use crate::config::Config;
 use crate::measure::floor::ClientPlan;
 use crate::measure::floor_report;
-use crate::report::output::print_human;
 use crate::run::child::{install_signal_handlers, last_json, ChildProc};
 use anyhow::Context;
+use apps::config::link::{LinkArgs, LinkKind, Role};
+use apps::config::Config;
+use apps::report::output::print_human;
 use std::time::Duration;
 
 impl ClientPlan {

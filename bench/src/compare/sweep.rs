@@ -9,7 +9,7 @@ use super::run::*;
 use super::size_sweep::*;
 use super::stream::*;
 use super::sweep_args::*;
-use crate::config::{Config, Source};
+use apps::config::{Config, Source};
 
 /// The credit sweep's table: the point's mode and credits, then the results.
 const CREDIT_COLUMNS: &[Column] = &[
@@ -127,7 +127,7 @@ pub(super) fn plot_done(
         return Ok(());
     };
     let points: Vec<Point> = done.iter().map(|d| d.point.clone()).collect();
-    let context = if base.workload.kind == crate::config::WorkloadKind::Incast {
+    let context = if base.workload.kind == apps::config::WorkloadKind::Incast {
         format!("incast over {}, one client thread", link_name(base))
     } else {
         format!(

@@ -3,12 +3,12 @@
 //! their cores, gather both sides' counters, and merge them into one report
 //! (with the raw floor from the same invocation when asked).
 
-use crate::config::link::LinkKind;
-use crate::config::Config;
-use crate::report::Report;
 use crate::run::child::{last_json, ChildProc};
-use crate::run::node::ServerSummary;
 use anyhow::{bail, Context};
+use apps::config::link::LinkKind;
+use apps::config::Config;
+use apps::report::Report;
+use apps::run::node::ServerSummary;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -29,7 +29,7 @@ pub fn sibling(name: &str) -> anyhow::Result<PathBuf> {
     let p = me.with_file_name(name);
     if !p.exists() {
         bail!(
-            "{} not found next to {} (build all binaries: cargo build --release -p apps)",
+            "{} not found next to {} (build the apps' binaries with rpc-bench: cargo build --release -p apps -p bench)",
             name,
             me.display()
         );
@@ -140,7 +140,7 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path, json_stream: bool) -> anyhow::Re
     let client_out = client.wait_exit(limit);
     // Stop the server (SIGTERM: it prints its counters and exits 0).
     if let Some(pid) = server.pid() {
-        crate::run::sys::terminate(pid);
+        apps::run::sys::terminate(pid);
     }
     let server_out = server.wait(Duration::from_secs(10));
     // A failed run (exit 1) still prints its report as the last line.
@@ -160,7 +160,7 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path, json_stream: bool) -> anyhow::Re
                 rep.add_drops("server_rx_ring_overflow", missed);
             }
             rep.add_drops("server_injected", v.injected_drops);
-            for (k, n) in crate::report::protocol_drops(&v.stats.counters.drops) {
+            for (k, n) in apps::report::protocol_drops(&v.stats.counters.drops) {
                 rep.add_drops(&format!("server_proto.{k}"), n);
             }
             rep.server_stats = Some(v.stats.counters);

@@ -1,6 +1,6 @@
 //! One measured run (per-mode configurations, ring fitting, a server+client
 //! pair with qdisc probes) and `rpc-bench compare`, whose output follows
-//! [`crate::report::output`]: tables on stdout (stderr with `--json`), one
+//! [`apps::report::output`]: tables on stdout (stderr with `--json`), one
 //! JSON object keyed by mode, each mode stamped with its own configuration,
 //! and a CSV row per mode written as the mode finishes.
 
@@ -8,13 +8,13 @@ use super::modes::*;
 use super::probes::*;
 use super::report::*;
 use super::tc::*;
-use crate::config::cli::ConfigArgs;
-use crate::config::{Config, ConfigError, FlowMode, ValidationEnv};
 use crate::measure::bdp::resolve_pair;
 use crate::measure::link::{measure_once, HARNESS_PINGS};
-use crate::report::{output, render_columns, Report};
 use crate::run::bench;
 use anyhow::{bail, Context};
+use apps::config::cli::ConfigArgs;
+use apps::config::{Config, ConfigError, FlowMode, ValidationEnv};
+use apps::report::{output, render_columns, Report};
 use clap::Args;
 use engine::config::Resolved;
 use serde_json::{json, Value};
@@ -182,7 +182,7 @@ impl Bases {
             self.each(|c| {
                 c.transport.credits = Some(lossless);
                 c.origins
-                    .set("transport.credits", crate::config::Source::Derived);
+                    .set("transport.credits", apps::config::Source::Derived);
             });
         }
         Ok(lossless)
@@ -333,13 +333,13 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
             .map(label)
             .map(|(n, c)| format!("{n}, {c} credits"))
             .collect();
-        let series: Vec<(&str, &crate::measure::hist::LatencyHist)> = names
+        let series: Vec<(&str, &apps::measure::hist::LatencyHist)> = names
             .iter()
             .zip(&reports)
             .map(|(n, r)| (n.as_str(), &r.latency))
             .collect();
         let (workload, link) = (&reports[0].workload, &reports[0].link);
-        crate::report::plot::plot_latency_percentiles(
+        apps::report::plot::plot_latency_percentiles(
             path,
             &format!("{workload} over {link}: {}", title.join(" vs ")),
             &series,

@@ -4,8 +4,8 @@
 //! time per RPC is what the sans-IO core (both sides together) costs, the
 //! share of an RPC that is ours rather than the NIC's or the driver's.
 
-use crate::config::link::Role;
-use crate::config::Config;
+use apps::config::link::Role;
+use apps::config::Config;
 use engine::proto::{Delivery, Endpoint, Event, PeerAddr};
 use engine::time::Instant;
 use engine::wire::MacAddr;
@@ -77,7 +77,7 @@ pub fn run(cfg: &Config, n: u64) -> anyhow::Result<Value> {
             while issued < n && issued - done < window {
                 let m = client.alloc_msg(req);
                 client
-                    .enqueue_request(t, s, crate::run::workload::REQ_ECHO, m, issued)
+                    .enqueue_request(t, s, apps::run::workload::REQ_ECHO, m, issued)
                     .map_err(|(e, _)| e)?;
                 issued += 1;
             }

@@ -11,11 +11,11 @@ use std::time::{Duration, Instant};
 
 /// Routes SIGINT/SIGTERM to a flag that `wait` checks, so children get stopped.
 pub fn install_signal_handlers() {
-    crate::run::sys::install_interrupt_flag();
+    apps::run::sys::install_interrupt_flag();
 }
 
 pub fn interrupted() -> bool {
-    crate::run::sys::interrupted()
+    apps::run::sys::interrupted()
 }
 
 #[derive(Debug)]
@@ -38,7 +38,7 @@ impl ChildProc {
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .stdin(Stdio::null());
-        crate::run::sys::kill_with_parent(&mut cmd);
+        apps::run::sys::kill_with_parent(&mut cmd);
         let child = cmd
             .spawn()
             .with_context(|| format!("cannot start {name} ({})", program.display()))?;
@@ -134,7 +134,7 @@ impl ChildProc {
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
             if let Ok(None) = c.try_wait() {
-                crate::run::sys::terminate(c.id());
+                apps::run::sys::terminate(c.id());
                 let t = Instant::now();
                 while t.elapsed() < Duration::from_secs(1) {
                     if let Ok(Some(_)) = c.try_wait() {

@@ -17,8 +17,8 @@
 //! so a per-mode override wins over the preset (e.g. `--mode-set
 //! irn:transport.lossy_credit_multiple=2`).
 
-use crate::config::{Config, CreditMultiple, FlowMode, LossPolicy, Retransmit};
 use anyhow::bail;
+use apps::config::{Config, CreditMultiple, FlowMode, LossPolicy, Retransmit};
 use clap::Args;
 use engine::presets::{CreditRule, PresetFlow, TransportPreset};
 
@@ -204,7 +204,7 @@ impl ModeOverrides {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::ValidationEnv;
+    use apps::config::ValidationEnv;
 
     const ENV: ValidationEnv = ValidationEnv { online_cores: 2 };
 
@@ -260,7 +260,7 @@ mod tests {
     /// The endpoints `c`'s runs build (client and server worker 0), with
     /// the per-process random seed and secret fixed.
     fn endpoints_of(c: &Config) -> Vec<engine::proto::EndpointConfig> {
-        use crate::config::link::Role;
+        use apps::config::link::Role;
         [Role::Client, Role::Server]
             .map(|role| {
                 let mac = engine::wire::MacAddr([2, 0, 0, 0, 0, 1]);
@@ -279,7 +279,7 @@ mod tests {
 
     /// The endpoints preset `p`'s runs build on the shared config `sets`.
     fn endpoints(p: Preset, sets: &[&str]) -> Vec<engine::proto::EndpointConfig> {
-        endpoints_of(&p.apply(&crate::config::testutil::with(sets).unwrap()))
+        endpoints_of(&p.apply(&crate::testutil::with(sets).unwrap()))
     }
 
     /// Golden: what each compare preset's endpoints were before the
@@ -327,7 +327,7 @@ mod tests {
             ],
         ];
         for s in sets {
-            let shared = crate::config::testutil::with(s).unwrap();
+            let shared = crate::testutil::with(s).unwrap();
             for p in Preset::ALL {
                 assert_eq!(p.apply(&shared), old_apply(p, &shared), "{p:?} {s:?}");
                 assert_eq!(
