@@ -143,7 +143,8 @@ fn tbf_egress_lossless_fits_the_queue_lossy_overflows_it() {
             "32kbit",
         ],
     );
-    let mut args: Vec<String> = vec!["compare".into()];
+    // --no-floor: the config's BDP (9 credits), which the asserts know.
+    let mut args: Vec<String> = vec!["compare".into(), "--no-floor".into()];
     args.extend(af_packet(&veth));
     args.extend(
         [
@@ -270,6 +271,7 @@ fn sweep_and_incast_report_every_point() {
     let mut args = vec![
         "sweep",
         sock.as_str(),
+        "--no-floor",
         "--credits=1x,8x",
         "--modes=lossy,lossless",
         "--set=link.rx_desc=32",
@@ -304,6 +306,7 @@ fn sweep_and_incast_report_every_point() {
     let mut args = vec![
         "incast",
         sock.as_str(),
+        "--no-floor",
         "--fan-in=1,8",
         "--set=link.rx_desc=32",
     ];
@@ -365,7 +368,12 @@ fn retransmitted_by_mode(v: &Value) -> BTreeMap<String, u64> {
 fn compare_runs_the_four_presets_under_injected_loss() {
     let sock = format!("--socket=/tmp/{}.sock", unique("lv4"));
     let modes = ["lossless", "pause", "lossy", "irn"];
-    let mut args = vec!["compare", sock.as_str(), "--modes=lossless,pause,lossy,irn"];
+    let mut args = vec![
+        "compare",
+        sock.as_str(),
+        "--no-floor",
+        "--modes=lossless,pause,lossy,irn",
+    ];
     args.extend(common::LOSS_64K_ARGS);
     args.extend([
         "--seconds=0.5",

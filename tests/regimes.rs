@@ -31,6 +31,7 @@ fn every_mode_completes_on_the_slow_receiver_with_injected_loss() {
     let veth = Veth::up(&name, &["--netns", &format!("{name}ns")]);
     let args = [
         "compare".to_string(),
+        "--no-floor".into(),
         "--link=af_packet".into(),
         format!("--iface={}", veth.name),
         format!(
@@ -87,7 +88,7 @@ fn equal_work(modes: &str, max: u64, extra: &[&str]) -> Value {
     let sock = format!("--socket=/tmp/{}.sock", unique("rgm"));
     let modes = format!("--modes={modes}");
     let max = format!("--set=workload.max_requests={max}");
-    let mut args = vec!["compare", sock.as_str(), modes.as_str()];
+    let mut args = vec!["compare", sock.as_str(), "--no-floor", modes.as_str()];
     args.extend(common::LOSS_64K_ARGS);
     args.extend([
         max.as_str(),

@@ -41,14 +41,8 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     crate::run::child::install_signal_handlers();
     a.out.check(&["p99", "loss"])?;
     let modes = parse_presets(&a.modes)?;
-    let mut bases = load_bases(
-        &a.cfg,
-        a.multiple.as_deref(),
-        &a.mode_sets,
-        &modes,
-        &a.measure,
-        "rpc-bench incast",
-    )?;
+    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &modes)?;
+    bases.measure_link(&a.measure, "rpc-bench incast")?;
     bases.each(|c| c.workload.kind = apps::config::WorkloadKind::Incast);
     let base = bases.common.clone();
     let bdp = bases.shared()?.bdp;

@@ -233,7 +233,7 @@ pub(super) fn describe(cfg: &Config) -> String {
 /// The BDP every mode's credits come from, and where it came from.
 pub(super) fn bdp_line(b: &Bdp, mtu: u32) -> String {
     let from = match b.source {
-        Source::Measured => format!("measured in this run, {}", b.why),
+        Source::Measured => b.why.clone(),
         s => format!("the config's ({}): {}", s.as_str(), b.why),
     };
     format!(

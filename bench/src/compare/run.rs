@@ -168,6 +168,16 @@ impl Bases {
         crate::measure::bdp::resolve_pair_on_ring(cfg, self.floor.as_ref())
     }
 
+    /// Measures the link, once, before every mode's run (after every
+    /// configuration was checked, so a bad one fails before any process
+    /// starts): the BDP each mode's credits derive from.
+    pub fn measure_link(&mut self, m: &MeasureArgs, tool: &str) -> anyhow::Result<()> {
+        let mut floor_cfg = self.common.clone();
+        bench::isolate(&mut floor_cfg);
+        self.floor = measure_once(&floor_cfg, m.no_floor, m.floor_pings, true, tool)?;
+        Ok(())
+    }
+
     /// The resolution of the shared configuration: the BDP every mode's
     /// credits come from.
     pub fn shared(&self) -> Result<Resolved, ConfigError> {
@@ -194,8 +204,6 @@ pub(super) fn load_bases(
     multiple: Option<&str>,
     sets: &ModeOverrides,
     running: &[Preset],
-    measure: &MeasureArgs,
-    tool: &str,
 ) -> anyhow::Result<Bases> {
     sets.check(running)?;
     let mut args = cfg.clone();
@@ -222,20 +230,10 @@ pub(super) fn load_bases(
     if common.workload.warmup_seconds > common.workload.seconds {
         eprintln!("rpc-bench: note: the warm-up is longer than the measured interval");
     }
-    // Once, before every mode: the BDP each mode's credits derive from.
-    let mut floor_cfg = common.clone();
-    bench::isolate(&mut floor_cfg);
-    let floor = measure_once(
-        &floor_cfg,
-        measure.no_floor,
-        measure.floor_pings,
-        true,
-        tool,
-    )?;
     Ok(Bases {
         common,
         per_preset,
-        floor,
+        floor: None,
     })
 }
 
@@ -250,14 +248,15 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     }
     crate::run::child::install_signal_handlers();
     let presets = parse_presets(&a.modes)?;
-    let mut bases = load_bases(
-        &a.cfg,
-        a.multiple.as_deref(),
-        &a.mode_sets,
-        &presets,
-        &a.measure,
-        "rpc-bench compare",
-    )?;
+    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &presets)?;
+    // Every mode resolves before the link is measured too: a refusal fails
+    // before any process starts.
+    for p in &presets {
+        bases
+            .resolve(bases.get(*p))
+            .with_context(|| format!("{} configuration", p.name()))?;
+    }
+    bases.measure_link(&a.measure, "rpc-bench compare")?;
     if a.same_credits {
         let c = bases.same_credits()?;
         eprintln!("rpc-bench compare: --same-credits: every mode at {c} credits");

@@ -138,16 +138,8 @@ pub(super) fn size_columns() -> Vec<Column> {
 /// `rpc-bench sweep --msg-sizes`.
 pub(super) fn size_sweep_cmd(a: &SweepArgs, sizes: &[u64]) -> anyhow::Result<()> {
     let modes = parse_presets(&a.modes)?;
-    let bases = load_bases(
-        &a.cfg,
-        None,
-        &a.mode_sets,
-        &modes,
-        &a.measure,
-        "rpc-bench sweep",
-    )?;
+    let mut bases = load_bases(&a.cfg, None, &a.mode_sets, &modes)?;
     let base = bases.common.clone();
-    let bdp = bases.shared()?.bdp;
     let plan = plan(
         &bases,
         &modes,
@@ -155,6 +147,8 @@ pub(super) fn size_sweep_cmd(a: &SweepArgs, sizes: &[u64]) -> anyhow::Result<()>
         a.resp_sizes,
         &ValidationEnv::detect(),
     )?;
+    bases.measure_link(&a.measure, "rpc-bench sweep")?;
+    let bdp = bases.shared()?.bdp;
     let probes = probes_for(&base, &a.out.qdisc);
     warn_bypassed(&base, &probes);
     let list: Vec<String> = sizes.iter().map(|s| size_text(*s)).collect();
@@ -356,19 +350,7 @@ mod tests {
             set: sets.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         };
-        let no_floor = MeasureArgs {
-            no_floor: true,
-            ..Default::default()
-        };
-        load_bases(
-            &args,
-            None,
-            &ModeOverrides::default(),
-            &Preset::ALL,
-            &no_floor,
-            "test",
-        )
-        .unwrap()
+        load_bases(&args, None, &ModeOverrides::default(), &Preset::ALL).unwrap()
     }
 
     #[test]

@@ -46,14 +46,8 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     a.out.check(&["p99", "loss"])?;
     let specs = parse_credit_list(&a.credit_list)?;
     let modes = parse_presets(&a.modes)?;
-    let bases = load_bases(
-        &a.cfg,
-        None,
-        &a.mode_sets,
-        &modes,
-        &a.measure,
-        "rpc-bench sweep",
-    )?;
+    let mut bases = load_bases(&a.cfg, None, &a.mode_sets, &modes)?;
+    bases.measure_link(&a.measure, "rpc-bench sweep")?;
     let base = bases.common.clone();
     let bdp = bases.shared()?.bdp;
     let probes = probes_for(&base, &a.out.qdisc);

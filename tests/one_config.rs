@@ -1,0 +1,196 @@
+//! One configuration, resolved once (issue 30): on one memif link,
+//! `rpc-bench run`, `sweep --msg-sizes 64k --modes lossless` and `compare
+//! --modes lossless` measure the link and report the same lossless credits
+//! (within the measurement's spread), each saying where they came from; and
+//! one `[transport]` section is accepted or refused alike by rpc-server,
+//! rpc-client, rpc-bench and rpc-lab.
+
+mod common;
+use common::{bench_bin, bin, client_bin, run, server_bin, u, unique};
+use serde_json::Value;
+use std::time::Duration;
+
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// Lossless credits of one rpc-bench invocation and where they came from.
+fn lossless_credits(args: &[&str], pick: impl Fn(&Value) -> &Value) -> (u64, String) {
+    let r = run(bench_bin(), args, LIMIT);
+    r.assert_ok(&args.join(" "));
+    let v = r.json();
+    let p = pick(&v);
+    (u(p, &["credits"]), p["credits_source"].to_string())
+}
+
+#[test]
+fn run_sweep_and_compare_agree_on_the_lossless_credits_of_one_link() {
+    let sock = format!("--socket=/tmp/{}.sock", unique("one"));
+    let short = ["--seconds=0.3", "--set=workload.warmup_seconds=0.1"];
+    let with = |head: &[&'static str]| {
+        let mut a: Vec<&str> = head.to_vec();
+        a.push(sock.as_str());
+        a.extend(short);
+        a.push("--json");
+        a
+    };
+    let (run_c, run_src) = lossless_credits(
+        &with(&[
+            "run",
+            "--workload=large",
+            "--msg-size=65536",
+            "--resp-size=32",
+        ]),
+        |v| &v["bdp"],
+    );
+    let (sweep_c, sweep_src) = lossless_credits(
+        &with(&[
+            "sweep",
+            "--msg-sizes=64k",
+            "--modes=lossless",
+            "--workload=large",
+        ]),
+        |v| &v["points"][0],
+    );
+    let (cmp_c, cmp_src) = lossless_credits(
+        &with(&[
+            "compare",
+            "--modes=lossless",
+            "--workload=large",
+            "--msg-size=65536",
+            "--resp-size=32",
+        ]),
+        |v| &v["lossless"],
+    );
+    for src in [&run_src, &sweep_src, &cmp_src] {
+        assert!(src.contains("derived"), "credits from the BDP rule: {src}");
+    }
+    // The floor measured the link each time: far above the config's 9.
+    let all = [run_c, sweep_c, cmp_c];
+    assert!(all.iter().all(|&c| c > 9), "measured BDPs: {all:?}");
+    let (lo, hi) = (*all.iter().min().unwrap(), *all.iter().max().unwrap());
+    assert!(
+        hi as f64 <= lo as f64 * 1.3,
+        "run {run_c}, sweep {sweep_c}, compare {cmp_c}: one link, one BDP (within the floor's spread)"
+    );
+}
+
+#[test]
+fn no_floor_says_what_it_falls_back_to() {
+    let sock = format!("--socket=/tmp/{}.sock", unique("onf"));
+    let r = run(
+        bench_bin(),
+        &[
+            "compare",
+            &sock,
+            "--no-floor",
+            "--modes=lossless,lossy",
+            "--seconds=0.2",
+            "--set=workload.warmup_seconds=0",
+            "--json",
+        ],
+        LIMIT,
+    );
+    r.assert_ok("compare --no-floor");
+    assert!(
+        r.stderr.contains("link not measured (--no-floor)")
+            && r.stderr.contains("nothing measured in this run"),
+        "{}",
+        r.stderr
+    );
+    let v = r.json();
+    assert_eq!(u(&v["lossless"], &["credits"]), 9, "{v}");
+    assert_eq!(u(&v["lossy"], &["credits"]), 36, "{v}");
+    assert_eq!(v["lossless"]["bdp_source"], "default", "{v}");
+}
+
+/// Writes `text` to a fresh file and returns its path.
+fn file(text: &str) -> String {
+    let p = std::env::temp_dir().join(format!("{}.toml", unique("cfg")));
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+#[test]
+fn one_transport_section_is_accepted_or_refused_alike_by_every_tool() {
+    let lab = bin("rpc-lab");
+    let fast = Duration::from_secs(20);
+    // Each tool reads the file without opening a port: the binaries'
+    // --print-config, rpc-bench's engine cost (in memory), a small lab run.
+    let tools = |path: &str| -> Vec<(&'static str, common::Run)> {
+        vec![
+            (
+                "rpc-server",
+                run(server_bin(), &["-c", path, "--print-config"], fast),
+            ),
+            (
+                "rpc-client",
+                run(client_bin(), &["-c", path, "--print-config"], fast),
+            ),
+            (
+                "rpc-bench",
+                run(bench_bin(), &["engine", "-c", path, "--rpcs=1000"], fast),
+            ),
+            (
+                "rpc-lab",
+                run(
+                    lab,
+                    &[
+                        "-c",
+                        path,
+                        "--scenario=incast",
+                        "--hosts=2",
+                        "--flow-size=4096",
+                    ],
+                    fast,
+                ),
+            ),
+        ]
+    };
+    let good =
+        file("[transport]\nrto_us = 8000\nscan_us = 250\nmode = \"lossy\"\ncc = \"timely\"\n");
+    for (tool, r) in tools(&good) {
+        assert!(r.ok(), "{tool} refused a valid [transport]:\n{}", r.stderr);
+    }
+    let bad = [
+        (
+            "[transport]\nrto_us = 100\n",
+            "transport.rto_us = 100 must be >= transport.scan_us = 500",
+        ),
+        ("[transport]\nrto_uss = 100\n", "rto_uss"),
+        ("[transport]\nnak = true\n", "transport.nak"),
+    ];
+    for (text, needle) in bad {
+        let path = file(text);
+        for (tool, r) in tools(&path) {
+            assert!(!r.ok(), "{tool} accepted {text:?}");
+            assert!(
+                r.stderr.contains(needle),
+                "{tool} on {text:?}: {}",
+                r.stderr
+            );
+        }
+    }
+}
+
+#[test]
+fn print_config_says_where_each_value_came_from() {
+    let r = run(
+        client_bin(),
+        &["--set=transport.mode=lossy", "--print-config"],
+        Duration::from_secs(20),
+    );
+    r.assert_ok("rpc-client --print-config");
+    let line = |k: &str| {
+        r.stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{k} = ")))
+            .unwrap_or_else(|| panic!("{k} missing:\n{}", r.stdout))
+            .to_string()
+    };
+    assert!(line("mode").ends_with("# flag"), "{}", line("mode"));
+    assert!(line("rto_us").ends_with("# default"), "{}", line("rto_us"));
+    assert!(
+        line("credits").contains("# derived: lossy: 4 x BDP"),
+        "{}",
+        line("credits")
+    );
+}
