@@ -11,7 +11,7 @@ use crate::config::link::{LinkArgs, LinkKind, Role};
 use crate::config::{Config, Direction, DropKind, FlowMode, ValidationEnv, WorkloadKind};
 use crate::report::Report;
 use crate::run::node::{CaptureSpec, ClientParams, NodeSpec, ServerParams};
-use crate::run::workload::Mode;
+use crate::run::workload::Loop;
 use clap::Args;
 use engine::runtime::FaultSide;
 use engine::time::Duration;
@@ -366,15 +366,15 @@ pub fn server_params(cfg: &Config, max_secs: f64) -> ServerParams {
 pub fn client_params(cfg: &Config, live: bool) -> ClientParams {
     let w = &cfg.workload;
     let workers = cfg.cores(Role::Client).len().max(1) as f64;
-    let mode = match (w.kind, w.rate_rps) {
-        (WorkloadKind::OpenLoop, Some(rate)) if rate > 0.0 => Mode::Open {
+    let pace = match (w.kind, w.rate_rps) {
+        (WorkloadKind::OpenLoop, Some(rate)) if rate > 0.0 => Loop::Open {
             interval: Duration::from_nanos((workers * 1e9 / rate).max(1.0) as u64),
         },
-        _ => Mode::Closed,
+        _ => Loop::Closed,
     };
     let secs = |s: f64| Duration::from_nanos((s.max(0.0) * 1e9) as u64);
     ClientParams {
-        mode,
+        pace,
         req_size: w.req_size as usize,
         resp_size: w.resp_size as usize,
         window: cfg.window() as usize,

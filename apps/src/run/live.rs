@@ -585,7 +585,7 @@ mod tests {
     #[test]
     fn progress_lines_for_runs_of_two_seconds_or_more() {
         let params = |ms: u64| crate::run::workload::ClientParams {
-            mode: crate::run::workload::Mode::Closed,
+            pace: crate::run::workload::Loop::Closed,
             req_size: 32,
             resp_size: 32,
             window: 1,

@@ -16,7 +16,7 @@ use crate::run::live::{Board, Publisher, Snapshot};
 use crate::run::metrics::{self, MetricsListener};
 pub use crate::run::summary::{ServerSummary, StatsSummary};
 pub use crate::run::workload::ClientParams;
-use crate::run::workload::{self, ClientApp, ClientSide, LoopApp, Mode, ServerApp, REQ_ECHO};
+use crate::run::workload::{self, ClientApp, ClientSide, Loop, LoopApp, ServerApp, REQ_ECHO};
 use engine::counters::Counters;
 use engine::fault::DropModel;
 use engine::proto::{PeerAddr, SessionId, Stats};
@@ -429,7 +429,7 @@ fn client_worker<A: ClientSide>(
     let hard_end = app.client().stop_at + Duration::from_secs(3) + session_timeout;
     loop {
         rpc.run_once(&mut app);
-        if let Mode::Open { .. } = p.mode {
+        if let Loop::Open { .. } = p.pace {
             workload::open_loop_tick(&mut rpc, &mut app);
         }
         let now = rpc.now();

@@ -267,8 +267,10 @@ pub fn background_echo(
 
 // ---------------------------------------------------------------- client
 
+/// How a client issues requests: a closed loop (a window per session) or
+/// an open one (at intended times, whatever completes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub enum Loop {
     /// Each session keeps `window` requests outstanding.
     Closed,
     /// Requests start at intended times `rate` per second per worker.
@@ -277,7 +279,7 @@ pub enum Mode {
 
 #[derive(Clone, Debug)]
 pub struct ClientParams {
-    pub mode: Mode,
+    pub pace: Loop,
     pub req_size: usize,
     pub resp_size: usize,
     pub window: usize,
@@ -446,7 +448,7 @@ fn on_response<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A, done: Completion<
         }
     }
     // Closed loop: keep the session's window full.
-    if app.p.mode == Mode::Closed && app.may_issue(now) {
+    if app.p.pace == Loop::Closed && app.may_issue(now) {
         issue(rpc, whole, done.session, now);
     }
 }
@@ -473,7 +475,7 @@ fn explain_bad_response(e: String, got: usize, p: &ClientParams) -> String {
 /// Starts the workload: fills every session's window (closed loop).
 pub fn start<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A) {
     let app = whole.client();
-    if app.p.mode != Mode::Closed {
+    if app.p.pace != Loop::Closed {
         return;
     }
     let now = rpc.now();
@@ -491,7 +493,7 @@ pub fn start<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A) {
 /// Open loop: issues every request whose intended time has come, round-robin
 /// over sessions; latency counts from the intended time.
 pub fn open_loop_tick<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A) {
-    let Mode::Open { interval } = whole.client().p.mode else {
+    let Loop::Open { interval } = whole.client().p.pace else {
         return;
     };
     let now = rpc.now();
@@ -630,7 +632,7 @@ mod tests {
     #[test]
     fn a_length_mismatch_says_why() {
         let mut p = ClientParams {
-            mode: Mode::Closed,
+            pace: Loop::Closed,
             req_size: 8,
             resp_size: 4096,
             window: 1,

@@ -164,9 +164,7 @@ impl BdpOrigin {
 /// The lines saying what resolution changed in the link and timers of a
 /// pair (ring grown, RTO raised), for stderr.
 pub fn fit_lines(r: &Resolved) -> Vec<String> {
-    ["link.rx_desc", "transport.rto_us"]
-        .into_iter()
-        .filter_map(|k| r.setting(k))
+    r.pair_fits()
         .map(|s| format!("{} raised to {}: {}", s.key, s.value, s.why))
         .collect()
 }

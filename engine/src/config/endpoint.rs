@@ -106,6 +106,13 @@ impl Resolved {
         self.transport.credits.unwrap_or(self.bdp.packets)
     }
 
+    /// What resolution changed in a pair's link and timers (the ring grown
+    /// to back the load, the RTO raised past its queue), for a line each.
+    pub fn pair_fits(&self) -> impl Iterator<Item = &Setting> {
+        const FITS: [&str; 2] = ["link.rx_desc", "transport.rto_us"];
+        self.settings.iter().filter(|s| FITS.contains(&s.key))
+    }
+
     /// The resolved value of `key`, if resolution set it.
     pub fn setting(&self, key: &str) -> Option<&Setting> {
         self.settings.iter().find(|s| s.key == key)
