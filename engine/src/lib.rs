@@ -60,7 +60,7 @@
 //!
 //! ```
 //! use engine::proto::{Delivery, Endpoint, EndpointConfig, Event, PeerAddr};
-//! use engine::sim::{LinkConfig, Sim, SimApp};
+//! use engine::sim::{ChannelConfig, Sim, SimApp};
 //! use engine::time::{Duration, Instant};
 //! use engine::wire::MacAddr;
 //! use std::net::Ipv4Addr;
@@ -93,7 +93,7 @@
 //!     c.seed = last as u64;
 //!     c
 //! };
-//! let mut sim = Sim::new(7, LinkConfig::default());
+//! let mut sim = Sim::new(7, ChannelConfig::default());
 //! let client = sim.add(Endpoint::new(cfg(1)).unwrap());
 //! let server_cfg = cfg(2);
 //! sim.add(Endpoint::new(server_cfg.clone()).unwrap());

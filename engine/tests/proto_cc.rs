@@ -7,7 +7,7 @@
 mod proto_common;
 
 use engine::proto::{CcKind, EndpointConfig, FlowMode, SessionId};
-use engine::sim::LinkConfig;
+use engine::sim::ChannelConfig;
 use engine::time::Duration;
 use proto_common::*;
 
@@ -25,8 +25,8 @@ fn cc_cfg(i: u8, cc: CcKind) -> EndpointConfig {
 
 /// A 1 Gb/s bottleneck (a tenth of what the sender believes) with a deep
 /// queue, optionally ECN-marking from 20 packets on.
-fn bottleneck(mark: Option<usize>) -> LinkConfig {
-    LinkConfig {
+fn bottleneck(mark: Option<usize>) -> ChannelConfig {
+    ChannelConfig {
         delay: Duration::from_micros(5),
         rate_bps: Some(1_000_000_000),
         queue_pkts: 4096,
@@ -134,7 +134,7 @@ fn without_cc_nothing_is_paced_or_marked() {
 /// floor's rate, above what RPCs get), with credits enough to keep a
 /// standing queue of their own (256 frames: 77 us, past Timely's t_low).
 fn idle_link_time(cc: CcKind, seed: u64) -> Duration {
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_micros(2),
         rate_bps: Some(40_000_000_000),
         queue_pkts: 4096,
@@ -175,7 +175,7 @@ const TIMELY_ADD_BPS: u64 = 40_000_000;
 /// Sends 40 requests of 64 KiB on a fresh Timely pair over `link` and
 /// samples the client session's rate and the frames in flight every 5 us
 /// of virtual time until idle.
-fn timely_trace(link: LinkConfig) -> (Pair, Vec<(usize, u64)>) {
+fn timely_trace(link: ChannelConfig) -> (Pair, Vec<(usize, u64)>) {
     let mut p = Pair::new(
         5,
         link,
@@ -212,7 +212,7 @@ fn timely_trace(link: LinkConfig) -> (Pair, Vec<(usize, u64)>) {
 #[test]
 fn timely_cuts_on_a_rising_rtt_and_recovers_additively() {
     // No bottleneck: no queue, no RTT rise, no cut, no pacing.
-    let fast = LinkConfig {
+    let fast = ChannelConfig {
         delay: Duration::from_micros(5),
         ..Default::default()
     };

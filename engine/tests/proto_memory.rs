@@ -14,7 +14,7 @@ use engine::proto::{Admission, Delivery, Endpoint, Event};
 use engine::proto::{
     EndpointAddr, EndpointConfig, ErrorCode, MemBudget, PeerAddr, RpcError, SessionState,
 };
-use engine::sim::{LinkConfig, Sim};
+use engine::sim::{ChannelConfig, Sim};
 use engine::time::{Duration, Instant};
 use engine::wire::{self, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType, SESSION_NONE};
 use proto_common::*;
@@ -300,7 +300,7 @@ fn a_normal_client_is_served_while_a_neighbour_is_over_its_budget() {
         ..MemBudget::default()
     };
     let server_cfg = EndpointConfig { mem, ..cfg(1) };
-    let mut sim = Sim::new(50, LinkConfig::default());
+    let mut sim = Sim::new(50, ChannelConfig::default());
     sim.add(Endpoint::new(server_cfg.clone()).unwrap());
     sim.add(Endpoint::new(cfg(2)).unwrap());
     let now = sim.now();
@@ -444,7 +444,7 @@ fn a_client_that_pulls_gets_its_responses_and_sees_the_budget_as_an_error() {
         max_msg_size: MIB,
         ..cfg(2)
     };
-    let mut p = Pair::new(51, LinkConfig::default(), server, client);
+    let mut p = Pair::new(51, ChannelConfig::default(), server, client);
     p.app.resp_len = Some(|_| MIB);
     // One after the other: each takes the lowest free slot, 0, and frees
     // the stored response of the request before it there.
@@ -525,7 +525,7 @@ fn a_failed_event_reaches_the_client_for_a_given_up_request() {
         session_timeout: Duration::from_secs(5),
         ..cfg(2)
     };
-    let mut p = Pair::new(52, LinkConfig::default(), server, client);
+    let mut p = Pair::new(52, ChannelConfig::default(), server, client);
     p.app.send(&mut p.sim, CLIENT, p.session, 1, 200 * DPP);
     p.sim.run_for(&mut p.app, Duration::from_micros(30));
     let held = p.sim.ep(SERVER).held_bytes();

@@ -8,7 +8,7 @@ mod proto_common;
 
 use engine::fault::DropModel;
 use engine::proto::{EndpointConfig, FlowMode};
-use engine::sim::LinkConfig;
+use engine::sim::ChannelConfig;
 use engine::time::Duration;
 use engine::wire::{self, PktType};
 use proto_common::*;
@@ -65,7 +65,7 @@ fn with_credits(i: u8, credits: u16, mode: FlowMode) -> EndpointConfig {
 fn response_within_grant_needs_no_rfr() {
     // 32 credits; a one-packet request answered by a 10-packet response:
     // the request grants 31, so the server sends all 10 unasked.
-    let mut p = Pair::new(1, LinkConfig::default(), cfg(1), cfg(2));
+    let mut p = Pair::new(1, ChannelConfig::default(), cfg(1), cfg(2));
     let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
     let seen = tap(&mut p, &[]);
     p.app.resp_len = Some(|_| 10 * 1444 - 5);
@@ -82,7 +82,7 @@ fn response_beyond_grant_pulls_the_rest_with_rfrs() {
     // 8 credits: the request grants 7, so a 20-packet response needs
     // exactly 20 - 1 - 7 = 12 RFRs.
     let c = |i| with_credits(i, 8, lossless());
-    let mut p = Pair::new(2, LinkConfig::default(), c(1), c(2));
+    let mut p = Pair::new(2, ChannelConfig::default(), c(1), c(2));
     let seen = tap(&mut p, &[]);
     p.app.resp_len = Some(|_| 20 * 1444);
     p.app.send(&mut p.sim, CLIENT, p.session, 0, 100);
@@ -97,7 +97,7 @@ fn small_requests_still_pipeline_with_grants() {
     // A window of 8 one-packet requests with 9 credits: grants leave one
     // credit per other busy slot, so all 8 go out in the first burst.
     let c = |i| with_credits(i, 9, lossless());
-    let mut p = Pair::new(3, LinkConfig::default(), c(1), c(2));
+    let mut p = Pair::new(3, ChannelConfig::default(), c(1), c(2));
     for tag in 0..8 {
         p.app.send(&mut p.sim, CLIENT, p.session, tag, 32);
     }
@@ -115,7 +115,7 @@ fn one_cumulative_cr_per_burst() {
     // 40 request packets, 32 credits: the first 32 arrive together and get
     // one CR, the next 7 non-last packets another; Response(0) answers the
     // last. Per-packet CRs would have been 39.
-    let mut p = Pair::new(4, LinkConfig::default(), cfg(1), cfg(2));
+    let mut p = Pair::new(4, ChannelConfig::default(), cfg(1), cfg(2));
     let seen = tap(&mut p, &[]);
     p.app.resp_len = Some(|_| 8);
     p.app.send(&mut p.sim, CLIENT, p.session, 0, 40 * 1444);
@@ -129,7 +129,7 @@ fn one_cumulative_cr_per_burst() {
 fn lost_cumulative_cr_is_repaired_by_the_next() {
     // Request packets arrive spaced by a 10 Gb/s bottleneck, so CRs go out
     // one by one; losing the third costs nothing: the fourth covers it.
-    let link = LinkConfig {
+    let link = ChannelConfig {
         rate_bps: Some(10_000_000_000),
         ..Default::default()
     };
@@ -149,7 +149,7 @@ fn lost_cumulative_cr_with_nothing_behind_it_is_repaired_by_go_back_n() {
     // The only CR of a burst that used every credit is lost: the client
     // times out, goes back, and the server's CR for the duplicate names
     // the highest packet it holds, so the request completes.
-    let mut p = Pair::new(6, LinkConfig::default(), lossy(1), lossy(2));
+    let mut p = Pair::new(6, ChannelConfig::default(), lossy(1), lossy(2));
     let seen = tap(&mut p, &[1]);
     p.app.resp_len = Some(|_| 3 * 1444);
     p.app.send(&mut p.sim, CLIENT, p.session, 0, 40 * 1444);
@@ -183,7 +183,7 @@ fn on_wire(p: &Pair, from: usize, to: usize) -> u64 {
 /// every answer on the wire holds a credit the client reserved.
 fn credit_discipline(seed: u64, mode: FlowMode, bound: u64, reorder: bool) {
     const C: u16 = 8;
-    let link = LinkConfig {
+    let link = ChannelConfig {
         drop: DropModel::Uniform { p: 0.01 },
         reorder_p: if reorder { 0.3 } else { 0.0 },
         reorder_max: Duration::from_micros(20),
@@ -239,7 +239,7 @@ fn late_answers_to_large_requests_with_many_credits_are_spurious() {
     // Lossless, RTT 8 ms > rto 5 ms, nothing lost, 128 credits: 64 KiB
     // requests (the last packet grants most credits) with 32 B responses.
     // Every timeout probes and each probe must be proven spurious.
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_millis(4),
         ..Default::default()
     };

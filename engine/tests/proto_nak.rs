@@ -6,7 +6,7 @@ mod proto_common;
 
 use engine::fault::DropModel;
 use engine::proto::{EndpointConfig, FlowMode, Retransmit};
-use engine::sim::LinkConfig;
+use engine::sim::ChannelConfig;
 use engine::time::Duration;
 use proto_common::*;
 
@@ -22,7 +22,7 @@ fn lossy(i: u8, nak: bool) -> EndpointConfig {
 /// Runs 40 requests of 64 KiB over a link losing 2 % of frames each way;
 /// returns the virtual time they took and the pair.
 fn run(nak: bool) -> (Duration, Pair) {
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_micros(5),
         drop: DropModel::Uniform { p: 0.02 },
         ..Default::default()

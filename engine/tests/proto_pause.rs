@@ -8,7 +8,7 @@
 mod proto_common;
 
 use engine::proto::{bdp_credits, EndpointConfig, FlowMode, PauseConfig, SessionId};
-use engine::sim::LinkConfig;
+use engine::sim::ChannelConfig;
 use engine::time::Duration;
 use engine::wire::{parse_frame, PktType};
 use proto_common::*;
@@ -48,7 +48,7 @@ struct Outcome {
 /// requests to a server whose 64-entry ring drains one frame per 2 us
 /// while the link delivers one per 1.2 us.
 fn slow_receiver(mode: Option<PauseConfig>) -> Outcome {
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: ONE_WAY,
         ..Default::default()
     };
@@ -171,7 +171,7 @@ fn a_pause_from_a_stranger_is_dropped() {
     use engine::wire::{HeaderTemplate, PktType, RpcRepr, SESSION_NONE};
     let mut p = Pair::new(
         3,
-        LinkConfig::default(),
+        ChannelConfig::default(),
         cfg_with(1, pause(18)),
         cfg_with(2, pause(18)),
     );

@@ -10,7 +10,7 @@ use engine::proto::{
     Endpoint, EndpointAddr, EndpointConfig, Event, FlowMode, LossPolicy, PeerAddr, RpcError,
     SessionState,
 };
-use engine::sim::{LinkConfig, Sim};
+use engine::sim::{ChannelConfig, Sim};
 use engine::time::{Duration, Instant};
 use engine::wire::{
     HeaderTemplate, MacAddr, SmBody, SmRepr, SmStatus, SmType, HEADERS_LEN, SESSION_NONE,
@@ -37,7 +37,7 @@ fn reclaimed(app: &EchoApp) -> Vec<Instant> {
 
 #[test]
 fn dead_client_is_reclaimed_within_idle_timeout_and_its_ring_returns() {
-    let mut p = Pair::new(40, LinkConfig::default(), lossless(1), lossless(2));
+    let mut p = Pair::new(40, ChannelConfig::default(), lossless(1), lossless(2));
     for tag in 0..10 {
         p.app.send(&mut p.sim, CLIENT, p.session, tag, 3000);
     }
@@ -68,7 +68,7 @@ fn dead_client_is_reclaimed_within_idle_timeout_and_its_ring_returns() {
 
 #[test]
 fn live_idle_client_keeps_its_session_with_keepalives() {
-    let mut p = Pair::new(41, LinkConfig::default(), lossless(1), lossless(2));
+    let mut p = Pair::new(41, ChannelConfig::default(), lossless(1), lossless(2));
     let idle = p.sim.ep(SERVER).config().idle_timeout;
     // Three idle timeouts with nothing to send.
     p.sim.advance(&mut p.app, idle + idle + idle);
@@ -87,7 +87,7 @@ fn live_idle_client_keeps_its_session_with_keepalives() {
 
 #[test]
 fn a_request_answered_in_time_fires_no_timer() {
-    let mut p = Pair::new(42, LinkConfig::default(), lossless(1), lossless(2));
+    let mut p = Pair::new(42, ChannelConfig::default(), lossless(1), lossless(2));
     let before = *p.sim.ep(CLIENT).stats();
     // One request, answered well within the RTO; then more than an RTO of
     // quiet, less than a keepalive interval.
@@ -123,7 +123,7 @@ fn a_client_waiting_on_a_slow_handler_is_not_reclaimed() {
         session_timeout: Duration::from_secs(60),
         ..lossless(2)
     };
-    let mut p = Pair::new(42, LinkConfig::default(), lossless(1), client);
+    let mut p = Pair::new(42, ChannelConfig::default(), lossless(1), client);
     p.app.hold = true;
     p.app.send(&mut p.sim, CLIENT, p.session, 1, 100);
     p.sim.run_for(&mut p.app, Duration::from_millis(1));
@@ -230,7 +230,7 @@ fn one_address_cannot_take_more_than_its_share() {
         ..cfg(1)
     };
     let peer = PeerAddr::from(server.local);
-    let mut sim = Sim::new(43, LinkConfig::default());
+    let mut sim = Sim::new(43, ChannelConfig::default());
     sim.add(Endpoint::new(server).unwrap());
     sim.add(Endpoint::new(cfg(2)).unwrap());
     sim.add(Endpoint::new(cfg(3)).unwrap());
@@ -271,7 +271,7 @@ fn limits_give_typed_errors_and_counted_drops() {
         max_backlog: 2,
         ..cfg(i)
     };
-    let mut p = Pair::new(44, LinkConfig::default(), small(1), small(2));
+    let mut p = Pair::new(44, ChannelConfig::default(), small(1), small(2));
     let now = p.sim.now();
     let ep = p.sim.ep_mut(CLIENT);
     let m = ep.alloc_msg(4001);
@@ -312,7 +312,7 @@ fn a_peer_announcing_an_oversized_message_is_dropped_and_counted() {
         max_msg_size: 4000,
         ..cfg(1)
     };
-    let mut p = Pair::new(45, LinkConfig::default(), server, cfg(2));
+    let mut p = Pair::new(45, ChannelConfig::default(), server, cfg(2));
     // The client allows 8 MiB, the server 4000 bytes: the server drops it.
     p.app.send(&mut p.sim, CLIENT, p.session, 1, 4001);
     p.sim.run_for(&mut p.app, Duration::from_millis(20));
@@ -334,7 +334,7 @@ fn session_table_full_is_a_typed_error_on_both_sides() {
         ..cfg(1)
     };
     let peer = PeerAddr::from(server.local);
-    let mut sim = Sim::new(46, LinkConfig::default());
+    let mut sim = Sim::new(46, ChannelConfig::default());
     sim.add(Endpoint::new(server).unwrap());
     sim.add(Endpoint::new(client).unwrap());
     let now = sim.now();
@@ -368,7 +368,7 @@ fn session_table_full_is_a_typed_error_on_both_sides() {
 fn disconnect_while_connecting_is_refused_and_the_connect_completes() {
     let server = cfg(1);
     let peer = PeerAddr::from(server.local);
-    let mut sim = Sim::new(47, LinkConfig::default());
+    let mut sim = Sim::new(47, ChannelConfig::default());
     sim.add(Endpoint::new(server).unwrap());
     sim.add(Endpoint::new(cfg(2)).unwrap());
     let now = sim.now();

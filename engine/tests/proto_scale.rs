@@ -9,7 +9,7 @@ mod proto_common;
 
 use engine::fault::DropModel;
 use engine::proto::{Endpoint, EndpointConfig, Event, FlowMode, PeerAddr, RpcError, SessionState};
-use engine::sim::{LinkConfig, Sim};
+use engine::sim::{ChannelConfig, Sim};
 use engine::time::{Duration, Instant};
 use engine::wire::SmStatus;
 use proto_common::*;
@@ -28,7 +28,7 @@ fn thousand_sessions_then_ring_full() {
         max_sessions: 2048,
         ..cfg(1)
     };
-    let mut sim = Sim::new(40, LinkConfig::default());
+    let mut sim = Sim::new(40, ChannelConfig::default());
     let server = sim.add(Endpoint::new(server_cfg).unwrap());
     let clients: Vec<usize> = (0..CLIENTS)
         .map(|i| {
@@ -123,7 +123,7 @@ fn three_thousand_lossy_sessions_each_on_its_own_deadlines() {
         max_sessions_per_peer: 4096,
         ..cfg(i)
     };
-    let link = LinkConfig {
+    let link = ChannelConfig {
         drop: DropModel::Uniform { p: 0.02 },
         ..Default::default()
     };

@@ -8,7 +8,7 @@ mod proto_common;
 
 use engine::fault::DropModel;
 use engine::proto::{EndpointConfig, FlowMode, Retransmit};
-use engine::sim::LinkConfig;
+use engine::sim::ChannelConfig;
 use engine::time::{Duration, Instant};
 use engine::wire::{parse_frame, PktType};
 use proto_common::*;
@@ -24,14 +24,14 @@ fn mode(i: u8, retransmit: Retransmit) -> EndpointConfig {
     }
 }
 
-fn pair(seed: u64, link: LinkConfig, r: Retransmit) -> Pair {
+fn pair(seed: u64, link: ChannelConfig, r: Retransmit) -> Pair {
     Pair::new(seed, link, mode(1, r), mode(2, r))
 }
 
 /// A 10 Gb/s link with 5 us one way: a round trip of about 10 us plus
 /// serialisation, against the 5 ms RTO.
-fn fast_link() -> LinkConfig {
-    LinkConfig {
+fn fast_link() -> ChannelConfig {
+    ChannelConfig {
         delay: Duration::from_micros(5),
         rate_bps: Some(10_000_000_000),
         ..Default::default()
@@ -136,7 +136,7 @@ fn reordering_within_the_window_resends_nothing() {
     // responses they ask for queue behind later ones at the bottleneck,
     // which grows the displacement past any fixed window; see
     // docs/lossy-vs-lossless.md.)
-    let link = LinkConfig {
+    let link = ChannelConfig {
         reorder_p: 0.2,
         reorder_max: Duration::from_micros(2),
         ..fast_link()
@@ -161,7 +161,7 @@ fn reordering_within_the_window_resends_nothing() {
     assert!(gs.drops.future > 0 && g.retransmissions > 0, "{g:?} {gs:?}");
 }
 
-fn scenario(seed: u64, link: LinkConfig) {
+fn scenario(seed: u64, link: ChannelConfig) {
     let mut p = pair(seed, link, Retransmit::Selective);
     let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
     let mut tag = 0;
@@ -179,7 +179,7 @@ fn scenario(seed: u64, link: LinkConfig) {
 fn random_loss_reordering_and_duplication_complete() {
     for seed in 0..6 {
         let p = [0.001, 0.01, 0.1][seed as usize % 3];
-        let link = LinkConfig {
+        let link = ChannelConfig {
             drop: DropModel::Uniform { p },
             reorder_p: 0.05,
             reorder_max: Duration::from_micros(30),
@@ -192,7 +192,7 @@ fn random_loss_reordering_and_duplication_complete() {
 
 #[test]
 fn selective_resends_fewer_packets_than_go_back_n_under_loss() {
-    let link = LinkConfig {
+    let link = ChannelConfig {
         drop: DropModel::Uniform { p: 0.01 },
         ..fast_link()
     };
@@ -211,7 +211,7 @@ fn selective_resends_fewer_packets_than_go_back_n_under_loss() {
 
 #[test]
 fn same_seed_same_bytes() {
-    let link = LinkConfig {
+    let link = ChannelConfig {
         drop: DropModel::Uniform { p: 0.02 },
         ..fast_link()
     };

@@ -7,7 +7,7 @@ mod proto_common;
 use engine::proto::{
     Endpoint, EndpointConfig, Event, FlowMode, LossPolicy, PeerAddr, RpcError, SessionState,
 };
-use engine::sim::{LinkConfig, Sim};
+use engine::sim::{ChannelConfig, Sim};
 use engine::time::{Duration, Instant};
 use engine::wire::{self, MacAddr, PktType, SmStatus};
 use proto_common::*;
@@ -25,7 +25,7 @@ fn lossless(i: u8, on_loss: LossPolicy) -> EndpointConfig {
 
 #[test]
 fn window_of_8_with_backlog_of_12() {
-    let mut p = Pair::new(20, LinkConfig::default(), cfg(1), cfg(2));
+    let mut p = Pair::new(20, ChannelConfig::default(), cfg(1), cfg(2));
     assert_eq!(p.sim.ep(CLIENT).config().req_window, 8);
     let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
     for tag in 0..20 {
@@ -56,7 +56,7 @@ fn window_of_8_with_backlog_of_12() {
 
 #[test]
 fn slow_handler_runs_once_despite_retransmissions() {
-    let mut p = Pair::new(21, LinkConfig::default(), cfg(1), cfg(2));
+    let mut p = Pair::new(21, ChannelConfig::default(), cfg(1), cfg(2));
     p.app.hold = true;
     let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
     p.app.send(&mut p.sim, CLIENT, p.session, 0, 3 * dpp);
@@ -78,7 +78,7 @@ fn slow_handler_runs_once_despite_retransmissions() {
 
 #[test]
 fn peer_death_fails_all_requests_within_session_timeout() {
-    let mut p = Pair::new(22, LinkConfig::default(), cfg(1), cfg(2));
+    let mut p = Pair::new(22, ChannelConfig::default(), cfg(1), cfg(2));
     let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
     let last_tx = Rc::new(RefCell::new(Instant::ZERO));
     let lt = last_tx.clone();
@@ -99,7 +99,7 @@ fn peer_death_fails_all_requests_within_session_timeout() {
     p.run_idle(Duration::from_secs(10));
 
     let cfg = p.sim.ep(CLIENT).config().clone();
-    let deadline = death + LinkConfig::default().delay + cfg.session_timeout + cfg.scan_interval;
+    let deadline = death + ChannelConfig::default().delay + cfg.session_timeout + cfg.scan_interval;
     let resets: Vec<_> = p
         .app
         .events
@@ -182,7 +182,7 @@ fn drop_nth_request(n: usize) -> engine::sim::Filter {
 fn lossless_reset_policy_resets_on_one_loss() {
     let mut p = Pair::new(
         23,
-        LinkConfig::default(),
+        ChannelConfig::default(),
         lossless(1, LossPolicy::ResetSession),
         lossless(2, LossPolicy::ResetSession),
     );
@@ -217,7 +217,7 @@ fn lossless_reset_policy_resets_on_one_loss() {
 fn lossless_retransmit_policy_counts_and_completes() {
     let mut p = Pair::new(
         24,
-        LinkConfig::default(),
+        ChannelConfig::default(),
         lossless(1, LossPolicy::Retransmit),
         lossless(2, LossPolicy::Retransmit),
     );
@@ -237,7 +237,7 @@ fn lossless_retransmit_policy_counts_and_completes() {
 
 #[test]
 fn connect_to_silent_peer_fails_after_connect_timeout() {
-    let mut sim = Sim::new(25, LinkConfig::default());
+    let mut sim = Sim::new(25, ChannelConfig::default());
     let c = sim.add(Endpoint::new(cfg(2)).unwrap());
     let mut app = EchoApp::default();
     let ccfg = sim.ep(c).config().clone();
@@ -282,7 +282,7 @@ fn connect_to_silent_peer_fails_after_connect_timeout() {
 
 #[test]
 fn connect_with_unknown_mac_learns_it() {
-    let mut sim = Sim::new(26, LinkConfig::default());
+    let mut sim = Sim::new(26, ChannelConfig::default());
     let srv = sim.add(Endpoint::new(cfg(1)).unwrap());
     let cli = sim.add(Endpoint::new(cfg(2)).unwrap());
     let other = sim.add(Endpoint::new(cfg(3)).unwrap());
@@ -317,7 +317,7 @@ fn connect_with_unknown_mac_learns_it() {
 
 #[test]
 fn mtu_mismatch_is_refused() {
-    let mut sim = Sim::new(27, LinkConfig::default());
+    let mut sim = Sim::new(27, ChannelConfig::default());
     sim.add(Endpoint::new(cfg(1)).unwrap());
     let c = sim.add(
         Endpoint::new(EndpointConfig {
@@ -343,7 +343,7 @@ fn mtu_mismatch_is_refused() {
 
 #[test]
 fn disconnect_frees_both_sides() {
-    let mut p = Pair::new(28, LinkConfig::default(), cfg(1), cfg(2));
+    let mut p = Pair::new(28, ChannelConfig::default(), cfg(1), cfg(2));
     p.app.send(&mut p.sim, CLIENT, p.session, 0, 5000);
     p.run_idle(Duration::from_secs(1));
     p.check_clean();
@@ -380,7 +380,7 @@ fn disconnect_frees_both_sides() {
 
 #[test]
 fn disconnect_from_dead_server_completes_locally() {
-    let mut p = Pair::new(29, LinkConfig::default(), cfg(1), cfg(2));
+    let mut p = Pair::new(29, ChannelConfig::default(), cfg(1), cfg(2));
     p.sim.set_rx_enabled(SERVER, false);
     let now = p.sim.now();
     p.sim.ep_mut(CLIENT).disconnect(now, p.session).unwrap();
@@ -400,7 +400,7 @@ fn disconnect_from_dead_server_completes_locally() {
 #[test]
 fn error_answer_fails_the_request_within_a_round_trip() {
     use engine::proto::ErrorCode;
-    let mut p = Pair::new(27, LinkConfig::default(), cfg(1), cfg(2));
+    let mut p = Pair::new(27, ChannelConfig::default(), cfg(1), cfg(2));
     p.app.hold = true;
     let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
     // A multi-packet request, so its answer replaces Response(0) after CRs.
@@ -444,7 +444,7 @@ fn error_answer_fails_the_request_within_a_round_trip() {
 
 #[test]
 fn request_window_mismatch_is_refused_with_a_named_status() {
-    let mut sim = Sim::new(28, LinkConfig::default());
+    let mut sim = Sim::new(28, ChannelConfig::default());
     let server = cfg(1);
     let peer = PeerAddr::from(server.local);
     sim.add(Endpoint::new(server).unwrap());

@@ -7,7 +7,7 @@ mod proto_common;
 
 use engine::fault::DropModel;
 use engine::proto::{EndpointConfig, FlowMode};
-use engine::sim::LinkConfig;
+use engine::sim::ChannelConfig;
 use engine::time::Duration;
 use proto_common::*;
 
@@ -28,7 +28,13 @@ fn lossy(i: u8) -> EndpointConfig {
 
 /// Runs `rounds` requests of each size (all enqueued at once, so the window
 /// and backlog are exercised) over `link`, then checks the invariants.
-fn scenario(seed: u64, link: LinkConfig, extra: &[usize], rounds: usize, limit: Duration) -> Pair {
+fn scenario(
+    seed: u64,
+    link: ChannelConfig,
+    extra: &[usize],
+    rounds: usize,
+    limit: Duration,
+) -> Pair {
     let mut p = Pair::new(seed, link, lossy(1), lossy(2));
     let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
     let mut tag = 0;
@@ -51,8 +57,8 @@ fn scenario(seed: u64, link: LinkConfig, extra: &[usize], rounds: usize, limit: 
     p
 }
 
-fn uniform(p: f64) -> LinkConfig {
-    LinkConfig {
+fn uniform(p: f64) -> ChannelConfig {
+    ChannelConfig {
         drop: DropModel::Uniform { p },
         ..Default::default()
     }
@@ -62,7 +68,7 @@ fn uniform(p: f64) -> LinkConfig {
 fn no_loss_all_sizes_up_to_8mib() {
     let p = scenario(
         1,
-        LinkConfig::default(),
+        ChannelConfig::default(),
         &[8 * MIB],
         2,
         Duration::from_secs(10),
@@ -108,7 +114,7 @@ fn loss_10_percent() {
 
 #[test]
 fn bursty_loss() {
-    let link = LinkConfig {
+    let link = ChannelConfig {
         drop: DropModel::GilbertElliott {
             p_good_to_bad: 0.002,
             p_bad_to_good: 0.3,
@@ -122,7 +128,7 @@ fn bursty_loss() {
 
 #[test]
 fn reordering() {
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_micros(10),
         reorder_p: 0.05,
         reorder_max: Duration::from_micros(300),
@@ -137,7 +143,7 @@ fn reordering() {
 
 #[test]
 fn duplication() {
-    let link = LinkConfig {
+    let link = ChannelConfig {
         dup_p: 0.1,
         ..Default::default()
     };
@@ -149,7 +155,7 @@ fn duplication() {
 
 #[test]
 fn long_delay() {
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_millis(2),
         ..Default::default()
     };
@@ -160,7 +166,7 @@ fn long_delay() {
 #[test]
 fn delay_beyond_rto_still_correct() {
     // RTT 8 ms > rto 5 ms: spurious rollbacks, late answers, no harm.
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_millis(4),
         ..Default::default()
     };
@@ -170,7 +176,7 @@ fn delay_beyond_rto_still_correct() {
 
 #[test]
 fn mixed_faults() {
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_micros(20),
         drop: DropModel::Uniform { p: 0.01 },
         reorder_p: 0.02,
@@ -185,7 +191,7 @@ fn mixed_faults() {
 fn bottleneck_tail_drop_in_lossy_mode() {
     // 10 Gb/s, 10 us each way: BDP ~ 17 packets. 256 credits overrun a
     // 16-packet queue: real drops, repaired by go-back-N.
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_micros(10),
         rate_bps: Some(10_000_000_000),
         queue_pkts: 16,
@@ -208,7 +214,7 @@ fn bottleneck_tail_drop_in_lossy_mode() {
 #[test]
 fn credits_at_bdp_avoid_bottleneck_drops() {
     // Same bottleneck, lossless mode with credits at the BDP: no drops.
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_micros(10),
         rate_bps: Some(10_000_000_000),
         queue_pkts: 32,
@@ -259,7 +265,7 @@ fn different_response_sizes() {
 
 #[test]
 fn steady_state_reuses_buffers() {
-    let mut p = Pair::new(15, LinkConfig::default(), lossy(1), lossy(2));
+    let mut p = Pair::new(15, ChannelConfig::default(), lossy(1), lossy(2));
     let dpp = p.sim.ep(CLIENT).max_data_per_pkt();
     let mut tag = 0;
     let mut round = |p: &mut Pair| {
@@ -290,7 +296,7 @@ fn late_answers_are_spurious_timeouts_not_violations() {
     // Lossless, RTT 8 ms > rto 5 ms, nothing lost: every timeout probes,
     // the duplicate answer to each probe proves the original was late, and
     // no violation is counted.
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_millis(4),
         ..Default::default()
     };
@@ -317,7 +323,7 @@ fn late_answers_are_spurious_timeouts_not_violations() {
 #[test]
 fn real_losses_in_lossless_mode_are_violations_and_are_repaired() {
     // The same link with 2 % loss: some timeouts are real losses.
-    let link = LinkConfig {
+    let link = ChannelConfig {
         delay: Duration::from_millis(4),
         drop: DropModel::Uniform { p: 0.02 },
         ..Default::default()

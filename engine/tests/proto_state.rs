@@ -7,7 +7,7 @@ mod proto_common;
 
 use engine::fault::DropModel;
 use engine::proto::{transition, EndpointConfig, FlowMode, MsgPool, SessionInput, SessionState};
-use engine::sim::LinkConfig;
+use engine::sim::ChannelConfig;
 use engine::time::Duration;
 use proptest::prelude::*;
 use proto_common::*;
@@ -164,7 +164,7 @@ proptest! {
         seed in any::<u64>(),
     ) {
         let c = |i| EndpointConfig { req_window: window, mode: FlowMode::Lossy, seed, ..cfg(i) };
-        let link = LinkConfig { drop: DropModel::Uniform { p: loss }, ..Default::default() };
+        let link = ChannelConfig { drop: DropModel::Uniform { p: loss }, ..Default::default() };
         let mut p = Pair::new(seed, link, c(1), c(2));
         for (tag, &len) in sizes.iter().enumerate() {
             p.app.send(&mut p.sim, CLIENT, p.session, tag as u64, len);

@@ -30,7 +30,7 @@ pub fn plot_slowdown_by_size(
     path: &Path,
     title: &str,
     results: &[RegimeResult],
-) -> Result<(), PlotError> {
+) -> Result<(), ChartError> {
     let first = results.first().ok_or_else(|| err(path, "no regime ran"))?;
     // Every result lists the same buckets in the same order (the fixed
     // five of `fabric::metrics`), so the first one's labels name the groups.
@@ -63,16 +63,16 @@ pub fn plot_slowdown_by_size(
 /// A chart that could not be drawn or written.
 #[derive(Debug, thiserror::Error)]
 #[error("plot {}: {msg}", path.display())]
-pub struct PlotError {
+pub struct ChartError {
     /// The file the chart was for.
     pub path: PathBuf,
     /// What went wrong.
     pub msg: String,
 }
 
-/// A [`PlotError`] for `path`.
-fn err(path: &Path, msg: impl ToString) -> PlotError {
-    PlotError {
+/// A [`ChartError`] for `path`.
+fn err(path: &Path, msg: impl ToString) -> ChartError {
+    ChartError {
         path: path.to_path_buf(),
         msg: msg.to_string(),
     }
@@ -120,7 +120,7 @@ fn panel(
     name: &str,
     labels: &[&str],
     bars: &[Bar],
-) -> Result<(), PlotError> {
+) -> Result<(), ChartError> {
     let top = bars
         .iter()
         .map(|b| b.3)
@@ -196,7 +196,7 @@ fn legend(
     path: &Path,
     area: &DrawingArea<SVGBackend<'_>, Shift>,
     results: &[RegimeResult],
-) -> Result<(), PlotError> {
+) -> Result<(), ChartError> {
     for (i, r) in results.iter().enumerate() {
         let y = 60 + 24 * i as i32;
         area.draw(&Rectangle::new(

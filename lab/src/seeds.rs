@@ -208,12 +208,12 @@ pub const METRICS: [Metric; 15] = [
 /// Each metric's [`Interval`] over one regime's seeds, in [`METRICS`]
 /// order; a JSON object by metric key.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Stats(pub Vec<(&'static str, Interval)>);
+pub struct SeedStats(pub Vec<(&'static str, Interval)>);
 
-impl Stats {
+impl SeedStats {
     /// The statistics of `results`, one per seed; a metric some result
     /// lacks is left out.
-    pub fn of(results: &[RegimeResult]) -> Stats {
+    pub fn of(results: &[RegimeResult]) -> SeedStats {
         let out = METRICS
             .iter()
             .filter_map(|m| {
@@ -221,7 +221,7 @@ impl Stats {
                 Some((m.key, Interval::of(&values?)))
             })
             .collect();
-        Stats(out)
+        SeedStats(out)
     }
 
     /// The interval of metric `key`, if it is there.
@@ -230,7 +230,7 @@ impl Stats {
     }
 }
 
-impl Serialize for Stats {
+impl Serialize for SeedStats {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let mut map = s.serialize_map(Some(self.0.len()))?;
         for (key, interval) in &self.0 {
@@ -246,7 +246,7 @@ pub struct RegimeSeeds {
     /// The preset's name.
     pub regime: &'static str,
     /// Mean and interval of each metric.
-    pub stats: Stats,
+    pub stats: SeedStats,
     /// The full result of each seed, in seed order (the single-seed JSON's
     /// `results` entry for that seed and regime).
     pub results: Vec<RegimeResult>,
@@ -277,7 +277,7 @@ impl SeedsReport {
                 let results: Vec<RegimeResult> = runs.iter().map(|run| run[i].clone()).collect();
                 RegimeSeeds {
                     regime: results[0].regime,
-                    stats: Stats::of(&results),
+                    stats: SeedStats::of(&results),
                     results,
                 }
             })
@@ -352,7 +352,7 @@ mod tests {
 
     #[test]
     fn json_is_an_object_by_metric_in_order() {
-        let s = Stats(vec![
+        let s = SeedStats(vec![
             ("goodput_gbps", Interval::of(&[1.0, 3.0])),
             ("completed", Interval::of(&[8.0])),
         ]);

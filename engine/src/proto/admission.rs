@@ -7,7 +7,7 @@
 //! kill or crowd out another's session. Pure decisions here; the handshake
 //! (`handshake.rs`) applies them.
 
-use super::error::ConfigError;
+use super::error::EndpointConfigError;
 use crate::time::{Duration, Instant};
 
 /// The server's admission limits (`EndpointConfig::admission`).
@@ -55,7 +55,7 @@ impl Default for Admission {
 
 impl Admission {
     /// Shares within 1..=100 per cent, a probe wait above zero.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), EndpointConfigError> {
         for (field, pct) in [
             (
                 "admission.session_ring_share_pct",
@@ -64,25 +64,29 @@ impl Admission {
             ("admission.peer_ring_share_pct", self.peer_ring_share_pct),
         ] {
             if !(1..=100).contains(&pct) {
-                return Err(ConfigError::new(field, pct, "a share in per cent, 1..=100"));
+                return Err(EndpointConfigError::new(
+                    field,
+                    pct,
+                    "a share in per cent, 1..=100",
+                ));
             }
         }
         if self.restart_probe_wait == Duration::ZERO {
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "admission.restart_probe_wait",
                 0,
                 "must be above zero",
             ));
         }
         if self.wrong_tokens_per_sec == 0 {
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "admission.wrong_tokens_per_sec",
                 0,
                 "must be at least 1",
             ));
         }
         if self.cookie_above_pct > 100 {
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "admission.cookie_above_pct",
                 self.cookie_above_pct,
                 "a share in per cent, 0..=100",

@@ -18,7 +18,7 @@
 //! address index is touched only when sessions come and go. The same
 //! account counts the peer's sessions for `max_sessions_per_peer`.
 
-use super::error::{ConfigError, RpcError};
+use super::error::{EndpointConfigError, RpcError};
 pub use super::msgbuf::DEFAULT_POOL_KEEP;
 use super::msgbuf::{capacity_for, MsgPool};
 use crate::time::Duration;
@@ -89,20 +89,32 @@ impl MemBudget {
     }
 
     /// Checks the limits against the largest message, `max_msg_size`.
-    pub fn validate(&self, max_msg_size: usize) -> Result<(), ConfigError> {
+    pub fn validate(&self, max_msg_size: usize) -> Result<(), EndpointConfigError> {
         let one = Self::min_per_peer(max_msg_size);
         if self.per_peer < one {
             let limit = format!(
                 "must be >= {one} bytes (the buffer of one max_msg_size message of {max_msg_size})"
             );
-            return Err(ConfigError::new("mem.per_peer", self.per_peer, limit));
+            return Err(EndpointConfigError::new(
+                "mem.per_peer",
+                self.per_peer,
+                limit,
+            ));
         }
         if self.per_worker < self.per_peer {
             let limit = format!("must be >= mem.per_peer ({})", self.per_peer);
-            return Err(ConfigError::new("mem.per_worker", self.per_worker, limit));
+            return Err(EndpointConfigError::new(
+                "mem.per_worker",
+                self.per_worker,
+                limit,
+            ));
         }
         if self.reassembly_timeout.as_nanos() == 0 {
-            return Err(ConfigError::new("mem.reassembly_timeout", 0, "must be > 0"));
+            return Err(EndpointConfigError::new(
+                "mem.reassembly_timeout",
+                0,
+                "must be > 0",
+            ));
         }
         Ok(())
     }

@@ -6,7 +6,7 @@
 use super::admission::Admission;
 pub use super::budget::MemBudget;
 pub use super::cc::{CcKind, DcqcnParams};
-use super::error::ConfigError;
+use super::error::EndpointConfigError;
 use super::secrets::SecretKey;
 use crate::time::Duration;
 use crate::wire::{MacAddr, IPV4_HEADER_LEN, RPC_HEADER_LEN, SM_BODY_LEN, UDP_HEADER_LEN};
@@ -405,32 +405,44 @@ impl EndpointConfig {
     }
 
     /// Checks every field against the engine's limits.
-    pub fn validate(&self) -> Result<(), ConfigError> {
+    pub fn validate(&self) -> Result<(), EndpointConfigError> {
         let mac = self.local.mac.0;
         if mac[0] & 1 != 0 {
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "local.mac",
                 self.local.mac,
                 "must be a unicast MAC",
             ));
         }
         if !(MIN_MTU..=MAX_MTU).contains(&self.mtu) {
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "mtu",
                 self.mtu,
                 format!("must be in {MIN_MTU}..={MAX_MTU}"),
             ));
         }
         if self.session_credits == 0 {
-            return Err(ConfigError::new("session_credits", 0, "must be at least 1"));
+            return Err(EndpointConfigError::new(
+                "session_credits",
+                0,
+                "must be at least 1",
+            ));
         }
         if !(1..=MAX_REQ_WINDOW).contains(&self.req_window) {
             let limit = format!("must be in 1..={MAX_REQ_WINDOW}");
-            return Err(ConfigError::new("req_window", self.req_window, limit));
+            return Err(EndpointConfigError::new(
+                "req_window",
+                self.req_window,
+                limit,
+            ));
         }
         if !(1..=MAX_SESSIONS).contains(&self.max_sessions) {
             let limit = format!("must be in 1..={MAX_SESSIONS}");
-            return Err(ConfigError::new("max_sessions", self.max_sessions, limit));
+            return Err(EndpointConfigError::new(
+                "max_sessions",
+                self.max_sessions,
+                limit,
+            ));
         }
         let max_msg = (MAX_PKTS_PER_MSG * self.max_data_per_pkt()).min(u32::MAX as usize);
         if self.max_msg_size > max_msg {
@@ -439,12 +451,16 @@ impl EndpointConfig {
                 self.max_data_per_pkt(),
                 self.mtu
             );
-            return Err(ConfigError::new("max_msg_size", self.max_msg_size, limit));
+            return Err(EndpointConfigError::new(
+                "max_msg_size",
+                self.max_msg_size,
+                limit,
+            ));
         }
         self.mem.validate(self.max_msg_size)?;
         if self.ring_reservation(self.session_credits) > self.rx_ring_entries {
             let limit = "lossless mode: must hold at least one session's credits";
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "rx_ring_entries",
                 self.rx_ring_entries,
                 limit,
@@ -456,52 +472,60 @@ impl EndpointConfig {
         let ns = |d: Duration| d.as_nanos();
         if self.rto_low.as_nanos() == 0 || self.rto_low > self.rto {
             let limit = format!("must be in 1..={} ns (rto)", ns(self.rto));
-            return Err(ConfigError::new("rto_low", ns(self.rto_low), limit));
+            return Err(EndpointConfigError::new("rto_low", ns(self.rto_low), limit));
         }
         if self.cc != CcKind::None && self.link_bps == 0 {
-            return Err(ConfigError::new("link_bps", 0, "must be > 0 with cc"));
+            return Err(EndpointConfigError::new(
+                "link_bps",
+                0,
+                "must be > 0 with cc",
+            ));
         }
         if self.nak && self.retransmit == Retransmit::Selective {
             let limit = "NAKs are go-back-N's; selective recovery has its Sacks";
-            return Err(ConfigError::new("nak", true, limit));
+            return Err(EndpointConfigError::new("nak", true, limit));
         }
         if self.nak && self.mode == FlowMode::Lossless {
             let limit = "lossless mode judges a loss by its timeout; NAKs need lossy or pause mode";
-            return Err(ConfigError::new("nak", true, limit));
+            return Err(EndpointConfigError::new("nak", true, limit));
         }
         if let Some(cap) = self.rate_cap_bps {
             if cap == 0 || cap > self.link_bps {
                 let limit = format!("must be in 1..={} (link_bps)", self.link_bps);
-                return Err(ConfigError::new("rate_cap_bps", cap, limit));
+                return Err(EndpointConfigError::new("rate_cap_bps", cap, limit));
             }
         }
         if ns(self.scan_interval) == 0 {
-            return Err(ConfigError::new("scan_interval", 0, "must be > 0"));
+            return Err(EndpointConfigError::new("scan_interval", 0, "must be > 0"));
         }
         if self.rto < self.scan_interval {
             let limit = format!("must be >= scan_interval ({} ns)", ns(self.scan_interval));
-            return Err(ConfigError::new("rto", ns(self.rto), limit));
+            return Err(EndpointConfigError::new("rto", ns(self.rto), limit));
         }
         if self.session_timeout < self.rto {
             let limit = format!("must be >= rto ({} ns)", ns(self.rto));
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "session_timeout",
                 ns(self.session_timeout),
                 limit,
             ));
         }
         if ns(self.connect_retry) == 0 {
-            return Err(ConfigError::new("connect_retry", 0, "must be > 0"));
+            return Err(EndpointConfigError::new("connect_retry", 0, "must be > 0"));
         }
         if ns(self.keepalive_interval) == 0 {
-            return Err(ConfigError::new("keepalive_interval", 0, "must be > 0"));
+            return Err(EndpointConfigError::new(
+                "keepalive_interval",
+                0,
+                "must be > 0",
+            ));
         }
         if self.half_open_timeout.as_nanos() < 2 * self.keepalive_interval.as_nanos() {
             let limit = format!(
                 "must be >= 2 * keepalive_interval ({} ns): a live client that lost one keepalive must keep its session",
                 ns(self.keepalive_interval)
             );
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "half_open_timeout",
                 ns(self.half_open_timeout),
                 limit,
@@ -512,18 +536,22 @@ impl EndpointConfig {
                 "must be >= half_open_timeout ({} ns)",
                 ns(self.half_open_timeout)
             );
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "idle_timeout",
                 ns(self.idle_timeout),
                 limit,
             ));
         }
         if self.max_backlog == 0 {
-            return Err(ConfigError::new("max_backlog", 0, "must be at least 1"));
+            return Err(EndpointConfigError::new(
+                "max_backlog",
+                0,
+                "must be at least 1",
+            ));
         }
         self.admission.validate()?;
         if self.max_sessions_per_peer == 0 {
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "max_sessions_per_peer",
                 0,
                 "must be at least 1",
@@ -531,7 +559,7 @@ impl EndpointConfig {
         }
         if self.connect_timeout < self.connect_retry {
             let limit = format!("must be >= connect_retry ({} ns)", ns(self.connect_retry));
-            return Err(ConfigError::new(
+            return Err(EndpointConfigError::new(
                 "connect_timeout",
                 ns(self.connect_timeout),
                 limit,
@@ -549,10 +577,10 @@ impl Default for PauseConfig {
 
 impl PauseConfig {
     /// The headroom rule: `xon < xoff` and `ring - xoff >= headroom`.
-    pub fn validate(&self, ring: usize) -> Result<(), ConfigError> {
+    pub fn validate(&self, ring: usize) -> Result<(), EndpointConfigError> {
         if self.xon >= self.xoff {
             let limit = format!("must be below pause xoff ({})", self.xoff);
-            return Err(ConfigError::new("pause.xon", self.xon, limit));
+            return Err(EndpointConfigError::new("pause.xon", self.xon, limit));
         }
         if self.xoff > ring || ring - self.xoff < self.headroom {
             let limit = format!(
@@ -560,10 +588,14 @@ impl PauseConfig {
                 self.headroom,
                 ring.saturating_sub(self.headroom)
             );
-            return Err(ConfigError::new("pause.xoff", self.xoff, limit));
+            return Err(EndpointConfigError::new("pause.xoff", self.xoff, limit));
         }
         if self.pause_time.as_nanos() == 0 {
-            return Err(ConfigError::new("pause.pause_time", 0, "must be > 0"));
+            return Err(EndpointConfigError::new(
+                "pause.pause_time",
+                0,
+                "must be > 0",
+            ));
         }
         Ok(())
     }

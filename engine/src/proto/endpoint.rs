@@ -9,7 +9,7 @@
 use super::budget::Ledger;
 use super::client_rx::AnswerRx;
 use super::config::{EndpointAddr, EndpointConfig, Retransmit};
-use super::error::ConfigError;
+use super::error::EndpointConfigError;
 use super::event::{Delivery, Event};
 use super::gate::Gate;
 use super::ids::SessionId;
@@ -81,7 +81,7 @@ pub struct Endpoint {
 
 impl Endpoint {
     /// An endpoint with no sessions; fails if `cfg` does not validate.
-    pub fn new(cfg: EndpointConfig) -> Result<Self, ConfigError> {
+    pub fn new(cfg: EndpointConfig) -> Result<Self, EndpointConfigError> {
         let pool = MsgPool::keeping(cfg.max_msg_size, cfg.mem.pool_keep);
         Self::with_pool(cfg, pool)
     }
@@ -90,7 +90,7 @@ impl Endpoint {
     /// endpoints on the same thread may share (a simulator with hundreds of
     /// endpoints then reuses buffers across all of them instead of warming
     /// a pool per endpoint). Its pool counters are the shared pool's.
-    pub fn with_pool(cfg: EndpointConfig, pool: MsgPool) -> Result<Self, ConfigError> {
+    pub fn with_pool(cfg: EndpointConfig, pool: MsgPool) -> Result<Self, EndpointConfigError> {
         cfg.validate()?;
         let secret = cfg.secret.unwrap_or(SecretKey::from_seed(cfg.seed));
         Ok(Endpoint {

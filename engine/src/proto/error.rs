@@ -1,5 +1,5 @@
 //! Errors of the protocol core. [`RpcError`] is what application commands
-//! return and what failure events carry; [`ConfigError`] is what
+//! return and what failure events carry; [`EndpointConfigError`] is what
 //! [`EndpointConfig::validate`](super::EndpointConfig::validate) returns, naming
 //! the offending field and the limit it broke. Errors caused by network input
 //! never surface here as panics: such packets are dropped and counted in
@@ -115,7 +115,7 @@ pub fn refusal_reason(status: SmStatus) -> &'static str {
 /// A configuration value outside what the engine supports.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid config: {field} = {value}: {limit}")]
-pub struct ConfigError {
+pub struct EndpointConfigError {
     /// The `EndpointConfig` field at fault.
     pub field: &'static str,
     /// Its value, rendered.
@@ -124,9 +124,9 @@ pub struct ConfigError {
     pub limit: String,
 }
 
-impl ConfigError {
+impl EndpointConfigError {
     pub(crate) fn new(field: &'static str, value: impl ToString, limit: impl Into<String>) -> Self {
-        ConfigError {
+        EndpointConfigError {
             field,
             value: value.to_string(),
             limit: limit.into(),

@@ -85,7 +85,7 @@ pub use config::{
     PKT_OVERHEAD, RTO_LOW_MAX_IN_FLIGHT,
 };
 pub use endpoint::Endpoint;
-pub use error::{refusal_reason, ConfigError, RpcError};
+pub use error::{refusal_reason, EndpointConfigError, RpcError};
 pub use event::{Delivery, Event, Payload};
 pub use ids::{ReqHandle, SessionId};
 pub use msgbuf::{CopyBytes, MsgBuf, MsgPool, PayloadCopy, PoolStats};

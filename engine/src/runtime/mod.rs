@@ -33,7 +33,7 @@ pub use run_counters::RunCounters;
 pub use stop::StopHandle;
 
 use crate::dpdk::DpdkError;
-use crate::proto::{ConfigError, RpcError};
+use crate::proto::{EndpointConfigError, RpcError};
 
 /// Why setting up or running a worker failed.
 #[derive(Debug, thiserror::Error)]
@@ -47,7 +47,7 @@ pub enum RuntimeError {
     Builder(#[from] BuilderError),
     /// The endpoint configuration did not validate.
     #[error("endpoint configuration: {0}")]
-    Config(#[from] ConfigError),
+    Config(#[from] EndpointConfigError),
     /// A protocol command failed.
     #[error(transparent)]
     Rpc(#[from] RpcError),

@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 
 /// Properties of one direction of the link.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct LinkConfig {
+pub struct ChannelConfig {
     /// One-way propagation delay.
     pub delay: Duration,
     /// Which packets are lost.
@@ -34,9 +34,9 @@ pub struct LinkConfig {
     pub ecn_mark_pkts: Option<usize>,
 }
 
-impl Default for LinkConfig {
+impl Default for ChannelConfig {
     fn default() -> Self {
-        LinkConfig {
+        ChannelConfig {
             delay: Duration::from_micros(5),
             drop: DropModel::None,
             reorder_p: 0.0,
@@ -75,7 +75,7 @@ pub struct LinkStats {
 
 /// The state of one direction.
 pub(super) struct Direction {
-    pub cfg: LinkConfig,
+    pub cfg: ChannelConfig,
     dropper: Dropper,
     /// Departure times of frames in the bottleneck queue, oldest first.
     queue: VecDeque<Instant>,
@@ -85,7 +85,7 @@ pub(super) struct Direction {
 
 impl Direction {
     /// A direction with its own loss stream, fixed by `seed`.
-    pub fn new(cfg: LinkConfig, seed: u64) -> Self {
+    pub fn new(cfg: ChannelConfig, seed: u64) -> Self {
         Direction {
             cfg,
             dropper: Dropper::new(cfg.drop, seed),

@@ -4,7 +4,7 @@
 //! (a packet arrival, an endpoint timeout), delivers what is due, fires due
 //! timers, then drains every endpoint's transmit and event queues.
 //!
-//! Every direction (ordered pair of nodes) has its own [`LinkConfig`] and
+//! Every direction (ordered pair of nodes) has its own [`ChannelConfig`] and
 //! state: fixed propagation delay, seeded loss from a [`DropModel`](crate::fault::DropModel),
 //! reordering (a packet is held back by a random extra delay), duplication,
 //! and an optional bottleneck: a serialisation rate with a bounded FIFO
@@ -25,7 +25,7 @@
 mod channel;
 mod host;
 
-pub use channel::{LinkConfig, LinkStats};
+pub use channel::{ChannelConfig, LinkStats};
 
 use crate::proto::{Delivery, Endpoint, Event};
 use crate::rng::Rng;
@@ -79,7 +79,7 @@ impl Ord for InFlight {
 pub struct Sim {
     now: Instant,
     nodes: Vec<Node>,
-    default_link: LinkConfig,
+    default_link: ChannelConfig,
     dirs: HashMap<(usize, usize), Direction>,
     in_flight: BinaryHeap<Reverse<InFlight>>,
     /// Recycled frame buffers.
@@ -103,7 +103,7 @@ impl core::fmt::Debug for Sim {
 
 impl Sim {
     /// An empty network whose every direction starts as `default_link`.
-    pub fn new(seed: u64, default_link: LinkConfig) -> Self {
+    pub fn new(seed: u64, default_link: ChannelConfig) -> Self {
         Sim {
             now: Instant::ZERO,
             nodes: Vec::new(),
@@ -145,13 +145,13 @@ impl Sim {
     }
 
     /// Configures the direction `from -> to` (resetting its state).
-    pub fn set_link(&mut self, from: usize, to: usize, cfg: LinkConfig) {
+    pub fn set_link(&mut self, from: usize, to: usize, cfg: ChannelConfig) {
         let d = self.new_dir(from, to, cfg);
         self.dirs.insert((from, to), d);
     }
 
     /// Configures both directions between `a` and `b`.
-    pub fn set_link_both(&mut self, a: usize, b: usize, cfg: LinkConfig) {
+    pub fn set_link_both(&mut self, a: usize, b: usize, cfg: ChannelConfig) {
         self.set_link(a, b, cfg);
         self.set_link(b, a, cfg);
     }
@@ -393,7 +393,7 @@ impl Sim {
         }
     }
 
-    fn new_dir(&self, from: usize, to: usize, cfg: LinkConfig) -> Direction {
+    fn new_dir(&self, from: usize, to: usize, cfg: ChannelConfig) -> Direction {
         // Each direction gets its own loss stream, fixed by (seed, from, to).
         let seed =
             self.seed ^ ((from as u64) << 32 | to as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);

@@ -10,7 +10,7 @@ use engine::proto::{
     Delivery, Endpoint, EndpointAddr, EndpointConfig, Event, MsgBuf, PeerAddr, ReqHandle, RpcError,
     SessionId, SessionState,
 };
-use engine::sim::{LinkConfig, Sim, SimApp};
+use engine::sim::{ChannelConfig, Sim, SimApp};
 use engine::time::{Duration, Instant};
 use engine::wire::{
     HeaderTemplate, MacAddr, PktType, RpcRepr, SmBody, SmRepr, HEADERS_LEN, SM_BODY_LEN,
@@ -238,7 +238,7 @@ pub const CLIENT: usize = 1;
 impl Pair {
     pub fn new(
         seed: u64,
-        link: LinkConfig,
+        link: ChannelConfig,
         server: EndpointConfig,
         client: EndpointConfig,
     ) -> Pair {
