@@ -6,7 +6,7 @@
 //! (`ib`, `roce`, `roce-nocc`, `srd`, `erpc`) in its own table with this
 //! module's types ([`EndpointPreset`](crate::presets::EndpointPreset),
 //! [`CreditRule`](crate::presets::CreditRule),
-//! [`PresetFlow`](crate::presets::PresetFlow);
+//! the flow mode, [`FlowMode`](crate::proto::FlowMode);
 //! `lab/src/fabric/fabric_regime.rs`, which also adds every regime's fabric
 //! side: PFC, link credits, spraying). A name never means two things.
 //!
@@ -25,7 +25,7 @@
 //! `transport.rto_low_us`; a 100 us timeout needs the fabric's 5 us timer
 //! grain, not a run loop's 500 us). The fabric applies every column.
 
-use crate::proto::{CcKind, Retransmit, SackRule};
+use crate::proto::{CcKind, FlowMode, Retransmit, SackRule};
 use crate::time::Duration;
 
 /// Session credits as a multiple of the bandwidth-delay product where the
@@ -44,17 +44,6 @@ pub enum TransportPreset {
     Lossy,
     /// `irn`: a BDP in flight, selective retransmission.
     Irn,
-}
-
-/// How the endpoints keep the receiver from dropping, if at all.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum PresetFlow {
-    /// Credits backed by reserved receive-ring entries.
-    Lossless,
-    /// Nothing reserved; the receiver pauses its senders above XOFF.
-    Pause,
-    /// Nothing reserved.
-    Lossy,
 }
 
 /// A session's credits.
@@ -85,7 +74,7 @@ impl CreditRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EndpointPreset {
     /// The flow mode.
-    pub flow: PresetFlow,
+    pub flow: FlowMode,
     /// Session credits.
     pub credits: CreditRule,
     /// How loss is repaired.
@@ -155,9 +144,9 @@ impl TransportPreset {
         let selective = self == P::Irn;
         EndpointPreset {
             flow: match self {
-                P::Lossless => PresetFlow::Lossless,
-                P::Pause => PresetFlow::Pause,
-                P::Lossy | P::Irn => PresetFlow::Lossy,
+                P::Lossless => FlowMode::Lossless,
+                P::Pause => FlowMode::Pause,
+                P::Lossy | P::Irn => FlowMode::Lossy,
             },
             credits: match self {
                 P::Lossless | P::Irn => CreditRule::Bdp,

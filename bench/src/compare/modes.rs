@@ -20,7 +20,7 @@
 use anyhow::bail;
 use apps::config::{Config, CreditMultiple, FlowMode, LossPolicy, Retransmit};
 use clap::Args;
-use engine::presets::{CreditRule, PresetFlow, TransportPreset};
+use engine::presets::{CreditRule, TransportPreset};
 
 /// One named configuration of the transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -70,11 +70,7 @@ impl Preset {
 
     /// `transport.mode`: the table's flow.
     pub fn flow_mode(self) -> FlowMode {
-        match self.preset().endpoint().flow {
-            PresetFlow::Lossless => FlowMode::Lossless,
-            PresetFlow::Pause => FlowMode::Pause,
-            PresetFlow::Lossy => FlowMode::Lossy,
-        }
+        self.preset().endpoint().flow
     }
 
     /// `transport.retransmit`: the table's.
@@ -93,7 +89,7 @@ impl Preset {
         c.transport.retransmit = self.retransmit();
         let e = self.preset().endpoint();
         match e.credits {
-            CreditRule::Bdp if e.flow != PresetFlow::Lossless => {
+            CreditRule::Bdp if e.flow != FlowMode::Lossless => {
                 c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.0);
             }
             CreditRule::Bdp | CreditRule::LossyMultiple => {}

@@ -19,7 +19,7 @@
 //! simplifies.
 
 use super::config::{FabricConfig, Pfc, Red};
-use engine::presets::{CreditRule, EndpointPreset, PresetFlow, TransportPreset};
+use engine::presets::{CreditRule, EndpointPreset, TransportPreset};
 use engine::proto::{
     bdp_credits, CcKind, DcqcnParams, EndpointConfig, FlowMode, LossPolicy, Retransmit, SackRule,
 };
@@ -201,9 +201,9 @@ impl Regime {
         ep.cc = p.cc;
         ep.retransmit = p.retransmit;
         ep.mode = match p.flow {
-            PresetFlow::Lossless => FlowMode::Lossless,
             // No fabric regime pauses at the host (PFC is the fabric's).
-            PresetFlow::Lossy | PresetFlow::Pause => FlowMode::Lossy,
+            FlowMode::Pause => FlowMode::Lossy,
+            flow => flow,
         };
         ep.on_loss = LossPolicy::Retransmit;
         ep.nak = p.nak;
@@ -259,7 +259,7 @@ mod tests {
     fn the_fabric_only_presets_are_as_they_were() {
         use CcKind::{Dcqcn, None as NoCc, Timely};
         use CreditRule::{Bdp, Fixed, LossyMultiple as Multiple};
-        use PresetFlow::{Lossless, Lossy};
+        use FlowMode::{Lossless, Lossy};
         use Regime as R;
         use Retransmit::{GoBackN, Selective};
         let irn = Some((Duration::from_micros(320), Duration::from_micros(100)));
