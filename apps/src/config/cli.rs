@@ -173,7 +173,7 @@ impl<C: Shortcuts> ConfigArgs<C> {
     }
 
     /// Loads, applies overrides, validates for `role`. (rpc-bench, which
-    /// starts both roles itself, loads with `bench::own_client::load`.)
+    /// starts both roles itself, loads with `bench::load_pair`.)
     pub fn load(&self, role: Role) -> anyhow::Result<Config> {
         let cfg = Config::load(self.config.as_deref(), &self.overrides())?;
         cfg.validate_for(&ValidationEnv::detect(), role)?;
