@@ -17,15 +17,13 @@
 //! the simulator's; its message is passed on as the error.
 
 use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
-use crate::fabric::{
-    run_regime_in, Buffers, EndpointTimers, FabricConfig, FabricReport, Regime, RegimeResult,
-};
+use crate::fabric::{run_regime_in, Buffers, FabricConfig, FabricReport, Regime, RegimeResult};
 use crate::progress::ProgressLine;
 use crate::seeds::SeedsReport;
 use crate::table::{render_seeds_table, render_table, seed_range};
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
-use engine::config::TransportConfig;
+use engine::config::{Source, TransportConfig};
 use serde::{Deserialize, Serialize};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -312,8 +310,6 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
         fabric.link_delay = engine::time::Duration::from_nanos((us * 1e3).round() as u64);
     }
     fabric.loss = s.loss.unwrap_or(0.0);
-    fabric.session_credits = s.credits;
-    fabric.req_window = s.window;
     if let Some(kb) = s.buffer_kb {
         fabric.buffer_per_port = kb.saturating_mul(1024);
     }
@@ -323,12 +319,35 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
         }
         fabric.host_ring = n;
     }
-    fabric.timers = EndpointTimers {
-        scan_interval: timer_us("scan-us", s.scan_us)?,
-        rto: timer_us("rto-us", s.rto_us)?,
-        rto_low: timer_us("rto-low-us", s.rto_low_us)?,
+    // The endpoint settings given (flags, or the file's `[transport]` and
+    // flat aliases): the engine's `[transport]` over every regime's.
+    let (t, given) = (&mut fabric.transport, &mut fabric.given);
+    let mut give = |key: &str, set: bool| {
+        if set {
+            given.set(key, Source::Flag);
+        }
     };
-    fabric.nak = s.nak;
+    t.credits = s.credits;
+    give("transport.credits", s.credits.is_some());
+    if let Some(w) = s.window {
+        t.req_window = u32::try_from(w).unwrap_or(u32::MAX);
+    }
+    give("transport.req_window", s.window.is_some());
+    for (flag, key, us, slot) in [
+        ("scan-us", "transport.scan_us", s.scan_us, &mut t.scan_us),
+        ("rto-us", "transport.rto_us", s.rto_us, &mut t.rto_us),
+    ] {
+        if let Some(us) = timer_us(flag, us)? {
+            *slot = us;
+        }
+        give(key, us.is_some());
+    }
+    t.rto_low_us = timer_us("rto-low-us", s.rto_low_us)?;
+    give("transport.rto_low_us", s.rto_low_us.is_some());
+    if let Some(nak) = s.nak {
+        t.nak = nak;
+    }
+    give("transport.nak", s.nak.is_some());
     let link_bps = match s.link_gbps {
         Some(g) if g > 0.0 && g <= 10_000.0 => Some((g * 1e9).round() as u64),
         Some(g) => bail!("link rate {g} Gb/s outside (0, 10000]"),
@@ -546,12 +565,11 @@ fn per_sec(count: u64, secs: f64) -> f64 {
 
 /// A timer override of `us` microseconds: 0 is refused here (no grain or
 /// timeout can be zero); how the timers relate is the endpoint's to judge.
-fn timer_us(flag: &str, us: Option<u64>) -> anyhow::Result<Option<engine::time::Duration>> {
+fn timer_us(flag: &str, us: Option<u64>) -> anyhow::Result<Option<u64>> {
     match us {
         Some(0) => bail!("--{flag} 0: a timer needs at least 1 us"),
         Some(us) if us > u64::MAX / 1000 => bail!("--{flag} {us} us is too long"),
-        Some(us) => Ok(Some(engine::time::Duration::from_micros(us))),
-        None => Ok(None),
+        us => Ok(us),
     }
 }
 

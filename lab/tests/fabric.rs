@@ -7,9 +7,24 @@
 
 use engine::time::Duration;
 use lab::fabric::scenario::{build, Scenario, ScenarioSpec, Workload};
-use lab::fabric::{
-    run_regime, run_regime_in, Buffers, EndpointTimers, FabricConfig, Regime, RegimeResult,
-};
+use lab::fabric::{run_regime, run_regime_in, Buffers, FabricConfig, Regime, RegimeResult};
+
+/// `base` with the `[transport]` lines `keys` ("credits = 36") given over
+/// every regime's endpoints, as `rpc-lab -c` gives them.
+fn with_transport(base: FabricConfig, keys: &[&str]) -> FabricConfig {
+    let text = keys.join("\n");
+    let transport: engine::config::TransportConfig = toml::from_str(&text).expect("[transport]");
+    let mut given = engine::config::Origins::default();
+    for k in keys {
+        let key = k.split('=').next().unwrap_or_default().trim();
+        given.set(&format!("transport.{key}"), engine::config::Source::File);
+    }
+    FabricConfig {
+        transport,
+        given,
+        ..base
+    }
+}
 
 fn workload(s: Scenario, seed: u64, f: impl FnOnce(&mut ScenarioSpec)) -> Workload {
     let mut spec = ScenarioSpec::new(s, seed);
@@ -167,10 +182,7 @@ fn a_receiver_with_a_service_time_serves_one_frame_per_service_time() {
         s.flow_size = Some(512);
         s.service = Some(engine::time::Duration::from_micros(5));
     });
-    let cfg = FabricConfig {
-        req_window: Some(8),
-        ..FabricConfig::default()
-    };
+    let cfg = with_transport(FabricConfig::default(), &["req_window = 8"]);
     let r = run_with(&w, Regime::Erpc, &cfg, 1);
     assert_eq!(
         (r.completed, r.rpcs, r.drops_host_ring),
@@ -233,19 +245,17 @@ fn a_coarse_timer_grain_rolls_a_sessions_timeouts_back_together() {
     w.host_link_bps = 40_000_000_000;
     w.fabric_link_bps = 40_000_000_000;
     let at_grain = |us| {
-        let cfg = FabricConfig {
+        let base = FabricConfig {
             loss: 0.01,
-            session_credits: Some(36),
-            req_window: Some(4),
-            nak: Some(false),
             link_delay: Duration::from_nanos(2_500),
             grace: Duration::from_millis(200),
-            timers: EndpointTimers {
-                scan_interval: Some(Duration::from_micros(us)),
-                ..EndpointTimers::default()
-            },
             ..FabricConfig::default()
         };
+        let scan = format!("scan_us = {us}");
+        let cfg = with_transport(
+            base,
+            &["credits = 36", "req_window = 4", "nak = false", &scan],
+        );
         let r = run_with(&w, Regime::Lossy, &cfg, 7);
         assert!(r.rollbacks >= 50, "{r:?}");
         r.retransmitted_pkts as f64 / r.rollbacks as f64
@@ -267,10 +277,11 @@ fn capped_fct_us(bytes: u64, link_bps: u64, cap_bps: Option<u64>) -> f64 {
     });
     w.host_link_bps = link_bps;
     w.fabric_link_bps = link_bps;
-    let cfg = FabricConfig {
-        rate_cap_bps: cap_bps,
-        ..FabricConfig::default()
-    };
+    let cap = cap_bps.map(|b| format!("rate_cap_gbps = {}", b as f64 / 1e9));
+    let cfg = with_transport(
+        FabricConfig::default(),
+        &cap.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
     let r = run_with(&w, Regime::Ib, &cfg, 3);
     assert_eq!(r.completed, 1, "{r:?}");
     r.fct_us.p50

@@ -3,7 +3,8 @@
 //! endpoint's [`Site`] (what it takes from its port and process).
 
 use super::resolve::{to_bps, us_f, Resolved, MIN_TABLE_SESSIONS};
-use super::source::Setting;
+use super::source::{Origins, Setting};
+use super::transport::TransportConfig;
 use crate::proto::{
     Admission, DcqcnParams, EndpointAddr, EndpointConfig, MemBudget, PauseConfig, SecretKey,
     MAX_SESSIONS,
@@ -26,6 +27,39 @@ pub struct Site {
     pub seed: u64,
     /// The server's secret.
     pub secret: Option<SecretKey>,
+}
+
+impl TransportConfig {
+    /// Sets on `ep`, an endpoint a caller built from a preset of its own
+    /// (the fabric lab's regimes), the keys `given` lists, each mapped as
+    /// [`Resolved::endpoint`] maps it: the user's `[transport]` over the
+    /// preset's. The keys a preset takes so: `credits`, `req_window`,
+    /// `scan_us`, `rto_us`, `rto_low_us`, `nak`, `rate_cap_gbps`; the
+    /// endpoint's own validation judges the result.
+    pub fn override_preset(&self, given: &Origins, ep: &mut EndpointConfig) {
+        let g = |key: &str| given.given(key);
+        if let Some(c) = self.credits.filter(|_| g("transport.credits")) {
+            ep.session_credits = c;
+        }
+        if g("transport.req_window") {
+            ep.req_window = self.req_window as usize;
+        }
+        if g("transport.scan_us") {
+            ep.scan_interval = Duration::from_micros(self.scan_us);
+        }
+        if g("transport.rto_us") {
+            ep.rto = Duration::from_micros(self.rto_us);
+        }
+        if let Some(low) = self.rto_low_us.filter(|_| g("transport.rto_low_us")) {
+            ep.rto_low = Duration::from_micros(low);
+        }
+        if g("transport.nak") {
+            ep.nak = self.nak;
+        }
+        if let Some(cap) = self.rate_cap_gbps.filter(|_| g("transport.rate_cap_gbps")) {
+            ep.rate_cap_bps = Some(to_bps(cap));
+        }
+    }
 }
 
 impl Resolved {

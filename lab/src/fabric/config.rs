@@ -3,6 +3,7 @@
 //! rings; and the bounds that make them lossless (PFC headroom, credits).
 
 use super::topology::Topology;
+use engine::config::{Origins, TransportConfig};
 use engine::time::Duration;
 
 /// RED-like ECN marking at a switch egress queue (DCQCN's switch side):
@@ -95,23 +96,17 @@ pub struct FabricConfig {
     /// top of what the fabric drops), as the run loop's `faults.drop`
     /// does on a real link.
     pub loss: f64,
-    /// Session credits of every endpoint instead of the regime's (to match
-    /// a real run, e.g. the BDP a memif run measured).
-    pub session_credits: Option<u16>,
-    /// Outstanding requests per session instead of the engine's default 8.
-    pub req_window: Option<usize>,
-    /// The endpoints' timers instead of the regime's (to match a real
-    /// run loop's; see [`EndpointTimers`]).
-    pub timers: EndpointTimers,
-    /// NAKs on or off instead of the regime's, for the regimes that recover
-    /// by go-back-N on a lossy fabric (ib, roce, roce-nocc, lossy; irn and
-    /// srd repair with Sacks and erpc is lossless, so they keep theirs): to
-    /// match a real run's `transport.nak`, off by default there.
-    pub nak: Option<bool>,
-    /// A cap on every session's sending rate, bits/s
-    /// (`EndpointConfig::rate_cap_bps`): the endpoints pace their frames
-    /// at it, as on a real link with `transport.rate_cap_gbps`.
-    pub rate_cap_bps: Option<u64>,
+    /// The user's `[transport]` over every regime's endpoints (to match a
+    /// real run: its measured credits, its run loop's timers, its
+    /// `transport.nak`): the keys `given` lists replace the regime's
+    /// (`TransportConfig::override_preset`: credits, request window, timer
+    /// grain, RTO, short RTO, NAKs, rate cap). The regimes run their timers
+    /// on a 5 us grain (IRN's 100 us timeout must not round up); a real run
+    /// loop's is 500 us. NAKs are taken only by the regimes that recover by
+    /// go-back-N on a lossy fabric (ib, roce, roce-nocc, lossy).
+    pub transport: TransportConfig,
+    /// Which `[transport]` keys the user gave.
+    pub given: Origins,
     /// Virtual time a run may take after its last flow starts; what is
     /// unfinished then is reported as such.
     pub grace: Duration,
@@ -134,42 +129,8 @@ impl Default for FabricConfig {
             pfc_headroom: None,
             grace: Duration::from_millis(500),
             loss: 0.0,
-            session_credits: None,
-            req_window: None,
-            timers: EndpointTimers::default(),
-            nak: None,
-            rate_cap_bps: None,
-        }
-    }
-}
-
-/// Endpoint timer settings that override a regime's, each where set. The
-/// regimes run their timers on a 5 us grain (IRN's 100 us timeout must
-/// not round up); a real run loop's default grain is 500 us, which makes
-/// a session's retransmission timeouts that fall within one grain fire
-/// together, and go-back-N's resend count depends on that.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct EndpointTimers {
-    /// Timer grain (`EndpointConfig::scan_interval`).
-    pub scan_interval: Option<Duration>,
-    /// Retransmission timeout (`EndpointConfig::rto`).
-    pub rto: Option<Duration>,
-    /// Selective recovery's short timeout (`EndpointConfig::rto_low`).
-    pub rto_low: Option<Duration>,
-}
-
-impl EndpointTimers {
-    /// Sets the overridden timers on `ep`; the endpoint's own validation
-    /// judges the combination.
-    pub fn apply(&self, ep: &mut engine::proto::EndpointConfig) {
-        if let Some(d) = self.scan_interval {
-            ep.scan_interval = d;
-        }
-        if let Some(d) = self.rto {
-            ep.rto = d;
-        }
-        if let Some(d) = self.rto_low {
-            ep.rto_low = d;
+            transport: TransportConfig::default(),
+            given: Origins::default(),
         }
     }
 }

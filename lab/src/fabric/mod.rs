@@ -34,7 +34,7 @@ mod switch;
 pub mod topology;
 
 pub use buffers::{Buffers, HeadersOnly};
-pub use config::{EndpointTimers, FabricConfig, Pfc, Red, ETH_OVERHEAD};
+pub use config::{FabricConfig, Pfc, Red, ETH_OVERHEAD};
 pub use fabric_regime::Regime;
 pub use run::{run_regime, run_regime_in, FabricReport, Progress, RegimeResult};
 

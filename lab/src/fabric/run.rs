@@ -210,17 +210,12 @@ pub fn run_regime_in(
             ..EndpointConfig::default()
         };
         regime.apply_endpoint(&mut ec, cfg.host_link_bps, rtt);
-        if let Some(c) = cfg.session_credits {
-            ec.session_credits = c;
+        let regime_nak = ec.nak;
+        cfg.transport.override_preset(&cfg.given, &mut ec);
+        if !regime.naks() {
+            // irn and srd repair with Sacks, erpc is lossless: theirs stays.
+            ec.nak = regime_nak;
         }
-        if let Some(w) = cfg.req_window {
-            ec.req_window = w;
-        }
-        cfg.timers.apply(&mut ec);
-        if let Some(nak) = cfg.nak.filter(|_| regime.naks()) {
-            ec.nak = nak;
-        }
-        ec.rate_cap_bps = cfg.rate_cap_bps.or(ec.rate_cap_bps);
         // eRPC sizes its sessions to its ring; here the ring is sized so
         // every session's reservation fits.
         ec.rx_ring_entries = ec
