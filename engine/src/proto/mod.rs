@@ -43,6 +43,7 @@ mod client_sack;
 mod client_tx;
 mod config;
 mod congestion;
+pub mod defaults;
 mod endpoint;
 mod error;
 mod event;
@@ -79,8 +80,8 @@ pub use crate::wire::ErrorCode;
 pub use admission::Admission;
 pub use budget::{MemBudget, DEFAULT_POOL_KEEP};
 pub use config::{
-    bdp_credits, defaults, lossless_ring_entries, os_seed, CcKind, DcqcnParams, EndpointAddr,
-    EndpointConfig, FlowMode, LossPolicy, PauseConfig, PeerAddr, Retransmit, SackRule, DEFAULT_IP,
+    bdp_credits, lossless_ring_entries, os_seed, CcKind, DcqcnParams, EndpointAddr, EndpointConfig,
+    FlowMode, LossPolicy, PauseConfig, PeerAddr, Retransmit, SackRule, DEFAULT_IP,
     DEFAULT_MAX_MSG_SIZE, MAX_MTU, MAX_PKTS_PER_MSG, MAX_REQ_WINDOW, MAX_SESSIONS, MIN_MTU,
     PKT_OVERHEAD, RTO_LOW_MAX_IN_FLIGHT,
 };
