@@ -66,9 +66,12 @@ fn run_sweep_and_compare_agree_on_the_lossless_credits_of_one_link() {
     // The floor measured the link each time: far above the config's 9.
     let all = [run_c, sweep_c, cmp_c];
     assert!(all.iter().all(|&c| c > 9), "measured BDPs: {all:?}");
+    // Within the floor's spread on this VM: its train rate and burst round
+    // trip move between runs (14-93 Gb/s, 9-50 us), their product less
+    // (54 to 74 credits in one session's runs, 2026-11-26).
     let (lo, hi) = (*all.iter().min().unwrap(), *all.iter().max().unwrap());
     assert!(
-        hi as f64 <= lo as f64 * 1.3,
+        hi as f64 <= lo as f64 * 1.6,
         "run {run_c}, sweep {sweep_c}, compare {cmp_c}: one link, one BDP (within the floor's spread)"
     );
 }
