@@ -76,7 +76,7 @@ mod tests {
         }
         // The lines rpc-bench itself adds around the report.
         for head in [
-            "credits per session; BDP",
+            "credits per session (",
             "rpc-server: 127.77.0.2 on net_memif0",
         ] {
             assert!(

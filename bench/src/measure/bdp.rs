@@ -102,18 +102,7 @@ impl BdpOrigin {
         BdpOrigin {
             source: if measured { "measured" } else { "config" },
             why_config: (!measured).then(|| r.bdp.why.clone()),
-            rate_from: measured
-                .then(|| r.setting("transport.bdp_gbps").map(|s| s.why.clone()))
-                .flatten()
-                .and_then(|w| {
-                    [
-                        "train_gbps_mtu",
-                        "stream_gbps_mtu_median",
-                        "stream_gbps_mtu",
-                    ]
-                    .into_iter()
-                    .find(|k| *k == w)
-                }),
+            rate_from: r.bdp.rate_from,
             link_gbps: r.transport.link_gbps,
             bdp_gbps: r.bdp.gbps,
             rtt_us: r.bdp.rtt_us,
@@ -130,33 +119,29 @@ impl BdpOrigin {
 
     /// One line for stderr: the credits, the BDP and where it came from.
     pub fn describe(&self) -> String {
+        let from = match (self.rate_from, &self.why_config) {
+            (Some("train_gbps_mtu"), _) => " (round-trip rate of echoed MTU burst trains)".into(),
+            (Some("stream_gbps_mtu_median"), _) => {
+                " (median 20 ms window of the MTU stream)".into()
+            }
+            (Some(_), _) => " (mean of the MTU stream)".into(),
+            (None, Some(why)) => format!(": {why}"),
+            (None, None) => String::new(),
+        };
+        let lowered = match self.clamped_to_ring {
+            true => ", lowered to what the receive ring backs",
+            false => "",
+        };
         format!(
-            "{} credits per session ({}); BDP {} credits from {}{} ({:.2} Gb/s x {:.1} us / {} B; line rate {:.2} Gb/s){}",
+            "{} credits per session ({}); BDP {} credits from {}{from} ({:.2} Gb/s x {:.1} us / {} B; line rate {:.2} Gb/s){lowered}",
             self.credits,
             self.credits_source,
             self.bdp_credits,
             self.source,
-            match self.rate_from {
-                Some("train_gbps_mtu") => " (round-trip rate of echoed MTU burst trains)",
-                Some("stream_gbps_mtu_median") => " (median 20 ms window of the MTU stream)",
-                Some(_) => " (mean of the MTU stream)",
-                None => match &self.why_config {
-                    Some(w) => match w.as_str() {
-                        "nothing measured in this run" => ": nothing measured in this run",
-                        _ => "",
-                    },
-                    None => "",
-                },
-            },
             self.bdp_gbps,
             self.rtt_us,
             self.mtu,
             self.link_gbps,
-            if self.clamped_to_ring {
-                ", lowered to what the receive ring backs"
-            } else {
-                ""
-            }
         )
     }
 }

@@ -6,8 +6,7 @@ use super::resolve::{to_bps, us_f, Resolved, MIN_TABLE_SESSIONS};
 use super::source::{Origins, Setting};
 use super::transport::TransportConfig;
 use crate::proto::{
-    Admission, DcqcnParams, EndpointAddr, EndpointConfig, MemBudget, PauseConfig, SecretKey,
-    MAX_SESSIONS,
+    DcqcnParams, EndpointAddr, EndpointConfig, MemBudget, PauseConfig, SecretKey, MAX_SESSIONS,
 };
 use crate::time::Duration;
 
@@ -67,7 +66,6 @@ impl Resolved {
     /// resolved config, built once.
     pub fn endpoint(&self, site: &Site) -> EndpointConfig {
         let t = &self.transport;
-        let d = Admission::default();
         EndpointConfig {
             local: site.local,
             mtu: self.mtu,
@@ -85,15 +83,7 @@ impl Resolved {
             half_open_timeout: Duration::from_millis(t.half_open_timeout_ms),
             keepalive_interval: Duration::from_millis(t.keepalive_ms),
             max_sessions_per_peer: t.max_sessions_per_peer as usize,
-            admission: Admission {
-                session_ring_share_pct: t
-                    .session_ring_share_pct
-                    .unwrap_or(d.session_ring_share_pct),
-                peer_ring_share_pct: t.peer_ring_share_pct.unwrap_or(d.peer_ring_share_pct),
-                restart_probe_wait: Duration::from_millis(t.restart_probe_wait_ms),
-                cookie_above_pct: t.cookie_above_pct,
-                wrong_tokens_per_sec: t.wrong_tokens_per_sec,
-            },
+            admission: t.admission(),
             mem: MemBudget {
                 per_worker: (t.mem_per_worker_mib << 20) as usize,
                 per_peer: (t.mem_per_peer_mib << 20) as usize,

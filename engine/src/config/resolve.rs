@@ -14,9 +14,7 @@
 use super::check::KeyError;
 use super::source::{Origins, Setting, Source};
 use super::transport::{BdpSource, TransportConfig};
-use crate::proto::{
-    bdp_credits, Admission, DcqcnParams, MAX_MTU, MAX_PKTS_PER_MSG, MIN_MTU, PKT_OVERHEAD,
-};
+use crate::proto::{bdp_credits, DcqcnParams, MAX_MTU, MAX_PKTS_PER_MSG, MIN_MTU, PKT_OVERHEAD};
 use crate::time::Duration;
 
 /// Pause mode's default headroom adds one receive burst (the run loop's
@@ -93,6 +91,8 @@ pub struct Bdp {
     pub source: Source,
     /// What was measured (`rate_from`), or why the config's values were used.
     pub why: String,
+    /// The measured figure the rate came from, when measured.
+    pub rate_from: Option<&'static str>,
 }
 
 /// The settings of one run, resolved: the effective `[transport]` (every
@@ -246,6 +246,7 @@ impl Resolver<'_> {
             packets: bdp_credits(to_bps(gbps), us_f(self.t.rtt_us), self.facts.mtu),
             source,
             why,
+            rate_from: measured.map(|m| m.rate_from),
         }
     }
 
@@ -260,23 +261,26 @@ impl Resolver<'_> {
     /// The server lets its own client reserve the whole ring and hold every
     /// session it opens to one worker (shares the user set stay).
     fn trust_own_client(&mut self) {
-        for key in [
-            "transport.session_ring_share_pct",
-            "transport.peer_ring_share_pct",
-        ] {
-            let slot = match key {
-                "transport.session_ring_share_pct" => &mut self.t.session_ring_share_pct,
-                _ => &mut self.t.peer_ring_share_pct,
-            };
-            if slot.is_none() {
-                *slot = Some(100);
-                self.note(
-                    key,
-                    100,
-                    Source::Derived,
-                    "both ends are this tool's".into(),
-                );
-            }
+        let t = &mut self.t;
+        let shares = [
+            (
+                "transport.session_ring_share_pct",
+                &mut t.session_ring_share_pct,
+            ),
+            ("transport.peer_ring_share_pct", &mut t.peer_ring_share_pct),
+        ];
+        let mut set = Vec::new();
+        for (key, share) in shares.into_iter().filter(|(_, s)| s.is_none()) {
+            *share = Some(100);
+            set.push(key);
+        }
+        for key in set {
+            self.note(
+                key,
+                100,
+                Source::Derived,
+                "both ends are this tool's".into(),
+            );
         }
         let own = self.facts.load.server_sessions as u32;
         if own > self.t.max_sessions_per_peer {
@@ -287,19 +291,6 @@ impl Resolver<'_> {
                 Source::Derived,
                 "every session of this tool's client".into(),
             );
-        }
-    }
-
-    /// The admission shares in force (the engine's where unset).
-    pub(super) fn admission(&self) -> Admission {
-        let d = Admission::default();
-        Admission {
-            session_ring_share_pct: self
-                .t
-                .session_ring_share_pct
-                .unwrap_or(d.session_ring_share_pct),
-            peer_ring_share_pct: self.t.peer_ring_share_pct.unwrap_or(d.peer_ring_share_pct),
-            ..d
         }
     }
 
@@ -318,8 +309,9 @@ impl Resolver<'_> {
             let queued = self.queued_packets();
             let need_us = 2 * queued * SERVICE_NS_PER_PKT / 1_000;
             if need_us > self.t.rto_us {
+                // At most twice a 16,384-entry ring at 1 us: 33 ms, within
+                // any valid session timeout (>= 1 ms, checked >= rto).
                 self.t.rto_us = need_us;
-                self.t.session_timeout_ms = self.t.session_timeout_ms.max(need_us.div_ceil(1_000));
                 let why = format!("twice the {queued} packets {} session(s) can queue at one server worker, at ~1 us each, so queued packets are not taken for lost ones", self.ring_sessions());
                 self.note("transport.rto_us", need_us, Source::Derived, why);
             }

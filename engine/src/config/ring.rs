@@ -5,10 +5,10 @@
 //! under the headroom rule.
 
 use super::check::KeyError;
-use super::resolve::{describe, to_bps, us_f, Bdp, Resolver, PAUSE_BURST_ENTRIES};
+use super::resolve::{describe, Bdp, Resolver, PAUSE_BURST_ENTRIES};
 use super::source::Source;
 use super::transport::CreditMultiple;
-use crate::proto::{bdp_credits, lossless_ring_entries, FlowMode, PauseConfig};
+use crate::proto::{lossless_ring_entries, FlowMode, PauseConfig};
 use crate::time::Duration;
 
 impl Resolver<'_> {
@@ -17,7 +17,7 @@ impl Resolver<'_> {
     /// server's shares.
     fn lossless_limit(&self, ring: usize) -> u16 {
         let sessions = self.ring_sessions();
-        let adm = self.admission();
+        let adm = self.t.admission();
         let session_share = ring * adm.session_ring_share_pct as usize / 100;
         let peer_share = ring * adm.peer_ring_share_pct as usize / 100;
         let per_session = (ring / sessions)
@@ -53,7 +53,7 @@ impl Resolver<'_> {
         };
         let mut clamped = false;
         if self.facts.own_pair {
-            clamped = self.fit_ring(&mut credits, given.is_some())?;
+            clamped = self.fit_ring(&mut credits, given.is_some(), bdp.packets)?;
         }
         if mode == FlowMode::Lossless {
             self.check_lossless(credits, given.is_some(), bdp)?;
@@ -77,7 +77,7 @@ impl Resolver<'_> {
     /// load (lossless: (credits + 1) x sessions; pause with derived
     /// thresholds: the headroom + 2), at most the largest the link takes;
     /// derived lossless credits lowered to what that ring backs.
-    fn fit_ring(&mut self, credits: &mut u16, given: bool) -> Result<bool, KeyError> {
+    fn fit_ring(&mut self, credits: &mut u16, given: bool, bdp: u16) -> Result<bool, KeyError> {
         let sessions = self.ring_sessions();
         let largest = self.facts.largest_ring;
         let mut clamped = false;
@@ -97,7 +97,7 @@ impl Resolver<'_> {
                 )
             }
             FlowMode::Pause if self.t.pause_xoff.is_none() => {
-                let h = self.headroom();
+                let h = self.headroom(bdp);
                 (h + 2, format!("pause mode with a headroom of {h} entries"))
             }
             _ => return Ok(false),
@@ -151,7 +151,7 @@ impl Resolver<'_> {
                 ));
             }
         }
-        let adm = self.admission();
+        let adm = self.t.admission();
         Err(KeyError::new(
             "transport.peer_ring_share_pct",
             format!(
@@ -165,12 +165,7 @@ impl Resolver<'_> {
 
     /// Pause mode's headroom: given, or 2 x the BDP in packets + one
     /// receive burst (what is on the wire both ways when XOFF lands).
-    fn headroom(&self) -> usize {
-        let bdp = bdp_credits(
-            to_bps(self.t.bdp_gbps.unwrap_or(self.t.link_gbps)),
-            us_f(self.t.rtt_us),
-            self.facts.mtu,
-        );
+    fn headroom(&self, bdp: u16) -> usize {
         self.t
             .pause_headroom
             .map_or(2 * bdp as usize + PAUSE_BURST_ENTRIES, |h| h as usize)
@@ -183,7 +178,7 @@ impl Resolver<'_> {
             return Ok(());
         }
         let rx = self.rx_ring;
-        let h = self.headroom();
+        let h = self.headroom(bdp.packets);
         let origin = match self.t.pause_headroom {
             Some(_) => String::new(),
             None => format!(

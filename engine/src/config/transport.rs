@@ -165,6 +165,24 @@ fn mib(bytes: usize) -> u64 {
     (bytes >> 20) as u64
 }
 
+impl TransportConfig {
+    /// What a server lets its peers hold: the ring shares (the engine's
+    /// where unset), the restart probe's wait, the cookie threshold and
+    /// the wrong-token rate.
+    pub fn admission(&self) -> Admission {
+        let d = Admission::default();
+        Admission {
+            session_ring_share_pct: self
+                .session_ring_share_pct
+                .unwrap_or(d.session_ring_share_pct),
+            peer_ring_share_pct: self.peer_ring_share_pct.unwrap_or(d.peer_ring_share_pct),
+            restart_probe_wait: Duration::from_millis(self.restart_probe_wait_ms),
+            cookie_above_pct: self.cookie_above_pct,
+            wrong_tokens_per_sec: self.wrong_tokens_per_sec,
+        }
+    }
+}
+
 impl Default for TransportConfig {
     fn default() -> Self {
         let adm = Admission::default();
