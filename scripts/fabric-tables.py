@@ -269,7 +269,7 @@ def main():
 
     if want("credits"):
         per_result_table("credits", "credits sweep (incast, 64 senders)", [
-            ("credits", lambda r: r.get("session_credits"), COUNT, None),
+            ("credits", lambda r: r.get("credits"), COUNT, None),
             ("Gb/s", lambda r: r["goodput_gbps"], 1, "goodput_gbps"),
             ("flow Gb/s", lambda r: r.get("mean_flow_gbps"), 1, "mean_flow_gbps"),
             ("drops switch", lambda r: r["drops_switch"], COUNT, "drops_switch"),
@@ -279,7 +279,7 @@ def main():
         ], ps)
     if want("calibration"):
         per_result_table("calibration", "calibration pair (1 sender, 64 KiB, window 4, 1 % loss)", [
-            ("credits", lambda r: r["session_credits"], COUNT, None),
+            ("credits", lambda r: r["credits"], COUNT, None),
             ("RPCs", lambda r: r["rpcs"], COUNT, None),
             ("Gb/s", lambda r: r["goodput_gbps"], 2, "goodput_gbps"),
             ("resent", lambda r: r["retransmitted_pkts"], COUNT, "retransmitted_pkts"),
@@ -302,7 +302,7 @@ def main():
         per_result_table(
             "calibration-ring",
             "overrun slow receiver (8 senders x 32 requests of 32 B, 64-entry ring, 4.59 us per request)", [
-                ("credits", lambda r: r["session_credits"], COUNT, None),
+                ("credits", lambda r: r["credits"], COUNT, None),
                 ("RPCs", lambda r: r["rpcs"], COUNT, None),
                 ("Mrps (after the 100 us warm-up)",
                  lambda r: r["rpcs"] / (r["sim_time_us"] - 100.0), 4, None),

@@ -45,27 +45,27 @@ run hadoop --scenario hadoop "${SEEDS[@]}"
 run permutation --scenario permutation "${SEEDS[@]}"
 run alltoall --scenario alltoall "${SEEDS[@]}"
 for c in 8 16 32 64 128 256; do
-  run credits --scenario incast --hosts 64 --regimes lossy,irn --credits "$c" "${SEEDS[@]}"
+  run credits --scenario incast --hosts 64 --regimes lossy,irn --set transport.credits="$c" "${SEEDS[@]}"
 done
 # Calibration runs take the real run loop's timers (transport.scan_us,
 # rto_us, rto_low_us at their defaults), not the regimes' 5 us grain: a
 # session's timeouts within one grain fire together, and go-back-N's resend
 # count depends on it (docs/fabric.md, "Injected loss"); and its
 # transport.nak = false (the real runs had no NAKs: only timeouts recover).
-REAL_TIMERS=(--scan-us 500 --rto-us 5000 --rto-low-us 500 --nak false)
+REAL_TIMERS=(--set transport.scan_us=500 --set transport.rto_us=5000 --set transport.rto_low_us=500 --set transport.nak=false)
 # Calibration against memif (docs/lossy-vs-lossless.md, the injected-loss run):
 # one sender, 64 KiB requests, window 4, 1 % loss; the credits each real
 # mode ran with (irn at the BDP, 9; lossy at 4 x BDP, 36).
 for rc in irn:9 lossy:36; do
   run calibration --scenario incast --hosts 1 --flows 3000 --flow-size 65536 \
-    --loss 0.01 --credits "${rc#*:}" --window 4 --link-gbps 40 --link-delay-us 2.5 \
+    --loss 0.01 --set transport.credits="${rc#*:}" --set transport.req_window=4 --link-gbps 40 --link-delay-us 2.5 \
     --regimes "${rc%%:*}" --seed 7 "${REAL_TIMERS[@]}"
 done
 # Slow receiver against a real server that spins server.work_ns per
 # request: one sender, 512 B requests, window 8, 2 and 10 us per request.
 for us in 2 10; do
   run calibration-slow --scenario incast --hosts 1 --flows 3000 --flow-size 512 \
-    --window 8 --service-us "$us" --link-gbps 40 --link-delay-us 2.5 \
+    --set transport.req_window=8 --service-us "$us" --link-gbps 40 --link-delay-us 2.5 \
     --regimes erpc --seed 7 "${REAL_TIMERS[@]}"
 done
 # Overrun slow receiver against af_packet (configs/slow-receiver.toml): 8
@@ -75,6 +75,6 @@ done
 # session overrun the ring, 2 credits (what lossless ran with) cannot.
 for c in 32 2; do
   run calibration-ring --scenario incast --hosts 8 --flows 4000 --flow-size 32 \
-    --window 32 --credits "$c" --ring 64 --service-us 4.59 --link-gbps 10 \
+    --set transport.req_window=32 --set transport.credits="$c" --ring 64 --service-us 4.59 --link-gbps 10 \
     --link-delay-us 2.5 --regimes lossy --seed 7 "${REAL_TIMERS[@]}"
 done

@@ -188,10 +188,10 @@ fn ring_sets_every_hosts_receive_ring() {
             "200",
             "--flow-size",
             "32",
-            "--window",
-            "32",
-            "--credits",
-            "32",
+            "--set",
+            "transport.req_window=32",
+            "--set",
+            "transport.credits=32",
             "--service-us",
             "4.59",
             "--regimes",
@@ -283,7 +283,7 @@ fn seeds_report_intervals_and_the_same_bytes_twice() {
 
 #[test]
 fn bad_input_is_an_error_naming_the_problem() {
-    let cases: [(&[&str], &str); 13] = [
+    let cases: [(&[&str], &str); 15] = [
         (&["--scenario", "bogus"], "bogus"),
         (&["--scenario", "incast", "--regimes", "irn,pfc"], "pfc"),
         (
@@ -297,23 +297,45 @@ fn bad_input_is_an_error_naming_the_problem() {
         (&["--scenario", "incast", "--service-us=-1"], "service"),
         (&["--scenario", "incast", "--ring", "0"], "ring"),
         (&["--scenario", "incast", "--seeds", "0"], "--seeds"),
-        (&["--scenario", "incast", "--scan-us", "0"], "scan-us"),
-        (&["--scenario", "incast", "--rto-low-us", "0"], "rto-low-us"),
-        // The endpoint judges how the timers relate, and says which.
+        (
+            &["--scenario", "incast", "--set", "transport.scan_us=0"],
+            "transport.scan_us",
+        ),
+        (
+            &["--scenario", "incast", "--set", "transport.rto_low_us=0"],
+            "transport.rto_low_us",
+        ),
+        (
+            &["--scenario", "incast", "--set", "credits=9"],
+            "transport.KEY=VALUE",
+        ),
+        // The engine's [transport] validation judges how the timers
+        // relate, as rpc-server's does, and says which keys.
         (
             &[
                 "--scenario",
                 "incast",
                 "--regimes",
                 "lossy",
-                "--scan-us",
-                "500",
-                "--rto-us",
-                "100",
-                "--rto-low-us",
-                "50",
+                "--set",
+                "transport.scan_us=500",
+                "--set",
+                "transport.rto_us=100",
             ],
-            "rto = 100000: must be >= scan_interval",
+            "transport.rto_us = 100 must be >= transport.scan_us = 500",
+        ),
+        // What a regime then makes of them, the endpoint judges: irn's
+        // 320 us RTO under a 500 us grain.
+        (
+            &[
+                "--scenario",
+                "incast",
+                "--regimes",
+                "irn",
+                "--set",
+                "transport.scan_us=500",
+            ],
+            "must be >= scan_interval",
         ),
     ];
     for (args, named) in cases {

@@ -153,6 +153,19 @@ fn one_transport_section_is_accepted_or_refused_alike_by_every_tool() {
     for (tool, r) in tools(&good) {
         assert!(r.ok(), "{tool} refused a valid [transport]:\n{}", r.stderr);
     }
+    // A whole run config: the lab reads its [transport] and says it does
+    // not use the other sections.
+    let whole = file(&format!(
+        "[link]\nkind = \"memif\"\nmtu = 1500\n[cores]\nserver = [1]\nclient = [0]\n{}",
+        std::fs::read_to_string(&good).unwrap()
+    ));
+    for (tool, r) in tools(&whole) {
+        assert!(r.ok(), "{tool} refused a valid run config:\n{}", r.stderr);
+        if tool == "rpc-lab" {
+            assert!(r.stderr.contains("[link] is not used in the fabric"), "{}", r.stderr);
+            assert!(r.stderr.contains("transport.mode is not applied"), "{}", r.stderr);
+        }
+    }
     let bad = [
         (
             "[transport]\nrto_us = 100\n",

@@ -21,11 +21,12 @@
 //! real links `transport.lossy_credit_multiple` (default the same 4).
 //! On real links a preset sets the flow mode, the retransmission and the
 //! credit rule only: congestion control, NAKs and timers stay the run
-//! config's (`transport.cc`, `transport.nak`, `transport.rto_us`,
-//! `transport.rto_low_us`; a 100 us timeout needs the fabric's 5 us timer
-//! grain, not a run loop's 500 us). The fabric applies every column.
+//! config's (`transport.cc`, `transport.nak` and the timeouts; a 100 us
+//! timeout needs the fabric's 5 us timer grain, not a run loop's 500 us).
+//! The fabric applies every column ([`EndpointPreset::apply_to`]).
 
-use crate::proto::{CcKind, FlowMode, Retransmit, SackRule};
+use crate::config::TransportConfig;
+use crate::proto::{CcKind, FlowMode, LossPolicy, Retransmit, SackRule};
 use crate::time::Duration;
 
 /// Session credits as a multiple of the bandwidth-delay product where the
@@ -88,6 +89,25 @@ pub struct EndpointPreset {
     pub nak: bool,
     /// The preset's own timeouts (RTO, short RTO), if it fixes them.
     pub timers: Option<(Duration, Duration)>,
+}
+
+impl EndpointPreset {
+    /// Sets every column of the preset on `t` (the fabric's regimes): the
+    /// flow mode, loss repair on retransmission, the rate control, the NAK,
+    /// the preset's timeouts if it fixes them, and its credits for a BDP of
+    /// `bdp` packets. The selective trigger ([`Self::sack_rule`]) is no
+    /// `[transport]` key: the caller sets it on the endpoint.
+    pub fn apply_to(&self, t: &mut TransportConfig, bdp: u16) {
+        t.mode = self.flow;
+        t.on_loss = LossPolicy::Retransmit;
+        t.retransmit = self.retransmit;
+        t.cc = self.cc;
+        t.nak = self.nak;
+        if let Some((rto, rto_low)) = self.timers {
+            t.set_timers(rto, rto_low);
+        }
+        t.credits = Some(self.credits.credits(bdp));
+    }
 }
 
 impl TransportPreset {

@@ -406,3 +406,31 @@ proptest! {
         }
     }
 }
+
+/// The `[transport]` defaults and the protocol core's are one set: a
+/// default config builds the engine's default endpoint, but for what the
+/// site gives and the BDP the config's rate and round trip give.
+#[test]
+fn the_configs_defaults_build_the_engines_default_endpoint() {
+    let s = site();
+    let e = TransportConfig::default().endpoint(1500, &s);
+    // 10 Gb/s x 10 us of 1500-byte frames.
+    assert_eq!(e.session_credits, 9);
+    let want = EndpointConfig {
+        local: s.local,
+        rx_ring_entries: s.rx_ring_entries,
+        verify_ipv4_checksum: s.verify_ipv4_checksum,
+        seed: s.seed,
+        session_credits: 9,
+        ..EndpointConfig::default()
+    };
+    assert_eq!(e, want);
+    // The short RTO as resolution derives it: the engine's, at most the RTO.
+    let t = TransportConfig {
+        rto_us: 300,
+        scan_us: 100,
+        ..TransportConfig::default()
+    };
+    assert_eq!(t.rto_low(), Duration::from_micros(300));
+    assert_eq!(TransportConfig::default().rto_low(), Duration::from_micros(500));
+}

@@ -17,7 +17,9 @@
 //! the simulator's; its message is passed on as the error.
 
 use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
-use crate::fabric::{run_regime_in, Buffers, FabricConfig, FabricReport, Regime, RegimeResult};
+use crate::fabric::{
+    not_applied, run_regime_in, Buffers, FabricConfig, FabricReport, Regime, RegimeResult,
+};
 use crate::progress::ProgressLine;
 use crate::seeds::SeedsReport;
 use crate::table::{render_seeds_table, render_table, seed_range};
@@ -38,6 +40,12 @@ pub struct FabricArgs {
     /// names (see docs/configs.md); flags override it.
     #[arg(long, short = 'c', value_name = "FILE.toml")]
     pub config: Option<PathBuf>,
+    /// A key of the run config's `[transport]` over every regime's
+    /// (repeatable), e.g. `--set transport.credits=9`,
+    /// `--set transport.scan_us=500`; refused as rpc-server refuses it; the
+    /// keys a regime or the fabric's links set are noted and not applied.
+    #[arg(long = "set", value_name = "transport.KEY=VALUE")]
+    pub sets: Vec<String>,
     /// What to run and on what fabric.
     #[command(flatten)]
     pub settings: FabricSettings,
@@ -102,12 +110,6 @@ pub struct FabricSettings {
     /// seeded), as `faults.drop = uniform` on a real link.
     #[arg(long, value_name = "P")]
     pub loss: Option<f64>,
-    /// Session credits of every endpoint instead of the regime's.
-    #[arg(long, value_name = "N")]
-    pub credits: Option<u16>,
-    /// Outstanding requests per session [engine default: 8].
-    #[arg(long, value_name = "N")]
-    pub window: Option<usize>,
     /// Switch buffer per port in KiB [default: 256].
     #[arg(long, value_name = "KIB")]
     pub buffer_kb: Option<u64>,
@@ -119,28 +121,17 @@ pub struct FabricSettings {
     /// receiver, slow-receiver's slow host) [slow-receiver default: 1].
     #[arg(long, value_name = "US")]
     pub service_us: Option<f64>,
-    /// The endpoints' timer grain in microseconds instead of the regime's
-    /// 5 (a real run loop's `transport.scan_us`, default 500).
-    #[arg(long, value_name = "US")]
-    pub scan_us: Option<u64>,
-    /// The endpoints' retransmission timeout in microseconds instead of
-    /// the regime's (`transport.rto_us`).
-    #[arg(long, value_name = "US")]
-    pub rto_us: Option<u64>,
-    /// Selective recovery's short timeout in microseconds instead of the
-    /// regime's (`transport.rto_low_us`).
-    #[arg(long, value_name = "US")]
-    pub rto_low_us: Option<u64>,
-    /// NAKs on or off in the go-back-N regimes (ib, roce, roce-nocc,
-    /// lossy: on) instead of the regime's; a real run's `transport.nak`
-    /// (off by default) for calibration.
-    #[arg(long, value_name = "BOOL")]
-    pub nak: Option<bool>,
     /// Move every payload byte through the endpoints, as on a real link;
     /// without it they move headers only (same results, much faster).
     #[arg(long)]
     #[serde(default)]
     pub copy_payload: bool,
+    /// The run config's `[transport]` keys given (the `-c` file's section,
+    /// then `--set`), over every regime's but for those a regime or the
+    /// fabric's links set (`fabric_regime::not_applied`).
+    #[arg(skip)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transport: Option<toml::Table>,
 }
 
 impl FabricSettings {
@@ -160,16 +151,17 @@ impl FabricSettings {
             link_gbps: f.link_gbps.or(file.link_gbps),
             link_delay_us: f.link_delay_us.or(file.link_delay_us),
             loss: f.loss.or(file.loss),
-            credits: f.credits.or(file.credits),
-            window: f.window.or(file.window),
             buffer_kb: f.buffer_kb.or(file.buffer_kb),
             ring: f.ring.or(file.ring),
             service_us: f.service_us.or(file.service_us),
-            scan_us: f.scan_us.or(file.scan_us),
-            rto_us: f.rto_us.or(file.rto_us),
-            rto_low_us: f.rto_low_us.or(file.rto_low_us),
-            nak: f.nak.or(file.nak),
             copy_payload: f.copy_payload || file.copy_payload,
+            transport: match (file.transport, f.transport) {
+                (Some(mut t), Some(flags)) => {
+                    t.extend(flags);
+                    Some(t)
+                }
+                (t, flags) => flags.or(t),
+            },
         }
     }
 
@@ -181,55 +173,88 @@ impl FabricSettings {
         Self::parse(&text).with_context(|| format!("config {}", path.display()))
     }
 
-    /// Parses a whole TOML document. A `[transport]` section is the
-    /// engine's (`engine::config::TransportConfig`): every key of it is
-    /// type-checked and validated as the run config's is; the endpoint keys
-    /// the fabric applies ([`RUN_CONFIG_KEYS`]) are taken from it (the flat
-    /// names stay as aliases, and one setting given both ways is an error),
-    /// and a note on stderr names each key it does not apply.
+    /// Parses a whole TOML document: the settings above, by their names,
+    /// and a run config's `[transport]` (checked as [`checked_transport`]
+    /// checks it). A run config's other sections are noted on stderr as
+    /// not used here; a `[transport]` key at the top level is an error that
+    /// says where it belongs.
     pub fn parse(text: &str) -> anyhow::Result<FabricSettings> {
         let mut doc: toml::Table =
             toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
-        let Some(t) = doc.remove("transport") else {
-            return toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()));
+        let transport = match doc.remove("transport") {
+            Some(toml::Value::Table(t)) => Some(t),
+            Some(_) => bail!("transport: expected a table ([transport]) of run-config keys"),
+            None => None,
         };
-        let toml::Value::Table(t) = t else {
-            bail!("transport: expected a table ([transport]) of run-config keys");
-        };
-        // The engine's own `[transport]` type and validation: a section
-        // the run config accepts, the lab accepts, and refuses alike.
-        let transport = TransportConfig::deserialize(toml::Value::Table(t.clone()))
-            .map_err(|e| anyhow!("transport: {}", e.to_string().trim_end()))?;
-        transport.validate()?;
-        for (key, v) in t {
-            let Some((_, flat)) = RUN_CONFIG_KEYS.iter().find(|(k, _)| *k == key) else {
-                eprintln!(
-                    "rpc-lab: transport.{key} is not applied in the fabric (each regime sets it; the lab applies {})",
-                    RUN_CONFIG_KEYS.map(|(k, _)| k).join(", ")
-                );
-                continue;
-            };
-            if doc.contains_key(*flat) {
-                bail!("transport.{key} and {flat} are one setting: give it once");
-            }
-            doc.insert(flat.to_string(), v);
+        let sections: Vec<String> = doc
+            .iter()
+            .filter(|(_, v)| v.is_table())
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in sections {
+            doc.remove(&key);
+            eprintln!("rpc-lab: [{key}] is not used in the fabric (a run config's section; rpc-lab reads [transport])");
         }
-        FabricSettings::deserialize(toml::Value::Table(doc))
-            .map_err(|e| anyhow!("{}", e.to_string().trim_end()))
+        for (key, v) in &doc {
+            let mut one = toml::Table::new();
+            one.insert(key.clone(), v.clone());
+            if TransportConfig::deserialize(toml::Value::Table(one)).is_ok() {
+                bail!("{key} is a [transport] key: put it under [transport] (or --set transport.{key}=...)");
+            }
+        }
+        let mut s = FabricSettings::deserialize(toml::Value::Table(doc))
+            .map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
+        if let Some(t) = transport {
+            checked_transport(&t)?;
+            s.transport = Some(t);
+        }
+        Ok(s)
     }
 }
 
-/// The `-c` file's `[transport]` keys, spelled as in the run config
-/// (`docs/configs.md`), and the flat setting (and flag) each is.
-pub const RUN_CONFIG_KEYS: [(&str, &str); 7] = [
-    ("scan_us", "scan_us"),
-    ("rto_us", "rto_us"),
-    ("rto_low_us", "rto_low_us"),
-    ("nak", "nak"),
-    ("credits", "credits"),
-    ("req_window", "window"),
-    ("link_gbps", "link_gbps"),
-];
+/// The `--set transport.KEY=VALUE` items as a `[transport]` table. A value
+/// is read as TOML (`16`, `true`, `"x"`), else taken as a string (`lossy`).
+pub fn transport_sets(items: &[String]) -> anyhow::Result<Option<toml::Table>> {
+    if items.is_empty() {
+        return Ok(None);
+    }
+    let mut t = toml::Table::new();
+    for item in items {
+        let Some((key, raw)) = item.split_once('=') else {
+            bail!("--set {item}: expected transport.KEY=VALUE");
+        };
+        let Some(key) = key.trim().strip_prefix("transport.").filter(|k| !k.contains('.')) else {
+            bail!("--set {item}: only [transport] keys are set so (transport.KEY=VALUE); the fabric's own settings are flags (--hosts, --link-gbps, ...)");
+        };
+        let raw = raw.trim();
+        let value = match format!("v = {raw}").parse::<toml::Table>() {
+            Ok(mut one) => one.remove("v").unwrap_or_else(|| raw.into()),
+            Err(_) => toml::Value::String(raw.to_string()),
+        };
+        t.insert(key.to_string(), value);
+    }
+    checked_transport(&t)?;
+    Ok(Some(t))
+}
+
+/// `t` as the engine's `[transport]`, with the engine's type checks and
+/// validation: a section the run config accepts, the lab accepts, and
+/// refuses alike. Notes on stderr each key the fabric does not apply.
+fn checked_transport(t: &toml::Table) -> anyhow::Result<TransportConfig> {
+    let config = TransportConfig::deserialize(toml::Value::Table(t.clone()))
+        .map_err(|e| anyhow!("transport: {}", e.to_string().trim_end()))?;
+    config.validate()?;
+    for key in t.keys().map(|k| format!("transport.{k}")) {
+        if let Some(why) = not_applied(&key).filter(|_| key != LINK_GBPS) {
+            eprintln!("rpc-lab: {key} is not applied in the fabric ({why})");
+        }
+    }
+    Ok(config)
+}
+
+/// The run config's line rate, which the lab takes as every link's rate
+/// (`--link-gbps`), as a calibration against a real run needs.
+const LINK_GBPS: &str = "transport.link_gbps";
 
 /// What to run, resolved from the flags over the file.
 #[derive(Clone, Debug, PartialEq)]
@@ -262,7 +287,11 @@ impl FabricArgs {
             Some(p) => FabricSettings::read(p)?,
             None => FabricSettings::default(),
         };
-        Ok(self.settings.over(file))
+        let flags = FabricSettings {
+            transport: transport_sets(&self.sets)?,
+            ..self.settings.clone()
+        };
+        Ok(flags.over(file))
     }
 }
 
@@ -319,36 +348,20 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
         }
         fabric.host_ring = n;
     }
-    // The endpoint settings given (flags, or the file's `[transport]` and
-    // flat aliases): the engine's `[transport]` over every regime's.
-    let (t, given) = (&mut fabric.transport, &mut fabric.given);
-    let mut give = |key: &str, set: bool| {
-        if set {
-            given.set(key, Source::Flag);
+    // The `[transport]` keys given (the file's, then --set): the engine's
+    // `[transport]` over every regime's (`Regime::transport`). The lab asks
+    // only whether a key was given, not where.
+    if let Some(table) = &s.transport {
+        fabric.transport = checked_transport(table)?;
+        for key in table.keys() {
+            fabric.given.set(&format!("transport.{key}"), Source::Flag);
         }
-    };
-    t.credits = s.credits;
-    give("transport.credits", s.credits.is_some());
-    if let Some(w) = s.window {
-        t.req_window = u32::try_from(w).unwrap_or(u32::MAX);
     }
-    give("transport.req_window", s.window.is_some());
-    for (flag, key, us, slot) in [
-        ("scan-us", "transport.scan_us", s.scan_us, &mut t.scan_us),
-        ("rto-us", "transport.rto_us", s.rto_us, &mut t.rto_us),
-    ] {
-        if let Some(us) = timer_us(flag, us)? {
-            *slot = us;
-        }
-        give(key, us.is_some());
-    }
-    t.rto_low_us = timer_us("rto-low-us", s.rto_low_us)?;
-    give("transport.rto_low_us", s.rto_low_us.is_some());
-    if let Some(nak) = s.nak {
-        t.nak = nak;
-    }
-    give("transport.nak", s.nak.is_some());
-    let link_bps = match s.link_gbps {
+    let link_gbps = s.link_gbps.or(fabric
+        .given
+        .given(LINK_GBPS)
+        .then_some(fabric.transport.link_gbps));
+    let link_bps = match link_gbps {
         Some(g) if g > 0.0 && g <= 10_000.0 => Some((g * 1e9).round() as u64),
         Some(g) => bail!("link rate {g} Gb/s outside (0, 10000]"),
         None => None,
@@ -563,16 +576,6 @@ fn per_sec(count: u64, secs: f64) -> f64 {
     }
 }
 
-/// A timer override of `us` microseconds: 0 is refused here (no grain or
-/// timeout can be zero); how the timers relate is the endpoint's to judge.
-fn timer_us(flag: &str, us: Option<u64>) -> anyhow::Result<Option<u64>> {
-    match us {
-        Some(0) => bail!("--{flag} 0: a timer needs at least 1 us"),
-        Some(us) if us > u64::MAX / 1000 => bail!("--{flag} {us} us is too long"),
-        us => Ok(us),
-    }
-}
-
 /// Simulated packets per wall-clock second over all runs (sums, so a long
 /// run weighs as much as its share of the time).
 fn sim_rate<'a>(results: impl Iterator<Item = &'a RegimeResult> + Clone) -> f64 {
@@ -656,11 +659,16 @@ mod tests {
             },
             ..FabricArgs::default()
         };
-        let s = a.resolved().unwrap();
+        let s = FabricSettings {
+            transport: transport_sets(&["transport.credits=7".into()]).unwrap(),
+            ..a.resolved().unwrap()
+        };
         let plan = plan_of(&s).unwrap();
         let v = effective_settings(s.clone(), &plan);
         let back: FabricSettings = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(back.hosts, Some(4));
+        let t = back.transport.as_ref().and_then(|t| t.get("credits"));
+        assert_eq!(t.and_then(|v| v.as_integer()), Some(7));
         assert_eq!((back.seed, back.seeds), (Some(DEFAULT_SEED), Some(1)));
         assert_eq!(back.regimes.map(|r| r.len()), Some(Regime::ALL.len()));
         assert_eq!(
@@ -676,18 +684,57 @@ mod tests {
 
     #[test]
     fn the_run_configs_transport_keys_are_taken() {
-        let a = FabricSettings::parse(
-            "scenario = \"incast\"\n[transport]\nscan_us = 500\nrto_us = 5000\nrto_low_us = 500\nnak = false\ncredits = 9\nreq_window = 4\nlink_gbps = 10.0\n",
-        )
-        .unwrap();
-        let b = FabricSettings::parse(
-            "scenario = \"incast\"\nscan_us = 500\nrto_us = 5000\nrto_low_us = 500\nnak = false\ncredits = 9\nwindow = 4\nlink_gbps = 10.0\n",
-        )
-        .unwrap();
-        assert_eq!(a, b);
-        assert_eq!(a.rto_us, Some(5000));
-        let e = FabricSettings::parse("rto_us = 1\n[transport]\nrto_us = 2000\n").unwrap_err();
-        assert!(e.to_string().contains("give it once"), "{e}");
+        let file = "scenario = \"incast\"\n[transport]\nscan_us = 500\nrto_us = 5000\nrto_low_us = 500\nnak = false\ncredits = 9\nreq_window = 4\nlink_gbps = 40.0\n";
+        let a = FabricSettings::parse(file).unwrap();
+        let sets: Vec<String> = [
+            "scan_us=500",
+            "rto_us=5000",
+            "rto_low_us=500",
+            "nak=false",
+            "credits=9",
+            "req_window=4",
+            "link_gbps=40.0",
+        ]
+        .iter()
+        .map(|kv| format!("transport.{kv}"))
+        .collect();
+        let b = FabricArgs {
+            settings: FabricSettings {
+                scenario: Some("incast".into()),
+                ..FabricSettings::default()
+            },
+            sets,
+            ..FabricArgs::default()
+        };
+        let (pa, pb) = (plan_of(&a).unwrap(), b.plan().unwrap());
+        assert_eq!(pa, pb, "-c [transport] and --set transport.* are one setting");
+        assert_eq!(pa.fabric.transport.rto().as_nanos(), 5_000_000);
+        assert_eq!(pa.fabric.transport.credits, Some(9));
+        assert!(pa.fabric.given.given("transport.req_window"));
+        assert_eq!(pa.link_bps, Some(40_000_000_000), "the run's line rate");
+        // A flag over the file's key.
+        let dir = std::env::temp_dir().join(format!("lab-set-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("t.toml");
+        std::fs::write(&f, file).unwrap();
+        let c = FabricArgs {
+            config: Some(f),
+            sets: vec!["transport.credits=12".into()],
+            ..FabricArgs::default()
+        };
+        assert_eq!(c.plan().unwrap().fabric.transport.credits, Some(12));
+        std::fs::remove_dir_all(&dir).unwrap();
+        // A [transport] key at the top level says where it belongs; --set
+        // takes [transport] keys only.
+        let e = FabricSettings::parse("credits = 9\n").unwrap_err();
+        assert!(e.to_string().contains("put it under [transport]"), "{e}");
+        let e = transport_sets(&["credits=9".into()]).unwrap_err();
+        assert!(e.to_string().contains("transport.KEY=VALUE"), "{e}");
+        let e = transport_sets(&["transport.rto_us=1".into()]).unwrap_err();
+        assert!(e.to_string().contains("transport.rto_us = 1 must be"), "{e}");
+        // A run config's other sections are not the fabric's: noted, not
+        // refused.
+        FabricSettings::parse("scenario = \"incast\"\n[link]\nkind = \"memif\"\n").unwrap();
         // The whole [transport] of a run config is accepted (what the
         // fabric does not apply is noted), and refused alike: an unknown
         // key, a wrong type, a value the engine's validation refuses.

@@ -147,7 +147,7 @@ pub fn parse_mode_set(item: &str) -> anyhow::Result<(Preset, String)> {
 #[derive(Args, Clone, Debug, Default)]
 pub struct ModeOverrides {
     /// Override a config key in the lossless runs only (repeatable), e.g.
-    /// --lossless-set transport.rto_us=100000.
+    /// --lossless-set transport.credits=64.
     #[arg(long = "lossless-set", value_name = "KEY=VALUE")]
     pub lossless_set: Vec<String>,
     /// Override a config key in the lossy runs only (repeatable).

@@ -1,12 +1,13 @@
-//! A resolved run's endpoints: [`Resolved::endpoint`] builds one
-//! endpoint's configuration, once, from the resolved transport and the
-//! endpoint's [`Site`] (what it takes from its port and process).
+//! A run's endpoints: [`TransportConfig::endpoint`] builds one endpoint's
+//! configuration, once, from a transport config (resolved, for a run:
+//! [`Resolved::endpoint`]) and the endpoint's [`Site`] (what it takes from
+//! its port and process).
 
-use super::resolve::{to_bps, us_f, Resolved, MIN_TABLE_SESSIONS};
-use super::source::{Origins, Setting};
+use super::resolve::{to_bps, us_f, Resolved, MIN_TABLE_SESSIONS, PAIR_FITS};
+use super::source::Setting;
 use super::transport::TransportConfig;
 use crate::proto::{
-    DcqcnParams, EndpointAddr, EndpointConfig, MemBudget, PauseConfig, SecretKey, MAX_SESSIONS,
+    bdp_credits, DcqcnParams, EndpointAddr, EndpointConfig, MemBudget, PauseConfig, SecretKey, MAX_SESSIONS,
 };
 use crate::time::Duration;
 
@@ -29,52 +30,25 @@ pub struct Site {
 }
 
 impl TransportConfig {
-    /// Sets on `ep`, an endpoint a caller built from a preset of its own
-    /// (the fabric lab's regimes), the keys `given` lists, each mapped as
-    /// [`Resolved::endpoint`] maps it: the user's `[transport]` over the
-    /// preset's. The keys a preset takes so: `credits`, `req_window`,
-    /// `scan_us`, `rto_us`, `rto_low_us`, `nak`, `rate_cap_gbps`; the
-    /// endpoint's own validation judges the result.
-    pub fn override_preset(&self, given: &Origins, ep: &mut EndpointConfig) {
-        let g = |key: &str| given.given(key);
-        if let Some(c) = self.credits.filter(|_| g("transport.credits")) {
-            ep.session_credits = c;
-        }
-        if g("transport.req_window") {
-            ep.req_window = self.req_window as usize;
-        }
-        if g("transport.scan_us") {
-            ep.scan_interval = Duration::from_micros(self.scan_us);
-        }
-        if g("transport.rto_us") {
-            ep.rto = Duration::from_micros(self.rto_us);
-        }
-        if let Some(low) = self.rto_low_us.filter(|_| g("transport.rto_low_us")) {
-            ep.rto_low = Duration::from_micros(low);
-        }
-        if g("transport.nak") {
-            ep.nak = self.nak;
-        }
-        if let Some(cap) = self.rate_cap_gbps.filter(|_| g("transport.rate_cap_gbps")) {
-            ep.rate_cap_bps = Some(to_bps(cap));
-        }
-    }
-}
-
-impl Resolved {
-    /// The endpoint configuration at `site`: every transport field from the
-    /// resolved config, built once.
-    pub fn endpoint(&self, site: &Site) -> EndpointConfig {
-        let t = &self.transport;
+    /// The endpoint configuration at `site` on a link of `mtu`: every
+    /// transport field from this config, built once. Credits left unset
+    /// are one BDP of the config's rate and round trip; a run resolves them
+    /// first ([`Resolved::endpoint`]).
+    pub fn endpoint(&self, mtu: usize, site: &Site) -> EndpointConfig {
+        let t = self;
+        let bdp = || {
+            let gbps = t.bdp_gbps.unwrap_or(t.link_gbps);
+            bdp_credits(to_bps(gbps), us_f(t.rtt_us), mtu)
+        };
         EndpointConfig {
             local: site.local,
-            mtu: self.mtu,
-            session_credits: t.credits.unwrap_or(self.bdp.packets),
+            mtu,
+            session_credits: t.credits.unwrap_or_else(bdp),
             req_window: t.req_window as usize,
             rx_ring_entries: site.rx_ring_entries,
             max_sessions: site.sessions.clamp(MIN_TABLE_SESSIONS, MAX_SESSIONS),
             max_msg_size: t.max_msg_size as usize,
-            rto: Duration::from_micros(t.rto_us),
+            rto: t.rto(),
             scan_interval: Duration::from_micros(t.scan_us),
             session_timeout: Duration::from_millis(t.session_timeout_ms),
             connect_retry: Duration::from_millis(t.connect_retry_ms),
@@ -92,9 +66,9 @@ impl Resolved {
             },
             mode: t.mode,
             on_loss: t.on_loss,
-            pause: self.pause_config(),
+            pause: t.pause_config(),
             retransmit: t.retransmit,
-            rto_low: Duration::from_micros(t.rto_low_us.unwrap_or(t.rto_us)),
+            rto_low: t.rto_low(),
             cc: t.cc,
             link_bps: to_bps(t.link_gbps),
             rate_cap_bps: t.rate_cap_gbps.map(to_bps),
@@ -111,18 +85,31 @@ impl Resolved {
         }
     }
 
-    /// Pause mode's thresholds (the engine's default outside pause mode).
+    /// Pause mode's thresholds once all three are set (resolution derives
+    /// them in pause mode); the engine's default otherwise.
     pub fn pause_config(&self) -> PauseConfig {
-        let t = &self.transport;
-        match (t.pause_xoff, t.pause_xon, t.pause_headroom) {
+        match (self.pause_xoff, self.pause_xon, self.pause_headroom) {
             (Some(xoff), Some(xon), Some(h)) => PauseConfig {
                 xoff: xoff as usize,
                 xon: xon as usize,
-                pause_time: Duration::from_micros(t.pause_time_us),
+                pause_time: Duration::from_micros(self.pause_time_us),
                 headroom: h as usize,
             },
             _ => PauseConfig::default(),
         }
+    }
+}
+
+impl Resolved {
+    /// The endpoint configuration at `site`: every transport field from the
+    /// resolved config, built once.
+    pub fn endpoint(&self, site: &Site) -> EndpointConfig {
+        self.transport.endpoint(self.mtu, site)
+    }
+
+    /// Pause mode's thresholds (the engine's default outside pause mode).
+    pub fn pause_config(&self) -> PauseConfig {
+        self.transport.pause_config()
     }
 
     /// The session credits.
@@ -133,8 +120,7 @@ impl Resolved {
     /// What resolution changed in a pair's link and timers (the ring grown
     /// to back the load, the RTO raised past its queue), for a line each.
     pub fn pair_fits(&self) -> impl Iterator<Item = &Setting> {
-        const FITS: [&str; 2] = ["link.rx_desc", "transport.rto_us"];
-        self.settings.iter().filter(|s| FITS.contains(&s.key))
+        self.settings.iter().filter(|s| PAIR_FITS.contains(&s.key))
     }
 
     /// The resolved value of `key`, if resolution set it.

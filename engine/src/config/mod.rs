@@ -27,4 +27,6 @@ pub use resolve::{
     resolve, Bdp, Facts, Load, Measured, Resolved, PAUSE_BURST_ENTRIES, SERVICE_NS_PER_PKT,
 };
 pub use source::{Origins, Setting, Source};
-pub use transport::{BdpSource, CreditMultiple, DcqcnSet, TransportConfig};
+pub use transport::{
+    BdpSource, CreditMultiple, DcqcnSet, TransportConfig, ADMISSION_KEYS, LINK_KEYS, REGIME_KEYS,
+};

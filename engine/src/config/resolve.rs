@@ -28,6 +28,10 @@ pub const SERVICE_NS_PER_PKT: u64 = 1_000;
 /// Session table floor per endpoint: room for reconnects after resets
 /// without waiting for freed numbers.
 pub(super) const MIN_TABLE_SESSIONS: usize = 1024;
+/// What resolution may change in a pair's link and timers: the ring grown
+/// to back the load, the RTO raised past its queue.
+pub(super) const PAIR_FITS: [&str; 2] = ["link.rx_desc", RTO_KEY];
+const RTO_KEY: &str = "transport.rto_us";
 
 /// What a measurement of the link gave.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -305,7 +309,7 @@ impl Resolver<'_> {
     /// pair, the RTO raised past the queue its load can build at one server
     /// worker (twice the queued packets at ~1 us each), never lowered.
     fn timers(&mut self) {
-        if self.facts.own_pair && !self.origins.given("transport.rto_us") {
+        if self.facts.own_pair && !self.origins.given(RTO_KEY) {
             let queued = self.queued_packets();
             let need_us = 2 * queued * SERVICE_NS_PER_PKT / 1_000;
             if need_us > self.t.rto_us {
@@ -313,17 +317,17 @@ impl Resolver<'_> {
                 // any valid session timeout (>= 1 ms, checked >= rto).
                 self.t.rto_us = need_us;
                 let why = format!("twice the {queued} packets {} session(s) can queue at one server worker, at ~1 us each, so queued packets are not taken for lost ones", self.ring_sessions());
-                self.note("transport.rto_us", need_us, Source::Derived, why);
+                self.note(RTO_KEY, need_us, Source::Derived, why);
             }
         }
         if self.t.rto_low_us.is_none() {
-            let low = (crate::proto::defaults::RTO_LOW.as_nanos() / 1_000).min(self.t.rto_us);
+            let low = self.t.rto_low().as_nanos() / 1_000;
             self.t.rto_low_us = Some(low);
             self.note(
                 "transport.rto_low_us",
                 low,
                 Source::Derived,
-                "the engine's 500 us, at most transport.rto_us".into(),
+                format!("the engine's 500 us, at most {RTO_KEY}"),
             );
         }
     }

@@ -58,6 +58,11 @@ impl Origins {
     pub fn given(&self, key: &str) -> bool {
         self.0.contains_key(key)
     }
+
+    /// Every key the user set, in key order.
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
 }
 
 /// One resolved value that resolution set, with its source and, for a

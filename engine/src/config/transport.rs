@@ -165,7 +165,63 @@ fn mib(bytes: usize) -> u64 {
     (bytes >> 20) as u64
 }
 
+/// The keys that describe the link rather than the transport: a tool that
+/// knows its links (the fabric lab) sets them itself.
+pub const LINK_KEYS: [&str; 5] = [
+    "transport.link_gbps",
+    "transport.bdp",
+    "transport.bdp_gbps",
+    "transport.rtt_us",
+    "transport.dcqcn",
+];
+
+/// The keys that make a regime what it is (flow mode, loss repair, rate
+/// control, pause mode's thresholds): a named regime sets them.
+pub const REGIME_KEYS: [&str; 9] = [
+    "transport.mode",
+    "transport.on_loss",
+    "transport.retransmit",
+    "transport.cc",
+    "transport.lossy_credit_multiple",
+    "transport.pause_headroom",
+    "transport.pause_xoff",
+    "transport.pause_xon",
+    "transport.pause_time_us",
+];
+
+/// The keys of a server's defences against its peers (session and ring
+/// shares, cookies, the wrong-token limit): what a tool whose every host is
+/// its own (the fabric lab) leaves open.
+pub const ADMISSION_KEYS: [&str; 6] = [
+    "transport.max_sessions_per_peer",
+    "transport.session_ring_share_pct",
+    "transport.peer_ring_share_pct",
+    "transport.restart_probe_wait_ms",
+    "transport.cookie_above_pct",
+    "transport.wrong_tokens_per_sec",
+];
+
 impl TransportConfig {
+    /// The retransmission timeout.
+    pub fn rto(&self) -> Duration {
+        Duration::from_micros(self.rto_us)
+    }
+
+    /// Selective mode's short timeout: the key, else the engine's, at most
+    /// the RTO (what [`resolve`](super::resolve) derives).
+    pub fn rto_low(&self) -> Duration {
+        match self.rto_low_us {
+            Some(us) => Duration::from_micros(us),
+            None => Duration::from_nanos(defaults::RTO_LOW.as_nanos().min(self.rto().as_nanos())),
+        }
+    }
+
+    /// Sets both timeouts (a regime that fixes them, as IRN's).
+    pub fn set_timers(&mut self, rto: Duration, rto_low: Duration) {
+        self.rto_us = us(rto);
+        self.rto_low_us = Some(us(rto_low));
+    }
+
     /// What a server lets its peers hold: the ring shares (the engine's
     /// where unset), the restart probe's wait, the cookie threshold and
     /// the wrong-token rate.

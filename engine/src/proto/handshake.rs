@@ -18,8 +18,8 @@
 //! past its timeout, or unanswered to a liveness probe sent with its old
 //! token. A peer that cannot see the traffic cannot answer that probe, and
 //! cannot kill a live session. The client learns the server's session number and, if
-//! needed, its MAC from the ConnectResp. From `admission.cookie_above_pct`
-//! of the session table on, a ConnectReq must first bring the server's
+//! needed, its MAC from the ConnectResp. From the admission policy's
+//! cookie threshold (a fill of the session table) on, a ConnectReq must first bring the server's
 //! cookie for its source address (ConnectResp(Retry), `cookie_passes`),
 //! so spoofed floods create nothing; wrong tokens are tallied per source
 //! and past a limit draw no more replies (`wrong_tokens.rs`).
@@ -167,7 +167,7 @@ impl Endpoint {
     }
 
     /// Whether a ConnectReq may go on to create (or replace) a session.
-    /// While the session table is filling up (`admission.cookie_above_pct`)
+    /// While the session table is filling up (`Admission::cookie_needed`)
     /// only one that brings this server's cookie for its source address may:
     /// the others are answered with ConnectResp(Retry) and the cookie, and
     /// nothing is created or probed, so a flood of ConnectReqs from spoofed

@@ -98,9 +98,9 @@ pub struct FabricConfig {
     pub loss: f64,
     /// The user's `[transport]` over every regime's endpoints (to match a
     /// real run: its measured credits, its run loop's timers, its
-    /// `transport.nak`): the keys `given` lists replace the regime's
-    /// (`TransportConfig::override_preset`: credits, request window, timer
-    /// grain, RTO, short RTO, NAKs, rate cap). The regimes run their timers
+    /// `transport.nak`): the keys `given` lists replace the regime's, but
+    /// for those the regime or the fabric's links set
+    /// (`Regime::transport`, `not_applied`). The regimes run their timers
     /// on a 5 us grain (IRN's 100 us timeout must not round up); a real run
     /// loop's is 500 us. NAKs are taken only by the regimes that recover by
     /// go-back-N on a lossy fabric (ib, roce, roce-nocc, lossy).

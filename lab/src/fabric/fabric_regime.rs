@@ -19,11 +19,11 @@
 //! simplifies.
 
 use super::config::{FabricConfig, Pfc, Red};
+use engine::config::{Origins, TransportConfig, ADMISSION_KEYS, LINK_KEYS, REGIME_KEYS};
 use engine::presets::{CreditRule, EndpointPreset, TransportPreset};
-use engine::proto::{
-    bdp_credits, CcKind, DcqcnParams, EndpointConfig, FlowMode, LossPolicy, Retransmit, SackRule,
-};
+use engine::proto::{bdp_credits, CcKind, FlowMode, Retransmit, SackRule};
 use engine::time::Duration;
+use serde::Deserialize;
 
 /// A named regime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -190,36 +190,76 @@ impl Regime {
         self.endpoint().retransmit
     }
 
-    /// Sets the endpoint side of the regime on `ep` from its preset, for a
-    /// fabric whose longest unloaded round trip is `rtt` at
-    /// `link_bps`.
-    pub fn apply_endpoint(self, ep: &mut EndpointConfig, link_bps: u64, rtt: Duration) {
+    /// The endpoints' `[transport]` under this regime, for a fabric whose
+    /// longest unloaded round trip is `rtt` at `link_bps` with frames of
+    /// `mtu`: the regime's every column, timers on the fabric's 5 us grain,
+    /// then the user's keys (`user`, the ones `given` lists) over it, but
+    /// for the keys the regime or the fabric's links set ([`not_applied`])
+    /// and NAKs in a regime that repairs without them.
+    pub fn transport(
+        self,
+        link_bps: u64,
+        rtt: Duration,
+        mtu: usize,
+        user: &TransportConfig,
+        given: &Origins,
+    ) -> Result<TransportConfig, String> {
         let p = self.endpoint();
-        ep.link_bps = link_bps;
-        ep.base_rtt = rtt;
-        ep.dcqcn = DcqcnParams::for_link(link_bps);
-        ep.cc = p.cc;
-        ep.retransmit = p.retransmit;
-        ep.mode = match p.flow {
-            // No fabric regime pauses at the host (PFC is the fabric's).
-            FlowMode::Pause => FlowMode::Lossy,
-            flow => flow,
+        let mut t = TransportConfig {
+            // Timers on a 5 us grain: IRN's 100 us timeout must not round
+            // up to the run loop's 500 us.
+            scan_us: 5,
+            ..TransportConfig::default()
         };
-        ep.on_loss = LossPolicy::Retransmit;
-        ep.nak = p.nak;
-        // Timers on a 5 us grain: IRN's 100 us timeout must not round up to
-        // the run loop's 500 us.
-        ep.scan_interval = Duration::from_micros(5);
-        ep.rto = engine::proto::defaults::RTO;
-        if let Some((rto, rto_low)) = p.timers {
-            ep.rto = rto;
-            ep.rto_low = rto_low;
+        p.apply_to(&mut t, bdp_credits(link_bps, rtt, mtu));
+        // No fabric regime pauses at the host (PFC is the fabric's).
+        if t.mode == FlowMode::Pause {
+            t.mode = FlowMode::Lossy;
         }
-        if let Some(rule) = p.sack_rule {
-            ep.sack_rule = rule;
+        let mut t = overlay(&t, user, given)?;
+        // irn and srd repair with Sacks, erpc is lossless: theirs stays.
+        if !p.nak {
+            t.nak = false;
         }
-        ep.session_credits = p.credits.credits(bdp_credits(link_bps, rtt, ep.mtu));
+        Ok(t)
     }
+}
+
+/// Why the fabric does not apply `key` of the user's `[transport]`, if it
+/// does not: the regime sets it, the fabric's links do, or it is a
+/// server's defence the fabric's hosts (all genuine) leave open.
+pub fn not_applied(key: &str) -> Option<&'static str> {
+    if REGIME_KEYS.contains(&key) {
+        Some("each regime sets it")
+    } else if LINK_KEYS.contains(&key) {
+        Some("the fabric's links set it (--link-gbps, --link-delay-us)")
+    } else if ADMISSION_KEYS.contains(&key) {
+        Some("every host of the fabric is genuine: no admission limits")
+    } else {
+        None
+    }
+}
+
+/// `base` with the keys `given` lists taken from `user`, through the
+/// config's own serde form, so no key is mapped by hand here.
+fn overlay(
+    base: &TransportConfig,
+    user: &TransportConfig,
+    given: &Origins,
+) -> Result<TransportConfig, String> {
+    let table = |t: &TransportConfig| match toml::Value::try_from(t) {
+        Ok(toml::Value::Table(t)) => Ok(t),
+        other => Err(format!("[transport] is not a table: {other:?}")),
+    };
+    let (mut out, from) = (table(base)?, table(user)?);
+    let keys = given.keys().filter(|k| not_applied(k).is_none());
+    for key in keys.filter_map(|k| k.strip_prefix("transport.")) {
+        match from.get(key) {
+            Some(v) => out.insert(key.to_string(), v.clone()),
+            None => out.remove(key),
+        };
+    }
+    TransportConfig::deserialize(toml::Value::Table(out)).map_err(|e| format!("[transport]: {e}"))
 }
 
 #[cfg(test)]
@@ -301,14 +341,35 @@ mod tests {
         f.validate().unwrap();
         Regime::Srd.apply_fabric(&mut f);
         assert!(f.spray && f.link_credits.is_none());
-        let mut ep = EndpointConfig::default();
-        Regime::Irn.apply_endpoint(&mut ep, 100_000_000_000, Duration::from_micros(10));
-        assert_eq!(ep.retransmit, Retransmit::Selective);
+        let (user, none) = (TransportConfig::default(), Origins::default());
+        let at = |r: Regime| r.transport(100_000_000_000, Duration::from_micros(10), 1500, &user, &none);
+        let irn = at(Regime::Irn).unwrap();
+        assert_eq!(irn.retransmit, Retransmit::Selective);
         // 100 Gb/s x 10 us = 125 kB = 84 frames of 1500.
-        assert_eq!(ep.session_credits, 84);
-        ep.validate().unwrap();
-        Regime::Erpc.apply_endpoint(&mut ep, 100_000_000_000, Duration::from_micros(10));
-        assert_eq!(ep.mode, FlowMode::Lossless);
-        assert_eq!(ep.session_credits, 32);
+        assert_eq!(irn.credits, Some(84));
+        irn.validate().unwrap();
+        let erpc = at(Regime::Erpc).unwrap();
+        assert_eq!(erpc.mode, FlowMode::Lossless);
+        assert_eq!(erpc.credits, Some(32));
+    }
+
+    #[test]
+    fn the_users_keys_go_over_the_regimes_but_not_what_the_regime_is() {
+        let toml = "credits = 9\nrto_us = 7000\nmode = \"lossless\"\nnak = true\n";
+        let user: TransportConfig = toml::from_str(toml).unwrap();
+        let mut given = Origins::default();
+        for k in ["credits", "rto_us", "mode", "nak"] {
+            given.set(&format!("transport.{k}"), engine::config::Source::File);
+        }
+        let rtt = Duration::from_micros(10);
+        let irn = Regime::Irn.transport(100_000_000_000, rtt, 1500, &user, &given).unwrap();
+        assert_eq!((irn.credits, irn.rto().as_nanos()), (Some(9), 7_000_000));
+        // IRN's short timeout stays; its flow mode and Sacks too.
+        assert_eq!(irn.rto_low().as_nanos(), 100_000);
+        assert_eq!((irn.mode, irn.nak), (FlowMode::Lossy, false));
+        let ib = Regime::Ib.transport(100_000_000_000, rtt, 1500, &user, &given).unwrap();
+        assert!(ib.nak);
+        assert_eq!(not_applied("transport.mode"), Some("each regime sets it"));
+        assert_eq!(not_applied("transport.rto_us"), None);
     }
 }

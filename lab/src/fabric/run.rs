@@ -8,7 +8,8 @@ use super::flows::{self, ideal_fct, Flows};
 use super::metrics::{self, Bucket, FlowOutcome, Percentiles};
 use super::scenario::Workload;
 use super::{Buffers, Fabric, FabricConfig, FabricStats, HostEps, Regime};
-use engine::proto::{Admission, Endpoint, EndpointConfig};
+use engine::config::Site;
+use engine::proto::{DcqcnParams, Endpoint, EndpointConfig};
 use engine::time::{Duration, Instant};
 
 /// Virtual time given to handshakes before the first flow starts.
@@ -25,7 +26,7 @@ pub struct RegimeResult {
     /// Flows whose every byte was answered.
     pub completed: u64,
     /// Session credits every endpoint used (the regime's, or the override).
-    pub session_credits: u16,
+    pub credits: u16,
     /// Requests, one per flow or chunk of at most 8 MiB, that completed.
     pub rpcs: u64,
     /// Flows a request of which failed (session reset, ...).
@@ -188,41 +189,39 @@ pub fn run_regime_in(
     }
     let mut endpoints = Vec::with_capacity(hosts);
     let mut data_per_pkt = 0;
-    let mut credits = 0;
     let mut max_msg = 0;
     let mut window = 1;
+    let t = regime.transport(cfg.host_link_bps, rtt, cfg.mtu, &cfg.transport, &cfg.given)?;
+    let credits = t.credits.unwrap_or(0);
+    let sack_rule = regime.endpoint().sack_rule;
+    let default_ring = EndpointConfig::default().rx_ring_entries;
     for (h, &sessions) in per_host.iter().enumerate() {
-        let mut ec = EndpointConfig {
+        let site = Site {
             local: super::host_addr(h),
-            mtu: cfg.mtu,
-            seed: seed ^ (h as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            max_sessions: sessions + 16,
-            max_sessions_per_peer: sessions + 16,
+            // eRPC sizes its sessions to its ring; here the ring is sized
+            // so every session's reservation fits.
+            rx_ring_entries: default_ring.max((sessions + 1) * (credits as usize + 1)),
+            sessions,
             // The fabric never corrupts a frame (a CE mark fixes the sum).
             verify_ipv4_checksum: false,
-            // Every host is genuine and its table is sized to its flows:
-            // no cookie round trips (they would stagger the connects of an
-            // incast, which changes what the regimes are compared on).
-            admission: Admission {
-                cookie_above_pct: 100,
-                ..Admission::default()
-            },
-            ..EndpointConfig::default()
+            seed: seed ^ (h as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            secret: None,
         };
-        regime.apply_endpoint(&mut ec, cfg.host_link_bps, rtt);
-        let regime_nak = ec.nak;
-        cfg.transport.override_preset(&cfg.given, &mut ec);
-        if !regime.naks() {
-            // irn and srd repair with Sacks, erpc is lossless: theirs stays.
-            ec.nak = regime_nak;
+        let mut ec = t.endpoint(cfg.mtu, &site);
+        // The fabric's links, exactly: rate, round trip, DCQCN's set.
+        ec.link_bps = cfg.host_link_bps;
+        ec.base_rtt = rtt;
+        ec.dcqcn = DcqcnParams::for_link(cfg.host_link_bps);
+        if let Some(rule) = sack_rule {
+            ec.sack_rule = rule;
         }
-        // eRPC sizes its sessions to its ring; here the ring is sized so
-        // every session's reservation fits.
-        ec.rx_ring_entries = ec
-            .rx_ring_entries
-            .max((sessions + 1) * (ec.session_credits as usize + 1));
+        // Tables sized to the host's flows, and every host is genuine: no
+        // cookie round trips (they would stagger the connects of an
+        // incast, which changes what the regimes are compared on).
+        ec.max_sessions = sessions + 16;
+        ec.max_sessions_per_peer = sessions + 16;
+        ec.admission = ec.admission.trusting_peers();
         data_per_pkt = ec.max_data_per_pkt();
-        credits = ec.session_credits;
         window = ec.req_window;
         max_msg = ec.max_msg_size;
         // One pool for every host (the fabric is one thread): buffers freed
@@ -311,7 +310,7 @@ pub fn run_regime_in(
         regime: regime.name(),
         flows: flows_n as u64,
         completed,
-        session_credits: credits,
+        credits,
         rpcs,
         failed,
         unfinished: flows_n as u64 - completed - failed,
