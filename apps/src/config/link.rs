@@ -58,6 +58,17 @@ impl Role {
     }
 }
 
+/// The engine's name for the same role (its builder names `cores.server` /
+/// `cores.client` by it); this one is also a command-line value.
+impl From<Role> for engine::runtime::Role {
+    fn from(r: Role) -> Self {
+        match r {
+            Role::Server => engine::runtime::Role::Server,
+            Role::Client => engine::runtime::Role::Client,
+        }
+    }
+}
+
 /// The link and EAL settings of one process, resolved from the config
 /// (`Config::link_args`, `PortArgs::link_args`); not parsed from a command
 /// line itself. Its flags (`to_args`) are the `[link]` shortcuts

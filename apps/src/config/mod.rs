@@ -16,18 +16,17 @@
 //!
 //! Layout: [`schema`] (the structs), [`load`] (file, presets, overrides,
 //! origins), [`sizes`] (which keys are sizes and their `4k` forms),
-//! [`validate`] (what only the config knows), [`link_check`] (the engine's
-//! checks on `[link]`, worded by key), [`resolution`] (the run's facts for
-//! the engine's resolution), [`engine_map`] (ports, targets, sessions per
-//! worker), [`setup`] (the engine's builder, devices and each worker's
-//! endpoint).
+//! [`validate`] (what only the config knows, and the engine's builder and
+//! endpoint checks run on what the config builds), [`resolution`] (the
+//! run's facts for the engine's resolution), [`engine_map`] (ports,
+//! targets, sessions per worker), [`setup`] (the engine's builder, devices
+//! and each worker's endpoint).
 
 pub mod cli;
 #[cfg(test)]
 mod doc_keys;
 mod engine_map;
 pub mod link;
-mod link_check;
 mod load;
 mod mac;
 mod print;

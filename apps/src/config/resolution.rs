@@ -7,7 +7,6 @@
 //! the apps derives a transport setting.
 
 use super::schema::{Config, ConfigError, Source, MAX_DESC};
-use super::setup::device;
 use crate::config::link::{LinkKind, Role};
 use engine::config::{resolve, Facts, Load, Measured, Resolved};
 use engine::runtime::MEMIF_MAX_RING;
@@ -25,8 +24,8 @@ impl Config {
     /// Frames the configured device's receive ring holds for `link.rx_desc`
     /// descriptors (net_ring keeps one back).
     pub fn rx_ring_entries(&self) -> usize {
-        let rx = u16::try_from(self.link.rx_desc).unwrap_or(u16::MAX);
-        device(&self.link_args(), Role::Server, true).map_or(rx as usize, |d| d.rx_ring_entries(rx))
+        self.nexus_builder(Role::Server)
+            .map_or(self.link.rx_desc as usize, |b| b.rx_ring_entries())
     }
 
     /// What resolution needs to know about this run.

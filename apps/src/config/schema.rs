@@ -69,6 +69,14 @@ impl From<KeyError> for ConfigError {
     }
 }
 
+/// The engine's builder names the `[link]` / `[cores]` key and says the
+/// value and the limit itself: taken as it is.
+impl From<engine::runtime::BuilderError> for ConfigError {
+    fn from(e: engine::runtime::BuilderError) -> Self {
+        ConfigError::invalid(e.key(), e.to_string())
+    }
+}
+
 /// One run, as the file and overrides describe it. See `docs/configs.md`.
 #[derive(Clone, Debug, Default, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -1,18 +1,21 @@
 //! The one seam from the apps' configuration to the engine's public builder,
 //! the same API the engine's examples use: which [`Device`] a role opens on
-//! a link (memif's role, the af_packet client's `iface + "p"`, qdisc
-//! bypass, a raw `vdev`, a PCI address), the [`NexusBuilder`] of one process
-//! (cores, EAL memory and flags, descriptors, MTU, pool, link timeout, UDP
-//! steering on a NIC), and each worker's [`EndpointConfig`], built once from
-//! the config and that worker's own facts ([`Worker`]: its index, its port's
-//! MAC, the receive ring the port really has).
+//! a link (memif's role, af_packet's interface for the server and its veth
+//! peer for the client, qdisc bypass, a raw `vdev`, a PCI address), the
+//! [`NexusBuilder`] of one process (its role, cores, EAL memory and flags,
+//! descriptors, MTU, pool, link timeout, UDP steering on a NIC), and each
+//! worker's [`EndpointConfig`], built once from the config and that
+//! worker's own facts ([`Worker`]: its index, its port's MAC, the receive
+//! ring the port really has).
 //!
 //! rpc-server and rpc-client ([`Config::open_nexus`]) and the raw tools
 //! (`floor`, `port-check`, `rpc-hostile`: [`open`] with
 //! [`PortShape::raw`]) all open their port here. Device strings, ring
 //! sizes, promiscuous mode and DPDK's limits are the engine's
 //! (`engine::runtime::Device`, `NexusBuilder::validate`); nothing else in the
-//! apps builds a vdev string or a `PortConfig`.
+//! apps builds a vdev string or a `PortConfig`. The builder's setters mirror
+//! `[link]` and `[cores]` and are handed the config's values as they are, so
+//! the engine's refusals name the key and the value the user wrote.
 
 use super::schema::*;
 use crate::config::link::{LinkArgs, LinkKind, Role};
@@ -26,12 +29,12 @@ use std::net::Ipv4Addr;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PortShape {
     /// RX and TX descriptors per queue.
-    pub rx_desc: u16,
-    pub tx_desc: u16,
+    pub rx_desc: u32,
+    pub tx_desc: u32,
     /// IP MTU to set on the port; `None` keeps the driver's.
-    pub mtu: Option<u16>,
+    pub mtu: Option<u32>,
     /// Frame bytes one mbuf holds.
-    pub data_room: u16,
+    pub data_room: u32,
     /// Mbufs in the pool; 0 derives it from the queue and descriptor counts.
     pub pool_mbufs: u32,
     /// Mbufs each core caches from the pool.
@@ -59,8 +62,8 @@ impl PortShape {
 }
 
 /// The device `role` opens on `link`: a raw `vdev` spec as given, else the
-/// kind's device (the server opens af_packet's `iface`, the client `iface`
-/// + "p", as `scripts/veth.sh` names the pair).
+/// kind's device (the server opens af_packet's `iface`, the client its veth
+/// peer, `iface` + "p": `Device::af_packet_peer`).
 pub fn device(link: &LinkArgs, role: Role, size_rings: bool) -> anyhow::Result<Device> {
     let d = match (&link.vdev, link.link) {
         (Some(spec), _) => Device::vdev(spec),
@@ -68,13 +71,11 @@ pub fn device(link: &LinkArgs, role: Role, size_rings: bool) -> anyhow::Result<D
             Role::Server => Device::memif_server(&link.socket),
             Role::Client => Device::memif_client(&link.socket),
         },
-        (None, LinkKind::AfPacket) => {
-            let iface = match role {
-                Role::Server => link.iface.clone(),
-                Role::Client => format!("{}p", link.iface),
-            };
-            Device::af_packet(iface).qdisc_bypass(link.qdisc_bypass)
+        (None, LinkKind::AfPacket) => match role {
+            Role::Server => Device::af_packet(&link.iface),
+            Role::Client => Device::af_packet_peer(&link.iface),
         }
+        .qdisc_bypass(link.qdisc_bypass),
         (None, LinkKind::Ring) => Device::ring_loopback(),
         (None, LinkKind::Null) => Device::null(),
         (None, LinkKind::Pcap) => Device::pcap("/dev/null", "/dev/null"),
@@ -87,7 +88,8 @@ pub fn device(link: &LinkArgs, role: Role, size_rings: bool) -> anyhow::Result<D
 }
 
 /// The engine builder for one process of `role` on `cores`: the device, the
-/// EAL flags of `link`, the port and pool of `shape`.
+/// EAL flags of `link`, the port and pool of `shape`. The role names the
+/// `[cores]` key a refusal of the cores points at.
 pub fn builder(
     link: &LinkArgs,
     role: Role,
@@ -96,6 +98,7 @@ pub fn builder(
 ) -> anyhow::Result<NexusBuilder> {
     let mut b = Nexus::builder()
         .device(device(link, role, shape.size_rings)?)
+        .role(role.into())
         .cores(cores)
         .log_level(link.log_level)
         .descriptors(shape.rx_desc, shape.tx_desc)
@@ -153,23 +156,16 @@ impl Worker {
     }
 }
 
-/// u32 config values to the engine's u16; out of range becomes `u16::MAX`,
-/// which the engine refuses (validation names the key and the config's own
-/// value), never a wrapped value it would accept.
-fn to_u16(v: u32) -> u16 {
-    u16::try_from(v).unwrap_or(u16::MAX)
-}
-
 impl Config {
     /// The port and pool of the RPC binaries: `[link]`'s descriptors, MTU
     /// and mbuf size, a pool derived from them, rings sized from `rx_desc`.
     pub fn port_shape(&self) -> PortShape {
         let l = &self.link;
         PortShape {
-            rx_desc: to_u16(l.rx_desc),
-            tx_desc: to_u16(l.tx_desc),
-            mtu: Some(to_u16(l.mtu)),
-            data_room: to_u16(l.mbuf_data_room),
+            rx_desc: l.rx_desc,
+            tx_desc: l.tx_desc,
+            mtu: Some(l.mtu),
+            data_room: l.mbuf_data_room,
             pool_mbufs: 0,
             pool_cache: 256,
             size_rings: true,
@@ -201,12 +197,11 @@ impl Config {
     /// engine-cost bench): MAC `mac` and the ring the configured device
     /// would have.
     pub fn offline_worker(&self, role: Role, index: u16, mac: MacAddr) -> Worker {
-        let rx = to_u16(self.link.rx_desc);
-        let ring = device(&self.link_args(), role, true).map(|d| d.rx_ring_entries(rx));
+        let ring = self.nexus_builder(role).map(|b| b.rx_ring_entries());
         Worker {
             index,
             mac,
-            rx_ring_entries: ring.unwrap_or(rx as usize),
+            rx_ring_entries: ring.unwrap_or(self.link.rx_desc as usize),
         }
     }
 

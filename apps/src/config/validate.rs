@@ -2,14 +2,22 @@
 //! combinations with a message naming the key and the limit. `[transport]`
 //! is the engine's to check and resolve (`engine::config`: timers, windows,
 //! memory, the credits the ring backs, pause thresholds, ...); DPDK's
-//! limits on `[link]` are the engine's builder's (`link_check.rs`); this
-//! file keeps what only the run config knows: cores on this machine,
-//! addresses, the workload and the injected faults.
+//! limits on `[link]` and `[cores]` are the engine's builder's, run here on
+//! what each role would build (`NexusBuilder::validate`, whose refusals
+//! name the key themselves); this file keeps what only the run config
+//! knows: cores on this machine, addresses, the workload and the injected
+//! faults. Last, a guard that each resolved endpoint passes the engine's
+//! own check.
 
 use super::schema::*;
 use crate::config::link::{LinkKind, Role};
 use engine::proto::{MAX_REQ_WINDOW, MAX_SESSIONS};
+use engine::wire::MacAddr;
 use std::collections::BTreeSet;
+
+/// Where a worker's MAC is not configured: any unicast MAC (the port's is
+/// known only once it is open).
+const PLACEHOLDER_MAC: MacAddr = MacAddr([0x02, 0, 0, 0, 0, 1]);
 
 /// What validation needs to know about the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -141,6 +149,34 @@ impl Config {
             }
             _ => Ok(()),
         }
+    }
+
+    /// Runs the engine's check on what each role's process would build;
+    /// its refusal names the key, the value and the limit (the only copy
+    /// of DPDK's limits).
+    fn validate_builders(&self) -> Result<(), ConfigError> {
+        for r in [Role::Server, Role::Client] {
+            let b = self
+                .nexus_builder(r)
+                .map_err(|e| ConfigError::invalid("link.pci", e.to_string()))?;
+            b.validate()?;
+        }
+        Ok(())
+    }
+
+    /// A guard on resolution's contract, never expected to fire: each
+    /// worker's endpoint, as resolved, passes the engine's own check.
+    fn validate_endpoints(&self) -> Result<(), ConfigError> {
+        for r in [Role::Server, Role::Client] {
+            let mac = self.mac(r).unwrap_or(PLACEHOLDER_MAC);
+            for index in 0..self.cores(r).len() as u16 {
+                let e = self.endpoint_config(r, &self.offline_worker(r, index, mac))?;
+                e.validate().map_err(|e| {
+                    ConfigError::invalid(e.field, format!("{e} (the engine refused what resolution built: a bug, please report it)"))
+                })?;
+            }
+        }
+        Ok(())
     }
 
     fn validate_cores(&self, role: Role, env: Option<&ValidationEnv>) -> Result<(), ConfigError> {
@@ -501,6 +537,79 @@ mod tests {
         for (overrides, key) in cases {
             assert_eq!(&rejected_key(overrides), key, "{overrides:?}");
         }
+    }
+
+    fn msg(sets: &[&str]) -> String {
+        let c = with(sets).unwrap();
+        c.validate(&ENV).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn transport_refusals_name_the_key_and_its_value() {
+        assert_eq!(
+            msg(&["transport.rto_us=100"]),
+            "invalid config: transport.rto_us = 100 must be >= transport.scan_us = 500"
+        );
+        let e = msg(&["transport.half_open_timeout_ms=1000"]);
+        assert!(
+            e.contains("transport.half_open_timeout_ms = 1000 must be >= 2 x transport.keepalive_ms = 2000"),
+            "{e}"
+        );
+        let e = msg(&["transport.nak=true"]);
+        assert!(
+            e.contains("transport.nak = true needs transport.mode = lossy or pause"),
+            "{e}"
+        );
+        let e = msg(&["transport.session_ring_share_pct=101"]);
+        assert!(
+            e.contains("transport.session_ring_share_pct = 101 must be in 1..=100"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_ring_smaller_than_its_descriptors_is_what_backs_the_credits() {
+        // net_ring's rings hold 1023 frames, whatever link.rx_desc says.
+        let e = msg(&[
+            "link.kind=ring",
+            "transport.credits=1023",
+            "transport.session_ring_share_pct=100",
+            "transport.peer_ring_share_pct=100",
+        ]);
+        assert!(e.contains("link.rx_desc = 1023 can back"), "{e}");
+    }
+
+    #[test]
+    fn link_refusals_name_the_key() {
+        let e = msg(&["link.mtu=9000"]);
+        assert!(e.contains("link.mtu = 9000 needs 9014-byte frames"), "{e}");
+        assert_eq!(rejected_key(&["link.udp_port=0"]), "link.udp_port");
+        // The engine quotes the value as written, even past DPDK's u16.
+        for (set, said) in [
+            (
+                "link.rx_desc=100000",
+                "link.rx_desc = 100000 must be a power of two in 32..=32768",
+            ),
+            (
+                "link.mbuf_data_room=70000",
+                "link.mbuf_data_room = 70000 must be in 1..=65407",
+            ),
+            ("link.mtu=70000", "link.mtu = 70000 needs 70014-byte frames"),
+        ] {
+            let e = msg(&[set]);
+            assert!(e.contains(said), "{e}");
+        }
+        let e = msg(&["link.kind=af_packet", "link.iface=averyverylongname"]);
+        assert!(
+            e.contains(r#"link.iface = "averyverylongname": an af_packet interface name must be 1..=15 bytes"#),
+            "{e}"
+        );
+        // The client's af_packet interface is link.iface + "p".
+        let e = msg(&["link.kind=af_packet", "link.iface=fifteen-bytes!!"]);
+        assert!(
+            e.contains(r#"link.iface = "fifteen-bytes!!": the client opens its veth peer "fifteen-bytes!!p", which must be 1..=15 bytes"#),
+            "{e}"
+        );
     }
 
     #[test]

@@ -9,6 +9,9 @@
 //! endpoint of the run uses ([`Resolved`]), each value with where it came
 //! from ([`Source`]: default, file, flag, measured, derived).
 //!
+//! The `[link]` and `[cores]` keys are the runtime's builder's: its setters
+//! mirror them and its refusals name them (`runtime::BuilderError::key`).
+//!
 //! Contract: a config that [`resolve`] accepts gives endpoint
 //! configurations that `EndpointConfig::validate` accepts (the protocol
 //! core's own guard, for endpoints built by hand); tools never translate an

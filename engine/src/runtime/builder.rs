@@ -5,6 +5,13 @@
 //! derived from the port's real receive ring. The only place a
 //! [`PortConfig`] is built from a device: queues, descriptors, MTU and the
 //! device's promiscuous mode ([`Device::promiscuous`]).
+//!
+//! The setters mirror the run config's `[link]` and `[cores]` keys (each
+//! one's docs name its key), so a refusal ([`BuilderError`]) names the key
+//! that set the value; [`NexusBuilder::role`] says which of `[cores]`'
+//! lists the cores are. The counts a config holds as `u32` (descriptors,
+//! MTU, data room) are taken as `u32` and checked here, so a refusal
+//! quotes the value given, not one cut to DPDK's `u16`.
 
 use super::device::Device;
 use super::limits::{BuilderError, Ring, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MIN_DESC};
@@ -12,6 +19,16 @@ use super::{HandlerTable, Nexus, NexusConfig, RuntimeError};
 use crate::dpdk::{EalBuilder, PortConfig};
 use crate::proto::EndpointConfig;
 use std::time::Duration;
+
+/// Which process of a run a builder is for: names the `[cores]` key
+/// (`cores.server`, `cores.client`) a refusal of its cores points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The process that serves requests.
+    Server,
+    /// The process that sends them.
+    Client,
+}
 
 /// Builds a [`Nexus`] (see [`Nexus::builder`]). Defaults: core 0 only, no
 /// hugepages (512 MiB of ordinary memory), no PCI scan unless a PCI device,
@@ -22,17 +39,18 @@ use std::time::Duration;
 #[derive(Clone, Debug)]
 pub struct NexusBuilder {
     device: Option<Device>,
+    role: Option<Role>,
     cores: Vec<u32>,
     file_prefix: Option<String>,
     no_huge_mb: Option<u32>,
     log_level: u32,
     eal_extra: Vec<String>,
-    rx_desc: u16,
-    tx_desc: u16,
-    mtu: Option<u16>,
+    rx_desc: u32,
+    tx_desc: u32,
+    mtu: Option<u32>,
     pool_mbufs: u32,
     pool_cache: u32,
-    data_room: u16,
+    data_room: u32,
     link_timeout: Duration,
     steer_udp: bool,
     base_udp_port: u16,
@@ -42,6 +60,7 @@ impl Default for NexusBuilder {
     fn default() -> Self {
         NexusBuilder {
             device: None,
+            role: None,
             cores: vec![0],
             file_prefix: None,
             no_huge_mb: Some(512),
@@ -65,28 +84,38 @@ impl NexusBuilder {
     pub fn new() -> Self {
         Self::default()
     }
-    /// The device to run on (required).
+    /// The device to run on (required; `link.kind`, or `link.vdev`,
+    /// `link.socket`, `link.iface` for what the device itself refuses).
     pub fn device(mut self, device: Device) -> Self {
         self.device = Some(device);
         self
     }
-    /// CPU cores, one worker each; the first runs on the calling thread.
+    /// Which process of a run this is; it only names the key of a refusal
+    /// of [`cores`](Self::cores) (`cores.server` or `cores.client`; without
+    /// a role, `cores`).
+    pub fn role(mut self, role: Role) -> Self {
+        self.role = Some(role);
+        self
+    }
+    /// CPU cores, one worker each; the first runs on the calling thread
+    /// (`cores.server` / `cores.client`).
     pub fn cores(mut self, cores: &[u32]) -> Self {
         self.cores = cores.to_vec();
         self
     }
     /// EAL `--file-prefix` (runtime files under it); unset: `--no-shconf`.
-    /// Two DPDK processes on one host need different prefixes if set.
+    /// Two DPDK processes on one host need different prefixes if set
+    /// (`link.file_prefix`).
     pub fn file_prefix(mut self, prefix: impl Into<String>) -> Self {
         self.file_prefix = Some(prefix.into());
         self
     }
-    /// Memory for the no-hugepage mode, in MiB (default 512).
+    /// Memory for the no-hugepage mode, in MiB (default 512; `link.mem_mb`).
     pub fn memory_mb(mut self, mb: u32) -> Self {
         self.no_huge_mb = Some(mb);
         self
     }
-    /// Use hugepages instead of ordinary memory (real NICs).
+    /// Use hugepages instead of ordinary memory (real NICs; `link.huge`).
     pub fn hugepages(mut self) -> Self {
         self.no_huge_mb = None;
         self
@@ -96,19 +125,20 @@ impl NexusBuilder {
         self.log_level = level;
         self
     }
-    /// A raw EAL argument, appended last.
+    /// A raw EAL argument, appended last (one of `link.eal_args`).
     pub fn eal_arg(mut self, arg: impl Into<String>) -> Self {
         self.eal_extra.push(arg.into());
         self
     }
-    /// RX and TX descriptors per queue (default 1024 each).
-    pub fn descriptors(mut self, rx: u16, tx: u16) -> Self {
+    /// RX and TX descriptors per queue (default 1024 each; `link.rx_desc`,
+    /// `link.tx_desc`).
+    pub fn descriptors(mut self, rx: u32, tx: u32) -> Self {
         self.rx_desc = rx;
         self.tx_desc = tx;
         self
     }
-    /// IP MTU to set on the device (default: the driver's).
-    pub fn mtu(mut self, mtu: u16) -> Self {
+    /// IP MTU to set on the device (default: the driver's; `link.mtu`).
+    pub fn mtu(mut self, mtu: u32) -> Self {
         self.mtu = Some(mtu);
         self
     }
@@ -124,8 +154,9 @@ impl NexusBuilder {
         self.pool_cache = n;
         self
     }
-    /// Frame bytes one mbuf holds (at least the MTU plus 14; default 2048).
-    pub fn data_room(mut self, bytes: u16) -> Self {
+    /// Frame bytes one mbuf holds (at least the MTU plus 14; default 2048;
+    /// `link.mbuf_data_room`).
+    pub fn data_room(mut self, bytes: u32) -> Self {
         self.data_room = bytes;
         self
     }
@@ -142,7 +173,7 @@ impl NexusBuilder {
         self
     }
     /// The UDP port of worker 0's endpoint; worker i uses base + i
-    /// (default 31850).
+    /// (default 31850; `link.udp_port`).
     pub fn base_udp_port(mut self, port: u16) -> Self {
         self.base_udp_port = port;
         self
@@ -152,7 +183,7 @@ impl NexusBuilder {
     /// descriptor count when no device is named yet).
     pub fn rx_ring_entries(&self) -> usize {
         match &self.device {
-            Some(d) => d.rx_ring_entries(self.rx_desc),
+            Some(d) => d.rx_ring_entries(to_u16(self.rx_desc)),
             None => self.rx_desc as usize,
         }
     }
@@ -175,21 +206,21 @@ impl NexusBuilder {
     pub fn validate(&self) -> Result<(), BuilderError> {
         let device = self.device.as_ref().ok_or(BuilderError::NoDevice)?;
         if self.cores.is_empty() {
-            return Err(BuilderError::NoCores);
+            return Err(BuilderError::NoCores { role: self.role });
         }
         for (ring, value) in [(Ring::Rx, self.rx_desc), (Ring::Tx, self.tx_desc)] {
-            if !(MIN_DESC..=MAX_DESC).contains(&value) || !value.is_power_of_two() {
+            if !(MIN_DESC as u32..=MAX_DESC as u32).contains(&value) || !value.is_power_of_two() {
                 return Err(BuilderError::Descriptors { ring, value });
             }
         }
-        if !(1..=MAX_DATA_ROOM).contains(&self.data_room) {
+        if !(1..=MAX_DATA_ROOM as u32).contains(&self.data_room) {
             return Err(BuilderError::DataRoom {
                 data_room: self.data_room,
             });
         }
         if let Some(mtu) = self.mtu {
-            let needed = mtu as usize + ETH_HEADER_LEN;
-            if needed > self.data_room as usize {
+            let needed = mtu as u64 + ETH_HEADER_LEN as u64;
+            if needed > self.data_room as u64 {
                 return Err(BuilderError::MbufTooSmall {
                     mtu,
                     needed,
@@ -207,7 +238,8 @@ impl NexusBuilder {
                 workers: self.cores.len(),
             });
         }
-        device.validate(self.rx_desc)
+        // The descriptors fit a u16 now (checked above).
+        device.validate(to_u16(self.rx_desc))
     }
 
     /// The [`NexusConfig`] this builder stands for (EAL arguments included),
@@ -216,12 +248,15 @@ impl NexusBuilder {
         self.validate()?;
         let device = self.device.as_ref().ok_or(BuilderError::NoDevice)?;
         let queues = self.cores.len() as u16;
+        // Validated: the descriptors, the data room and (below the data
+        // room) the MTU all fit DPDK's u16.
+        let (rx_desc, tx_desc) = (to_u16(self.rx_desc), to_u16(self.tx_desc));
         let mut eal = EalBuilder::new()
             .cores(&self.cores)
             .no_huge(self.no_huge_mb)
             .file_prefix(self.file_prefix.clone())
             .log_level(self.log_level);
-        eal = device.apply(eal, queues, self.rx_desc);
+        eal = device.apply(eal, queues, rx_desc);
         for a in &self.eal_extra {
             eal = eal.extra_arg(a.clone());
         }
@@ -230,9 +265,9 @@ impl NexusBuilder {
             device: device.port_name(),
             port: PortConfig {
                 queues,
-                rx_desc: self.rx_desc,
-                tx_desc: self.tx_desc,
-                mtu: self.mtu,
+                rx_desc,
+                tx_desc,
+                mtu: self.mtu.map(to_u16),
                 promiscuous: device.promiscuous(),
                 start_retry: if device.is_memif_client() {
                     self.link_timeout
@@ -242,7 +277,7 @@ impl NexusBuilder {
             },
             pool_mbufs: self.pool_mbufs,
             pool_cache: self.pool_cache,
-            data_room: self.data_room,
+            data_room: to_u16(self.data_room),
             link_timeout: self.link_timeout,
             steer_udp_base: self.steer_udp.then_some(self.base_udp_port),
         })
@@ -261,6 +296,13 @@ impl NexusBuilder {
     pub fn build_client(self) -> Result<Nexus, RuntimeError> {
         self.build(HandlerTable::new())
     }
+}
+
+/// A count DPDK takes as `u16`: exact once [`NexusBuilder::validate`]
+/// passed; before that (the ring a device would have) an out-of-range
+/// count saturates, never wraps to one DPDK would take.
+fn to_u16(v: u32) -> u16 {
+    u16::try_from(v).unwrap_or(u16::MAX)
 }
 
 #[cfg(test)]
@@ -307,7 +349,10 @@ mod tests {
         let b = || Nexus::builder().device(Device::memif_client("/tmp/c.sock"));
         assert_eq!(b().validate(), Ok(()));
         assert_eq!(Nexus::builder().validate(), Err(BuilderError::NoDevice));
-        assert_eq!(b().cores(&[]).validate(), Err(BuilderError::NoCores));
+        assert_eq!(
+            b().cores(&[]).validate(),
+            Err(BuilderError::NoCores { role: None })
+        );
         for (rx, tx, ring, value) in [(1000, 1024, Ring::Rx, 1000), (1024, 16, Ring::Tx, 16)] {
             assert_eq!(
                 b().descriptors(rx, tx).validate(),
@@ -316,7 +361,11 @@ mod tests {
         }
         assert_eq!(
             b().descriptors(32768, 1024).validate(),
-            Err(BuilderError::MemifRing { entries: 32768 })
+            Err(BuilderError::MemifRing {
+                entries: 32768,
+                rx_desc: 32768,
+                vdev: None
+            })
         );
         let err = b()
             .descriptors(32768, 1024)
@@ -346,6 +395,86 @@ mod tests {
                 workers: 2
             })
         );
+    }
+
+    #[test]
+    fn refusals_name_the_key_its_value_and_the_limit() {
+        let b = || Nexus::builder().device(Device::memif_client("/tmp/c.sock"));
+        let refusal = |b: NexusBuilder| {
+            let e = b.validate().unwrap_err();
+            (e.key(), e.to_string())
+        };
+        let cases: Vec<(NexusBuilder, &str, &str)> = vec![
+            (Nexus::builder(), "link.kind", "link.kind: no device"),
+            (
+                b().cores(&[]),
+                "cores",
+                "cores is empty (one core per worker)",
+            ),
+            (
+                b().role(Role::Client).cores(&[]),
+                "cores.client",
+                "cores.client is empty (one core per worker)",
+            ),
+            (
+                b().descriptors(1000, 1024),
+                "link.rx_desc",
+                "link.rx_desc = 1000 must be a power of two in 32..=32768",
+            ),
+            // A count beyond u16 is quoted as given, not as DPDK's u16.
+            (
+                b().descriptors(1024, 100_000),
+                "link.tx_desc",
+                "link.tx_desc = 100000 must be a power of two in 32..=32768",
+            ),
+            (
+                b().descriptors(32768, 1024),
+                "link.rx_desc",
+                "link.rx_desc = 32768 asks for a memif ring of 32768 entries; DPDK 22.11's memif holds at most 16384 (rsize 14)",
+            ),
+            (
+                Nexus::builder().device(Device::vdev("net_memif0,socket=/v,rsize=15")),
+                "link.vdev",
+                "link.vdev = \"net_memif0,socket=/v,rsize=15\": its rsize asks for a memif ring of 32768 entries; DPDK 22.11's memif holds at most 16384",
+            ),
+            (
+                Nexus::builder().device(Device::memif_server("")),
+                "link.socket",
+                "link.socket = \"\": a memif socket path must be 1..=107 bytes (sun_path)",
+            ),
+            (
+                Nexus::builder().device(Device::af_packet_peer("fifteen-bytes!!")),
+                "link.iface",
+                "link.iface = \"fifteen-bytes!!\": the client opens its veth peer \"fifteen-bytes!!p\", which must be 1..=15 bytes (IFNAMSIZ",
+            ),
+            (
+                Nexus::builder().device(Device::af_packet("averyverylongname")),
+                "link.iface",
+                "link.iface = \"averyverylongname\": an af_packet interface name must be 1..=15 bytes (IFNAMSIZ",
+            ),
+            (
+                b().data_room(70_000),
+                "link.mbuf_data_room",
+                "link.mbuf_data_room = 70000 must be in 1..=65407",
+            ),
+            (
+                b().mtu(9000),
+                "link.mtu",
+                "link.mtu = 9000 needs 9014-byte frames but link.mbuf_data_room = 2048",
+            ),
+            (b().memory_mb(0), "link.mem_mb", "link.mem_mb = 0 must be > 0"),
+            (b().base_udp_port(0), "link.udp_port", "link.udp_port = 0 must be > 0"),
+            (
+                b().base_udp_port(65535).cores(&[0, 1]),
+                "link.udp_port",
+                "link.udp_port = 65535 + 2 workers runs past port 65535",
+            ),
+        ];
+        for (builder, key, msg) in cases {
+            let (k, m) = refusal(builder);
+            assert_eq!(k, key, "{m}");
+            assert!(m.starts_with(msg), "{m}");
+        }
     }
 
     #[test]

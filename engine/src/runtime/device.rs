@@ -2,8 +2,10 @@
 //! place a device's EAL argument (`--vdev SPEC` or `-a ADDR`), port name,
 //! real receive-ring size, promiscuous mode and limits are derived, so they
 //! cannot disagree: memif between two processes, af_packet on a kernel
-//! interface, the in-process ring wire or net_ring loopback, net_null,
-//! net_pcap, a raw vdev spec, or a PCI NIC.
+//! interface (or its veth peer), the in-process ring wire or net_ring
+//! loopback, net_null, net_pcap, a raw vdev spec, or a PCI NIC. A device
+//! keeps how it was named (a raw spec, the peer of an interface), so its
+//! refusals name the config key that set the refused value.
 
 use super::limits::{
     BuilderError, MAX_IFACE_LEN, MAX_SOCKET_PATH, MEMIF_MAX_LOG2_RING, MEMIF_MAX_RING,
@@ -26,14 +28,31 @@ pub struct Device {
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Kind {
-    Memif { server: bool, socket: String },
-    AfPacket { iface: String, qdisc_bypass: bool },
-    Ring { name: String },
+    Memif {
+        server: bool,
+        socket: String,
+    },
+    /// `peer`: open `iface` + "p", the other end of the veth pair.
+    AfPacket {
+        iface: String,
+        peer: bool,
+        qdisc_bypass: bool,
+    },
+    Ring {
+        name: String,
+    },
     RingLoopback,
     Null,
-    Pcap { rx: String, tx: String },
-    Pci { addr: String },
-    Vdev { spec: String },
+    Pcap {
+        rx: String,
+        tx: String,
+    },
+    Pci {
+        addr: String,
+    },
+    Vdev {
+        spec: String,
+    },
 }
 
 /// memif's ring when the spec sets no `rsize` (the driver's default, 2^10).
@@ -102,6 +121,20 @@ impl Device {
     pub fn af_packet(iface: impl Into<String>) -> Self {
         Self::of(Kind::AfPacket {
             iface: iface.into(),
+            peer: false,
+            qdisc_bypass: true,
+        })
+    }
+
+    /// af_packet on the veth peer of `iface`: the interface `iface` + "p",
+    /// as `scripts/veth.sh up IFACE` names the pair. A run's server opens
+    /// `iface` ([`af_packet`](Self::af_packet)), its client the peer; a
+    /// name too long for `IFNAMSIZ` is refused naming `iface`, the name the
+    /// user gave.
+    pub fn af_packet_peer(iface: impl Into<String>) -> Self {
+        Self::of(Kind::AfPacket {
+            iface: iface.into(),
+            peer: true,
             qdisc_bypass: true,
         })
     }
@@ -198,9 +231,11 @@ impl Device {
             }
             Kind::AfPacket {
                 iface,
+                peer,
                 qdisc_bypass,
             } => {
-                let mut s = format!("net_af_packet0,iface={iface},qpairs={}", queues.max(1));
+                let p = if *peer { "p" } else { "" };
+                let mut s = format!("net_af_packet0,iface={iface}{p},qpairs={}", queues.max(1));
                 if !qdisc_bypass {
                     s += ",qdisc_bypass=0";
                 }
@@ -272,9 +307,10 @@ impl Device {
         }
     }
 
-    /// What DPDK or the kernel would refuse for `queues` queue pairs of
-    /// `rx_desc` entries: a memif ring over `2^14` entries, a socket path
-    /// longer than `sun_path`, an interface name longer than `IFNAMSIZ`.
+    /// What DPDK or the kernel would refuse with `rx_desc` RX descriptors:
+    /// a memif ring over `2^14` entries, a socket path longer than
+    /// `sun_path`, an interface name (the peer's with its "p") longer than
+    /// `IFNAMSIZ`.
     pub fn validate(&self, rx_desc: u16) -> Result<(), BuilderError> {
         let memif_spec = match &self.kind {
             Kind::Memif { .. } => Some(None),
@@ -286,7 +322,14 @@ impl Device {
             if rsize > MEMIF_MAX_LOG2_RING {
                 let entries = memif_entries(rsize);
                 debug_assert!(entries > MEMIF_MAX_RING);
-                return Err(BuilderError::MemifRing { entries });
+                // The spec is at fault only if its own rsize asked for the
+                // ring; one it leaves unsized is sized from the descriptors.
+                let vdev = spec.filter(|s| devarg(s, "rsize").is_some());
+                return Err(BuilderError::MemifRing {
+                    entries,
+                    rx_desc,
+                    vdev: vdev.map(str::to_string),
+                });
             }
         }
         match &self.kind {
@@ -295,10 +338,15 @@ impl Device {
                     path: socket.clone(),
                 })
             }
-            Kind::AfPacket { iface, .. } if iface.is_empty() || iface.len() > MAX_IFACE_LEN => {
-                Err(BuilderError::IfaceName {
-                    iface: iface.clone(),
-                })
+            Kind::AfPacket { iface, peer, .. } => {
+                let opened = iface.len() + usize::from(*peer);
+                match (1..=MAX_IFACE_LEN).contains(&opened) {
+                    true => Ok(()),
+                    false => Err(BuilderError::IfaceName {
+                        iface: iface.clone(),
+                        peer: *peer,
+                    }),
+                }
             }
             _ => Ok(()),
         }
@@ -367,6 +415,11 @@ mod tests {
             "net_af_packet0,iface=veth0,qpairs=2,framecnt=1024"
         );
         assert_eq!(a.rx_ring_entries(1024), 1024);
+        let peer = Device::af_packet_peer("veth0");
+        assert_eq!(
+            peer.vdev_spec(1, 1024).unwrap(),
+            "net_af_packet0,iface=veth0p,qpairs=1,framecnt=1024"
+        );
         let r = Device::ring("hello");
         assert_eq!(r.port_name(), "net_ring_hello");
         assert_eq!(r.vdev_spec(2, 1024), None);
@@ -449,14 +502,28 @@ mod tests {
         assert_eq!(m.validate(16384), Ok(()));
         assert_eq!(
             m.validate(32768),
-            Err(BuilderError::MemifRing { entries: 32768 })
+            Err(BuilderError::MemifRing {
+                entries: 32768,
+                rx_desc: 32768,
+                vdev: None
+            })
         );
         // The driver's default ring, whatever the descriptors.
         assert_eq!(m.clone().driver_ring_size().validate(32768), Ok(()));
-        let raw = Device::vdev("net_memif0,role=server,socket=/v,rsize=15");
+        let spec = "net_memif0,role=server,socket=/v,rsize=15";
         assert_eq!(
-            raw.validate(1024),
-            Err(BuilderError::MemifRing { entries: 32768 })
+            Device::vdev(spec).validate(1024),
+            Err(BuilderError::MemifRing {
+                entries: 32768,
+                rx_desc: 1024,
+                vdev: Some(spec.into())
+            })
+        );
+        // A spec without its own rsize is sized, and refused, by rx_desc.
+        let no_rsize = Device::vdev("net_memif0,role=server,socket=/v");
+        assert_eq!(
+            no_rsize.validate(32768).map_err(|e| e.key()),
+            Err("link.rx_desc")
         );
         let long = "/tmp/".to_string() + &"x".repeat(MAX_SOCKET_PATH);
         assert!(matches!(
@@ -465,9 +532,25 @@ mod tests {
         ));
         assert!(matches!(
             Device::af_packet("a-sixteen-bytes!").validate(1024),
-            Err(BuilderError::IfaceName { .. })
+            Err(BuilderError::IfaceName { peer: false, .. })
         ));
         assert_eq!(Device::af_packet("fifteen-bytes!!").validate(1024), Ok(()));
+        // The peer's name has one byte more than the one given.
+        assert_eq!(
+            Device::af_packet_peer("fifteen-bytes!!").validate(1024),
+            Err(BuilderError::IfaceName {
+                iface: "fifteen-bytes!!".into(),
+                peer: true
+            })
+        );
+        assert_eq!(
+            Device::af_packet_peer("fourteen-bytes").validate(1024),
+            Ok(())
+        );
+        assert_eq!(
+            Device::af_packet("").validate(1024).map_err(|e| e.key()),
+            Err("link.iface")
+        );
         assert_eq!(Device::pci("x").validate(32768), Ok(()));
     }
 }

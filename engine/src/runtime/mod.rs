@@ -19,7 +19,7 @@ mod rx_signals;
 mod stop;
 
 pub use background::BackgroundFn;
-pub use builder::NexusBuilder;
+pub use builder::{NexusBuilder, Role};
 pub use device::Device;
 pub use handlers::{Completion, Continuation, Handler, HandlerTable, ReqHandler};
 pub use limits::{
