@@ -100,7 +100,7 @@ pub struct FabricConfig {
     /// real run: its measured credits, its run loop's timers, its
     /// `transport.nak`): the keys `given` lists replace the regime's, but
     /// for those the regime or the fabric's links set
-    /// (`Regime::transport`, `not_applied`). The regimes run their timers
+    /// (`FabricRegime::transport`, `not_applied`). The regimes run their timers
     /// on a 5 us grain (IRN's 100 us timeout must not round up); a real run
     /// loop's is 500 us. NAKs are taken only by the regimes that recover by
     /// go-back-N on a lossy fabric (ib, roce, roce-nocc, lossy).

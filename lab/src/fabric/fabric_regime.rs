@@ -27,7 +27,7 @@ use serde::Deserialize;
 
 /// A named regime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Regime {
+pub enum FabricRegime {
     /// InfiniBand: link-level credits hop by hop, go-back-N with NAKs, no
     /// rate control.
     Ib,
@@ -56,20 +56,20 @@ enum Entry {
     /// An entry of the engine's table, run here as on real links.
     Engine(TransportPreset),
     /// The fabric's own: its name and what it sets on an endpoint (the
-    /// `Regime` variant's docs say what it is).
+    /// `FabricRegime` variant's docs say what it is).
     Own(&'static str, EndpointPreset),
 }
 
-impl Regime {
+impl FabricRegime {
     /// Every regime, in the order the docs list them.
-    pub const ALL: [Regime; 7] = [
-        Regime::Ib,
-        Regime::Roce,
-        Regime::RoceNocc,
-        Regime::Irn,
-        Regime::Srd,
-        Regime::Erpc,
-        Regime::Lossy,
+    pub const ALL: [FabricRegime; 7] = [
+        FabricRegime::Ib,
+        FabricRegime::Roce,
+        FabricRegime::RoceNocc,
+        FabricRegime::Irn,
+        FabricRegime::Srd,
+        FabricRegime::Erpc,
+        FabricRegime::Lossy,
     ];
 
     /// The regime's entry: the engine's preset for `lossy` and `irn`, the
@@ -98,13 +98,13 @@ impl Regime {
             ..TransportPreset::Lossless.endpoint()
         };
         match self {
-            Regime::Irn => Entry::Engine(TransportPreset::Irn),
-            Regime::Lossy => Entry::Engine(TransportPreset::Lossy),
-            Regime::Ib => Entry::Own("ib", lossy),
-            Regime::Roce => Entry::Own("roce", roce),
-            Regime::RoceNocc => Entry::Own("roce-nocc", lossy),
-            Regime::Srd => Entry::Own("srd", srd),
-            Regime::Erpc => Entry::Own("erpc", erpc),
+            FabricRegime::Irn => Entry::Engine(TransportPreset::Irn),
+            FabricRegime::Lossy => Entry::Engine(TransportPreset::Lossy),
+            FabricRegime::Ib => Entry::Own("ib", lossy),
+            FabricRegime::Roce => Entry::Own("roce", roce),
+            FabricRegime::RoceNocc => Entry::Own("roce-nocc", lossy),
+            FabricRegime::Srd => Entry::Own("srd", srd),
+            FabricRegime::Erpc => Entry::Own("erpc", erpc),
         }
     }
 
@@ -134,12 +134,12 @@ impl Regime {
     }
 
     /// The regime called `s`.
-    pub fn from_name(s: &str) -> Result<Regime, String> {
-        Regime::ALL
+    pub fn from_name(s: &str) -> Result<FabricRegime, String> {
+        FabricRegime::ALL
             .into_iter()
             .find(|r| r.name() == s)
             .ok_or_else(|| {
-                let names: Vec<&str> = Regime::ALL.iter().map(|r| r.name()).collect();
+                let names: Vec<&str> = FabricRegime::ALL.iter().map(|r| r.name()).collect();
                 // The engine's presets the fabric does not run.
                 let real = match TransportPreset::from_name(s) {
                     Some(_) => " runs on real links only (rpc-bench compare --modes)",
@@ -164,8 +164,8 @@ impl Regime {
         // speed, so the counts compare across regimes.
         f.ecn = Some(Red::for_link(f.host_link_bps));
         match self {
-            Regime::Ib => f.link_credits = Some(f.buffer_per_port / 2),
-            Regime::Roce | Regime::RoceNocc => {
+            FabricRegime::Ib => f.link_credits = Some(f.buffer_per_port / 2),
+            FabricRegime::Roce | FabricRegime::RoceNocc => {
                 let xoff = (f.buffer_per_port / 4).max(2 * f.max_frame());
                 f.pfc = Some(Pfc {
                     xoff,
@@ -173,8 +173,8 @@ impl Regime {
                     headroom: f.pfc_headroom,
                 });
             }
-            Regime::Srd => f.spray = true,
-            Regime::Irn | Regime::Erpc | Regime::Lossy => {}
+            FabricRegime::Srd => f.spray = true,
+            FabricRegime::Irn | FabricRegime::Erpc | FabricRegime::Lossy => {}
         }
     }
 
@@ -268,10 +268,10 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_unknown_is_listed() {
-        for r in Regime::ALL {
-            assert_eq!(Regime::from_name(r.name()), Ok(r));
+        for r in FabricRegime::ALL {
+            assert_eq!(FabricRegime::from_name(r.name()), Ok(r));
         }
-        let e = Regime::from_name("pfc").unwrap_err();
+        let e = FabricRegime::from_name("pfc").unwrap_err();
         assert!(
             e.contains("ib, roce, roce-nocc, irn, srd, erpc, lossy"),
             "{e}"
@@ -280,17 +280,22 @@ mod tests {
 
     #[test]
     fn lossy_and_irn_are_the_engines_presets_and_no_other_name_is() {
-        let shared: Vec<TransportPreset> = Regime::ALL.iter().filter_map(|r| r.shared()).collect();
+        let shared: Vec<TransportPreset> = FabricRegime::ALL
+            .iter()
+            .filter_map(|r| r.shared())
+            .collect();
         assert_eq!(shared, [TransportPreset::Irn, TransportPreset::Lossy]);
-        for r in Regime::ALL {
+        for r in FabricRegime::ALL {
             match r.shared() {
                 Some(p) => assert_eq!((r.name(), r.endpoint()), (p.name(), p.endpoint())),
                 None => assert_eq!(TransportPreset::from_name(r.name()), None, "{r:?}"),
             }
         }
-        let e = Regime::from_name("pause").unwrap_err();
+        let e = FabricRegime::from_name("pause").unwrap_err();
         assert!(e.contains("real links only"), "{e}");
-        assert!(!Regime::from_name("pfc").unwrap_err().contains("real links"));
+        assert!(!FabricRegime::from_name("pfc")
+            .unwrap_err()
+            .contains("real links"));
     }
 
     /// Golden: the five fabric-only regimes' endpoint presets as they were
@@ -299,8 +304,8 @@ mod tests {
     fn the_fabric_only_presets_are_as_they_were() {
         use CcKind::{Dcqcn, None as NoCc, Timely};
         use CreditRule::{Bdp, Fixed, LossyMultiple as Multiple};
+        use FabricRegime as R;
         use FlowMode::{Lossless, Lossy};
-        use Regime as R;
         use Retransmit::{GoBackN, Selective};
         let irn = Some((Duration::from_micros(320), Duration::from_micros(100)));
         let reo = Some(SackRule::Reordering);
@@ -329,26 +334,34 @@ mod tests {
     #[test]
     fn presets_set_their_mechanisms() {
         let mut f = FabricConfig::default();
-        Regime::Roce.apply_fabric(&mut f);
+        FabricRegime::Roce.apply_fabric(&mut f);
         assert_eq!(f.pfc.unwrap().headroom, None, "each link's own bound");
         assert_eq!(
             f.pfc_headroom_at(f.host_link_bps),
             f.pfc_headroom_bound(f.host_link_bps)
         );
         f.validate().unwrap();
-        Regime::Ib.apply_fabric(&mut f);
+        FabricRegime::Ib.apply_fabric(&mut f);
         assert!(f.pfc.is_none() && f.link_credits.is_some());
         f.validate().unwrap();
-        Regime::Srd.apply_fabric(&mut f);
+        FabricRegime::Srd.apply_fabric(&mut f);
         assert!(f.spray && f.link_credits.is_none());
         let (user, none) = (TransportConfig::default(), Origins::default());
-        let at = |r: Regime| r.transport(100_000_000_000, Duration::from_micros(10), 1500, &user, &none);
-        let irn = at(Regime::Irn).unwrap();
+        let at = |r: FabricRegime| {
+            r.transport(
+                100_000_000_000,
+                Duration::from_micros(10),
+                1500,
+                &user,
+                &none,
+            )
+        };
+        let irn = at(FabricRegime::Irn).unwrap();
         assert_eq!(irn.retransmit, Retransmit::Selective);
         // 100 Gb/s x 10 us = 125 kB = 84 frames of 1500.
         assert_eq!(irn.credits, Some(84));
         irn.validate().unwrap();
-        let erpc = at(Regime::Erpc).unwrap();
+        let erpc = at(FabricRegime::Erpc).unwrap();
         assert_eq!(erpc.mode, FlowMode::Lossless);
         assert_eq!(erpc.credits, Some(32));
     }
@@ -362,12 +375,16 @@ mod tests {
             given.set(&format!("transport.{k}"), engine::config::Source::File);
         }
         let rtt = Duration::from_micros(10);
-        let irn = Regime::Irn.transport(100_000_000_000, rtt, 1500, &user, &given).unwrap();
+        let irn = FabricRegime::Irn
+            .transport(100_000_000_000, rtt, 1500, &user, &given)
+            .unwrap();
         assert_eq!((irn.credits, irn.rto().as_nanos()), (Some(9), 7_000_000));
         // IRN's short timeout stays; its flow mode and Sacks too.
         assert_eq!(irn.rto_low().as_nanos(), 100_000);
         assert_eq!((irn.mode, irn.nak), (FlowMode::Lossy, false));
-        let ib = Regime::Ib.transport(100_000_000_000, rtt, 1500, &user, &given).unwrap();
+        let ib = FabricRegime::Ib
+            .transport(100_000_000_000, rtt, 1500, &user, &given)
+            .unwrap();
         assert!(ib.nak);
         assert_eq!(not_applied("transport.mode"), Some("each regime sets it"));
         assert_eq!(not_applied("transport.rto_us"), None);

@@ -35,7 +35,7 @@ pub mod topology;
 
 pub use buffers::{Buffers, HeadersOnly};
 pub use config::{FabricConfig, Pfc, Red, ETH_OVERHEAD};
-pub use fabric_regime::{not_applied, Regime};
+pub use fabric_regime::{not_applied, FabricRegime};
 pub use run::{run_regime, run_regime_in, FabricReport, Progress, RegimeResult};
 
 use engine::proto::Endpoint;

@@ -7,7 +7,7 @@ use super::config::ser_ns;
 use super::flows::{self, ideal_fct, Flows};
 use super::metrics::{self, Bucket, FlowOutcome, Percentiles};
 use super::scenario::Workload;
-use super::{Buffers, Fabric, FabricConfig, FabricStats, HostEps, Regime};
+use super::{Buffers, Fabric, FabricConfig, FabricRegime, FabricStats, HostEps};
 use engine::config::Site;
 use engine::proto::{DcqcnParams, Endpoint, EndpointConfig};
 use engine::time::{Duration, Instant};
@@ -136,7 +136,7 @@ pub struct Progress {
 /// with copies (a test checks), at a fraction of the time.
 pub fn run_regime(
     w: &Workload,
-    regime: Regime,
+    regime: FabricRegime,
     base: &FabricConfig,
     seed: u64,
     progress: &mut dyn FnMut(Progress),
@@ -153,7 +153,7 @@ pub fn run_regime(
 pub fn run_regime_in(
     bufs: &Buffers,
     w: &Workload,
-    regime: Regime,
+    regime: FabricRegime,
     base: &FabricConfig,
     seed: u64,
     progress: &mut dyn FnMut(Progress),
