@@ -162,8 +162,16 @@ fn one_transport_section_is_accepted_or_refused_alike_by_every_tool() {
     for (tool, r) in tools(&whole) {
         assert!(r.ok(), "{tool} refused a valid run config:\n{}", r.stderr);
         if tool == "rpc-lab" {
-            assert!(r.stderr.contains("[link] is not used in the fabric"), "{}", r.stderr);
-            assert!(r.stderr.contains("transport.mode is not applied"), "{}", r.stderr);
+            assert!(
+                r.stderr.contains("[link] is not used in the fabric"),
+                "{}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains("transport.mode is not applied"),
+                "{}",
+                r.stderr
+            );
         }
     }
     let bad = [
