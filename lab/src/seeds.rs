@@ -243,7 +243,7 @@ impl Serialize for SeedStats {
 /// One regime over every seed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RegimeSeeds {
-    /// The preset's name.
+    /// The regime's name.
     pub regime: &'static str,
     /// Mean and interval of each metric.
     pub stats: SeedStats,

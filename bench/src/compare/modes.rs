@@ -1,7 +1,7 @@
 //! The named transport presets that `compare`, `sweep` and `incast` run
 //! (`--modes`), and each one's own overrides (`--lossless-set`,
 //! `--lossy-set`, `--mode-set MODE:KEY=VALUE`). The modes are the entries
-//! of the shared table `engine::presets` that run on real links (the fabric
+//! of the shared table `engine::regimes` that run on real links (the fabric
 //! lab runs the same table's `lossy` and `irn`); each maps the table's
 //! flow, retransmission and credit rule to the run config's keys:
 //!
@@ -20,7 +20,7 @@
 use anyhow::bail;
 use apps::config::{Config, CreditMultiple, FlowMode, LossPolicy, Retransmit};
 use clap::Args;
-use engine::presets::{CreditRule, TransportPreset};
+use engine::regimes::{CreditRule, Regime};
 
 /// One named configuration of the transport.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -41,13 +41,13 @@ impl Preset {
     /// Every preset, in the order tables list them.
     pub const ALL: [Preset; 4] = [Preset::Lossless, Preset::Pause, Preset::Lossy, Preset::Irn];
 
-    /// This mode's entry of the shared table (`engine::presets`).
-    pub fn preset(self) -> TransportPreset {
+    /// This mode's entry of the shared table (`engine::regimes`).
+    pub fn preset(self) -> Regime {
         match self {
-            Preset::Lossless => TransportPreset::Lossless,
-            Preset::Pause => TransportPreset::Pause,
-            Preset::Lossy => TransportPreset::Lossy,
-            Preset::Irn => TransportPreset::Irn,
+            Preset::Lossless => Regime::Lossless,
+            Preset::Pause => Regime::Pause,
+            Preset::Lossy => Regime::Lossy,
+            Preset::Irn => Regime::Irn,
         }
     }
 
@@ -70,12 +70,12 @@ impl Preset {
 
     /// `transport.mode`: the table's flow.
     pub fn flow_mode(self) -> FlowMode {
-        self.preset().endpoint().flow
+        self.preset().settings().flow
     }
 
     /// `transport.retransmit`: the table's.
     pub fn retransmit(self) -> Retransmit {
-        self.preset().endpoint().retransmit
+        self.preset().settings().retransmit
     }
 
     /// `shared` with this preset's settings from the table: flow mode,
@@ -87,7 +87,7 @@ impl Preset {
     pub fn apply(self, shared: &Config) -> Config {
         let mut c = for_mode(shared, self.flow_mode(), shared.transport.credits);
         c.transport.retransmit = self.retransmit();
-        let e = self.preset().endpoint();
+        let e = self.preset().settings();
         match e.credits {
             CreditRule::Bdp if e.flow != FlowMode::Lossless => {
                 c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.0);
@@ -279,7 +279,7 @@ mod tests {
     }
 
     /// Golden: what each compare preset's endpoints were before the
-    /// presets came from `engine::presets` (commit "compare: golden test of
+    /// presets came from `engine::regimes` (commit "compare: golden test of
     /// the presets' endpoints", against the code of `e49c486`): the
     /// fields a preset decides, literally, and every field equal to the
     /// preset as it was written then (`old_apply`, frozen here).
@@ -366,7 +366,7 @@ mod tests {
 
     #[test]
     fn the_modes_are_the_tables_real_link_presets() {
-        let table: Vec<TransportPreset> = TransportPreset::ALL
+        let table: Vec<Regime> = Regime::ALL
             .into_iter()
             .filter(|p| p.on_real_links())
             .collect();

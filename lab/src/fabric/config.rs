@@ -88,7 +88,7 @@ pub struct FabricConfig {
     pub spray: bool,
     /// Entries of a host's receive ring (frames waiting for the endpoint).
     pub host_ring: usize,
-    /// PFC headroom the `roce` preset reserves per ingress port; `None`
+    /// PFC headroom the `roce` regime reserves per ingress port; `None`
     /// reserves [`pfc_headroom_bound`](Self::pfc_headroom_bound) of each
     /// port's link (set it lower to see what too little headroom does).
     pub pfc_headroom: Option<u64>,

@@ -1,10 +1,10 @@
 //! The fabric's regimes: what each sets on an endpoint, and the fabric side
 //! each adds (PFC, link credits, spraying, ECN marking). Two are entries of
-//! the engine's table of real-link presets (`engine::presets`): `lossy` and
-//! `irn` are the same endpoints here and under `rpc-bench compare --modes`.
-//! The other five run only here and are this module's own table, stated
-//! with the engine's preset types (each relative to the real-link preset it
-//! departs from, every field pinned by a test):
+//! the engine's table of real-link regimes (`engine::regimes`): `lossy` and
+//! `irn` are the same endpoints here and under `rpc-bench compare
+//! --regimes`. The other five run only here and are this module's own
+//! table, stated with the engine's regime types (each relative to the
+//! real-link regime it departs from, every field pinned by a test):
 //!
 //! | regime      | flow     | credits        | retransmit            | cc     | NAK | timers           |
 //! |-------------|----------|----------------|-----------------------|--------|-----|------------------|
@@ -14,18 +14,19 @@
 //! | `srd`       | lossy    | BDP            | selective, reordering | Timely | no  | RTO 320, low 100 |
 //! | `erpc`      | lossless | 32             | go-back-N             | Timely | no  | -                |
 //!
-//! A regime's name never names another preset of the engine's table. See
-//! `docs/fabric.md` for what each keeps of the real system and what it
+//! A fabric-only regime's name never names a regime of the engine's table.
+//! See `docs/fabric.md` for what each keeps of the real system and what it
 //! simplifies.
 
 use super::config::{FabricConfig, Pfc, Red};
 use engine::config::{Origins, TransportConfig, ADMISSION_KEYS, LINK_KEYS, REGIME_KEYS};
-use engine::presets::{CreditRule, EndpointPreset, TransportPreset};
 use engine::proto::{bdp_credits, CcKind, FlowMode, Retransmit, SackRule};
+use engine::regimes::{CreditRule, Regime, RegimeSettings};
 use engine::time::Duration;
 use serde::Deserialize;
 
-/// A named regime.
+/// A regime the fabric runs: two of the engine's table ([`Regime`]) and
+/// five of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum FabricRegime {
     /// InfiniBand: link-level credits hop by hop, go-back-N with NAKs, no
@@ -54,10 +55,10 @@ pub enum FabricRegime {
 /// Where a regime is stated.
 enum Entry {
     /// An entry of the engine's table, run here as on real links.
-    Engine(TransportPreset),
+    Engine(Regime),
     /// The fabric's own: its name and what it sets on an endpoint (the
     /// `FabricRegime` variant's docs say what it is).
-    Own(&'static str, EndpointPreset),
+    Own(&'static str, RegimeSettings),
 }
 
 impl FabricRegime {
@@ -72,34 +73,34 @@ impl FabricRegime {
         FabricRegime::Lossy,
     ];
 
-    /// The regime's entry: the engine's preset for `lossy` and `irn`, the
+    /// The regime's entry: the engine's regime for `lossy` and `irn`, the
     /// fabric's own for the others (the module's table).
     fn entry(self) -> Entry {
         // RoCE and InfiniBand NICs: go-back-N with a NAK at the first gap
         // and a large window, as `lossy`; what sets them apart is the
         // fabric's (link credits, PFC) and RoCE's DCQCN.
-        let lossy = TransportPreset::Lossy.endpoint();
-        let roce = EndpointPreset {
+        let lossy = Regime::Lossy.settings();
+        let roce = RegimeSettings {
             cc: CcKind::Dcqcn,
             ..lossy
         };
         // IRN's selective repair and timeouts, but sprayed paths reorder:
         // a packet is lost after three later answers and a reordering
         // window, not at the first NACK; and Timely.
-        let srd = EndpointPreset {
+        let srd = RegimeSettings {
             sack_rule: Some(SackRule::Reordering),
             cc: CcKind::Timely,
-            ..TransportPreset::Irn.endpoint()
+            ..Regime::Irn.settings()
         };
         // eRPC: lossless credits, but 32 of them, and Timely.
-        let erpc = EndpointPreset {
+        let erpc = RegimeSettings {
             credits: CreditRule::Fixed(32),
             cc: CcKind::Timely,
-            ..TransportPreset::Lossless.endpoint()
+            ..Regime::Lossless.settings()
         };
         match self {
-            FabricRegime::Irn => Entry::Engine(TransportPreset::Irn),
-            FabricRegime::Lossy => Entry::Engine(TransportPreset::Lossy),
+            FabricRegime::Irn => Entry::Engine(Regime::Irn),
+            FabricRegime::Lossy => Entry::Engine(Regime::Lossy),
             FabricRegime::Ib => Entry::Own("ib", lossy),
             FabricRegime::Roce => Entry::Own("roce", roce),
             FabricRegime::RoceNocc => Entry::Own("roce-nocc", lossy),
@@ -108,9 +109,9 @@ impl FabricRegime {
         }
     }
 
-    /// The engine's preset this regime is, for the two that real links run
+    /// The engine's regime this one is, for the two that real links run
     /// too; `None` for the fabric's own.
-    pub fn shared(self) -> Option<TransportPreset> {
+    pub fn shared(self) -> Option<Regime> {
         match self.entry() {
             Entry::Engine(p) => Some(p),
             Entry::Own(..) => None,
@@ -126,10 +127,10 @@ impl FabricRegime {
     }
 
     /// What the regime sets on an endpoint.
-    pub fn endpoint(self) -> EndpointPreset {
+    pub fn settings(self) -> RegimeSettings {
         match self.entry() {
-            Entry::Engine(p) => p.endpoint(),
-            Entry::Own(_, endpoint) => endpoint,
+            Entry::Engine(r) => r.settings(),
+            Entry::Own(_, settings) => settings,
         }
     }
 
@@ -140,9 +141,9 @@ impl FabricRegime {
             .find(|r| r.name() == s)
             .ok_or_else(|| {
                 let names: Vec<&str> = FabricRegime::ALL.iter().map(|r| r.name()).collect();
-                // The engine's presets the fabric does not run.
-                let real = match TransportPreset::from_name(s) {
-                    Some(_) => " runs on real links only (rpc-bench compare --modes)",
+                // The engine's regimes the fabric does not run.
+                let real = match Regime::from_name(s) {
+                    Some(_) => " runs on real links only (rpc-bench compare --regimes)",
                     None => "",
                 };
                 format!(
@@ -182,12 +183,12 @@ impl FabricRegime {
     /// on a lossy fabric, as RoCE and InfiniBand NICs do; eRPC has no NAK,
     /// and IRN and SRD answer gaps with Sacks).
     pub fn naks(self) -> bool {
-        self.endpoint().nak
+        self.settings().nak
     }
 
     /// How the regime's endpoints repair loss.
     pub fn retransmit(self) -> Retransmit {
-        self.endpoint().retransmit
+        self.settings().retransmit
     }
 
     /// The endpoints' `[transport]` under this regime, for a fabric whose
@@ -204,7 +205,7 @@ impl FabricRegime {
         user: &TransportConfig,
         given: &Origins,
     ) -> Result<TransportConfig, String> {
-        let p = self.endpoint();
+        let p = self.settings();
         let mut t = TransportConfig {
             // Timers on a 5 us grain: IRN's 100 us timeout must not round
             // up to the run loop's 500 us.
@@ -279,16 +280,16 @@ mod tests {
     }
 
     #[test]
-    fn lossy_and_irn_are_the_engines_presets_and_no_other_name_is() {
-        let shared: Vec<TransportPreset> = FabricRegime::ALL
+    fn lossy_and_irn_are_the_engines_regimes_and_no_other_name_is() {
+        let shared: Vec<Regime> = FabricRegime::ALL
             .iter()
             .filter_map(|r| r.shared())
             .collect();
-        assert_eq!(shared, [TransportPreset::Irn, TransportPreset::Lossy]);
+        assert_eq!(shared, [Regime::Irn, Regime::Lossy]);
         for r in FabricRegime::ALL {
             match r.shared() {
-                Some(p) => assert_eq!((r.name(), r.endpoint()), (p.name(), p.endpoint())),
-                None => assert_eq!(TransportPreset::from_name(r.name()), None, "{r:?}"),
+                Some(e) => assert_eq!((r.name(), r.settings()), (e.name(), e.settings())),
+                None => assert_eq!(Regime::from_name(r.name()), None, "{r:?}"),
             }
         }
         let e = FabricRegime::from_name("pause").unwrap_err();
@@ -298,10 +299,10 @@ mod tests {
             .contains("real links"));
     }
 
-    /// Golden: the five fabric-only regimes' endpoint presets as they were
+    /// Golden: the five fabric-only regimes' endpoint settings as they were
     /// when they sat in the engine's table (fb62c17), field by field.
     #[test]
-    fn the_fabric_only_presets_are_as_they_were() {
+    fn the_fabric_only_settings_are_as_they_were() {
         use CcKind::{Dcqcn, None as NoCc, Timely};
         use CreditRule::{Bdp, Fixed, LossyMultiple as Multiple};
         use FabricRegime as R;
@@ -318,7 +319,7 @@ mod tests {
             (R::Erpc,     Lossless, Fixed(32), GoBackN,   None, Timely, false, None),
         ];
         for (r, flow, credits, retransmit, sack_rule, cc, nak, timers) in want {
-            let p = EndpointPreset {
+            let p = RegimeSettings {
                 flow,
                 credits,
                 retransmit,
@@ -327,12 +328,12 @@ mod tests {
                 nak,
                 timers,
             };
-            assert_eq!(r.endpoint(), p, "{r:?}");
+            assert_eq!(r.settings(), p, "{r:?}");
         }
     }
 
     #[test]
-    fn presets_set_their_mechanisms() {
+    fn regimes_set_their_mechanisms() {
         let mut f = FabricConfig::default();
         FabricRegime::Roce.apply_fabric(&mut f);
         assert_eq!(f.pfc.unwrap().headroom, None, "each link's own bound");

@@ -10,7 +10,7 @@
 //!   dynamic threshold, RED-like ECN marking, PFC per ingress port (XOFF and
 //!   XON frames that take a link delay to land, headroom), link-level
 //!   credits (InfiniBand), ECMP by 5-tuple hash or per-packet spraying.
-//! - Topologies (`topology.rs`), regime presets (`fabric_regime.rs`), the
+//! - Topologies (`topology.rs`), regimes (`fabric_regime.rs`), the
 //!   hosts' message buffers and whether payload bytes move (`buffers.rs`),
 //!   scenarios and flow sizes (`scenario.rs`, `cdf.rs`), the application that turns flows
 //!   into RPCs (`flows.rs`), metrics (`metrics.rs`) and the runner that ties
