@@ -25,7 +25,8 @@
 //! credit rule only: congestion control, NAKs and timers stay the run
 //! config's (`transport.cc`, `transport.nak` and the timeouts; a 100 us
 //! timeout needs the fabric's 5 us timer grain, not a run loop's 500 us).
-//! The fabric applies every column ([`RegimeSettings::apply_to`]).
+//! The fabric applies every column
+//! ([`RegimeSettings::apply_to`](crate::regimes::RegimeSettings::apply_to)).
 
 use crate::config::TransportConfig;
 use crate::proto::{CcKind, FlowMode, LossPolicy, Retransmit, SackRule};
