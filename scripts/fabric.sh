@@ -54,8 +54,8 @@ done
 # transport.nak = false (the real runs had no NAKs: only timeouts recover).
 REAL_TIMERS=(--set transport.scan_us=500 --set transport.rto_us=5000 --set transport.rto_low_us=500 --set transport.nak=false)
 # Calibration against memif (docs/lossy-vs-lossless.md, the injected-loss run):
-# one sender, 64 KiB requests, window 4, 1 % loss; the credits each real
-# mode ran with (irn at the BDP, 9; lossy at 4 x BDP, 36).
+# one sender, 64 KiB requests, window 4, 1 % loss; the credits each
+# regime ran with on memif (irn at the BDP, 9; lossy at 4 x BDP, 36).
 for rc in irn:9 lossy:36; do
   run calibration --scenario incast --hosts 1 --flows 3000 --flow-size 65536 \
     --loss 0.01 --set transport.credits="${rc#*:}" --set transport.req_window=4 --link-gbps 40 --link-delay-us 2.5 \

@@ -51,12 +51,12 @@ run afpacket-imissed sh -c "nm -D --undefined-only /usr/lib/x86_64-linux-gnu/dpd
 L="--iface lvl0 --set link.client_netns=lvl0ns"
 run ring-compare rpc-bench compare -c configs/slow-receiver.toml $L --plot $IMG/lvl-ring-compare.svg
 run ring-compare-rto100 rpc-bench compare -c configs/slow-receiver.toml $L --lossless-set transport.rto_us=100000 --plot $IMG/lvl-ring-compare-rto100.svg
-run ring-sweep rpc-bench sweep -c configs/slow-receiver.toml $L --credits 0.5x,1x,2x,4x,8x,16x --modes lossy,lossless --seconds 1.5 --plot $IMG/lvl-ring-sweep.svg
+run ring-sweep rpc-bench sweep -c configs/slow-receiver.toml $L --credits 0.5x,1x,2x,4x,8x,16x --regimes lossy,lossless --seconds 1.5 --plot $IMG/lvl-ring-sweep.svg
 # Lossless with the reservation filling the whole ring (8 x 32 = 256 entries),
 # with eRPC's 5 ms RTO and with a 100 ms one.
-run ring-exactfit rpc-bench sweep -c configs/slow-receiver.toml $L --credits 16x --modes lossless --seconds 1.5
-run ring-exactfit-rto100 rpc-bench sweep -c configs/slow-receiver.toml $L --credits 16x --modes lossless --lossless-set transport.rto_us=100000 --seconds 1.5
-run ring-four-modes rpc-bench compare -c configs/slow-receiver.toml $L --modes lossless,pause,lossy,irn --lossless-set transport.rto_us=100000 --plot $IMG/lvl-ring-four-modes.svg
+run ring-exactfit rpc-bench sweep -c configs/slow-receiver.toml $L --credits 16x --regimes lossless --seconds 1.5
+run ring-exactfit-rto100 rpc-bench sweep -c configs/slow-receiver.toml $L --credits 16x --regimes lossless --lossless-set transport.rto_us=100000 --seconds 1.5
+run ring-four-modes rpc-bench compare -c configs/slow-receiver.toml $L --regimes lossless,pause,lossy,irn --lossless-set transport.rto_us=100000 --plot $IMG/lvl-ring-four-modes.svg
 run ring-incast rpc-bench incast -c configs/slow-receiver.toml $L --fan-in 1,2,4,8,16,32 --seconds 1.5 --plot $IMG/lvl-incast.svg
 
 step "3. tbf on the server's egress (1 Gbit/s, 16 kB queue)"
@@ -78,7 +78,7 @@ run switch-backlog sh -c "$BIN/rpc-bench run -c configs/tbf-veth.toml --iface lv
 
 step "5. injected loss over memif"
 run injected-uniform rpc-bench compare --workload throughput --set faults.drop=uniform --set faults.p=0.01 --plot $IMG/lvl-injected.svg
-run injected-four-modes rpc-bench compare --modes lossless,pause,lossy,irn --workload throughput --window 4 --msg-size 65536 --resp-size 32 --set faults.drop=uniform --set faults.p=0.01 --plot $IMG/lvl-injected-four-modes.svg
+run injected-four-modes rpc-bench compare --regimes lossless,pause,lossy,irn --workload throughput --window 4 --msg-size 65536 --resp-size 32 --set faults.drop=uniform --set faults.p=0.01 --plot $IMG/lvl-injected-four-modes.svg
 run injected-bursty rpc-bench compare --workload throughput --set faults.drop=gilbert_elliott --set faults.ge_p_good_to_bad=0.001 --set faults.ge_p_bad_to_good=0.1
 run reset-policy sh -c "$BIN/rpc-bench run --workload throughput --set transport.on_loss=reset --set faults.drop=uniform --set faults.p=0.01 --seconds 1 --no-floor; echo \"exit code \$?\""
 

@@ -3,7 +3,7 @@
 //!   what the ring cannot hold; counted from the socket's PACKET_STATISTICS);
 //! - a tbf rate limit on the server's veth egress, read with `tc -s qdisc`;
 //! - injected loss with the strict reset policy;
-//! - injected loss in the four presets of `compare --modes`.
+//! - injected loss in the four regimes of `compare --regimes`.
 //!
 //! Lossless mode with credits at the BDP must never overrun the receiver;
 //! lossy mode with credits far above it must overrun it and still complete
@@ -273,7 +273,7 @@ fn sweep_and_incast_report_every_point() {
         sock.as_str(),
         "--no-floor",
         "--credits=1x,8x",
-        "--modes=lossy,lossless",
+        "--regimes=lossy,lossless",
         "--set=link.rx_desc=32",
     ];
     args.extend_from_slice(&loss);
@@ -344,7 +344,7 @@ fn sweep_and_incast_report_every_point() {
     }
 }
 
-/// The recovery and flow-control counters every mode of `compare` reports
+/// The recovery and flow-control counters every regime of `compare` reports
 /// (both endpoints summed).
 const REGIME_KEYS: [&str; 6] = [
     "retransmitted_pkts",
@@ -355,24 +355,24 @@ const REGIME_KEYS: [&str; 6] = [
     "cnps",
 ];
 
-/// `retransmitted_pkts` of every mode of a `compare --json` object.
-fn retransmitted_by_mode(v: &Value) -> BTreeMap<String, u64> {
+/// `retransmitted_pkts` of every regime of a `compare --json` object.
+fn retransmitted_by_regime(v: &Value) -> BTreeMap<String, u64> {
     v.as_object()
         .unwrap_or_else(|| panic!("not an object: {v}"))
         .iter()
-        .map(|(mode, m)| (mode.clone(), u(m, &["retransmitted_pkts"])))
+        .map(|(regime, m)| (regime.clone(), u(m, &["retransmitted_pkts"])))
         .collect()
 }
 
 #[test]
-fn compare_runs_the_four_presets_under_injected_loss() {
+fn compare_runs_the_four_regimes_under_injected_loss() {
     let sock = format!("--socket=/tmp/{}.sock", unique("lv4"));
-    let modes = ["lossless", "pause", "lossy", "irn"];
+    let regimes = ["lossless", "pause", "lossy", "irn"];
     let mut args = vec![
         "compare",
         sock.as_str(),
         "--no-floor",
-        "--modes=lossless,pause,lossy,irn",
+        "--regimes=lossless,pause,lossy,irn",
     ];
     args.extend(common::LOSS_64K_ARGS);
     args.extend([
@@ -383,19 +383,19 @@ fn compare_runs_the_four_presets_under_injected_loss() {
         "--json",
     ]);
     let r = run(BENCH, &args, LIMIT);
-    r.assert_ok("rpc-bench compare --modes lossless,pause,lossy,irn");
+    r.assert_ok("rpc-bench compare --regimes lossless,pause,lossy,irn");
     let v = r.json();
-    for mode in modes {
-        let m = &v[mode];
-        assert_eq!(m["mode"], mode, "{mode} is in the JSON: {v}");
+    for regime in regimes {
+        let m = &v[regime];
+        assert_eq!(m["mode"], regime, "{regime} is in the JSON: {v}");
         assert_complete(m, 1);
         for key in REGIME_KEYS {
-            assert!(m[key].is_u64(), "{mode}: {key} is a count: {m}");
+            assert!(m[key].is_u64(), "{regime}: {key} is a count: {m}");
         }
     }
-    // Each preset's transport reached its run: BDP 9 (10 Gb/s x 10 us),
+    // Each regime's transport reached its run: BDP 9 (10 Gb/s x 10 us),
     // pause and lossy at 4 x BDP, irn at 1 x BDP with selective repair.
-    let got: Vec<(String, String, u64)> = modes
+    let got: Vec<(String, String, u64)> = regimes
         .iter()
         .map(|m| {
             let x = &v[*m];
@@ -414,8 +414,8 @@ fn compare_runs_the_four_presets_under_injected_loss() {
         .map(|(f, r, c)| (f.to_string(), r.to_string(), *c))
         .collect();
     assert_eq!(got, want, "{v}");
-    // 1 % of 46-packet requests: every mode lost and resent some.
-    let resent = retransmitted_by_mode(&v);
+    // 1 % of 46-packet requests: every regime lost and resent some.
+    let resent = retransmitted_by_regime(&v);
     assert!(resent.values().all(|&n| n > 0), "{resent:?}");
     // The runs are bounded in time and irn completes many more RPCs, so
     // compare per RPC here (tests/regimes.rs compares equal work).
@@ -432,7 +432,7 @@ fn compare_runs_the_four_presets_under_injected_loss() {
         .lines()
         .find(|l| l.starts_with("recovery and flow control"))
         .unwrap_or_else(|| panic!("no counter table:\n{}", r.stderr));
-    for mode in modes {
-        assert!(header.contains(mode), "{header}");
+    for regime in regimes {
+        assert!(header.contains(regime), "{header}");
     }
 }

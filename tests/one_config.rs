@@ -1,6 +1,6 @@
 //! One configuration, resolved once (issue 30): on one memif link,
-//! `rpc-bench run`, `sweep --msg-sizes 64k --modes lossless` and `compare
-//! --modes lossless` measure the link and report the same lossless credits
+//! `rpc-bench run`, `sweep --msg-sizes 64k --regimes lossless` and `compare
+//! --regimes lossless` measure the link and report the same lossless credits
 //! (within the measurement's spread), each saying where they came from; and
 //! one `[transport]` section is accepted or refused alike by rpc-server,
 //! rpc-client, rpc-bench and rpc-lab.
@@ -45,7 +45,7 @@ fn run_sweep_and_compare_agree_on_the_lossless_credits_of_one_link() {
         &with(&[
             "sweep",
             "--msg-sizes=64k",
-            "--modes=lossless",
+            "--regimes=lossless",
             "--workload=large",
         ]),
         |v| &v["points"][0],
@@ -53,7 +53,7 @@ fn run_sweep_and_compare_agree_on_the_lossless_credits_of_one_link() {
     let (cmp_c, cmp_src) = lossless_credits(
         &with(&[
             "compare",
-            "--modes=lossless",
+            "--regimes=lossless",
             "--workload=large",
             "--msg-size=65536",
             "--resp-size=32",
@@ -85,7 +85,7 @@ fn no_floor_says_what_it_falls_back_to() {
             "compare",
             &sock,
             "--no-floor",
-            "--modes=lossless,lossy",
+            "--regimes=lossless,lossy",
             "--seconds=0.2",
             "--set=workload.warmup_seconds=0",
             "--json",
@@ -162,8 +162,16 @@ fn one_transport_section_is_accepted_or_refused_alike_by_every_tool() {
     for (tool, r) in tools(&whole) {
         assert!(r.ok(), "{tool} refused a valid run config:\n{}", r.stderr);
         if tool == "rpc-lab" {
-            assert!(r.stderr.contains("[link] is not used in the fabric"), "{}", r.stderr);
-            assert!(r.stderr.contains("transport.mode is not applied"), "{}", r.stderr);
+            assert!(
+                r.stderr.contains("[link] is not used in the fabric"),
+                "{}",
+                r.stderr
+            );
+            assert!(
+                r.stderr.contains("transport.mode is not applied"),
+                "{}",
+                r.stderr
+            );
         }
     }
     let bad = [

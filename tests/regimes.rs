@@ -1,11 +1,11 @@
-//! The four regimes of `rpc-bench compare --modes` on real links with the
+//! The four regimes of `rpc-bench compare --regimes` on real links with the
 //! real binaries (the in-memory tests of each mechanism are in
 //! `engine/tests/proto_{selective,pause,cc}.rs`):
 //! - af_packet: the slow-receiver preset (a 64-entry receive ring the
-//!   kernel overflows) with 1 % injected loss on top: every mode completes
+//!   kernel overflows) with 1 % injected loss on top: every regime completes
 //!   every RPC with every byte checked, and pause mode pauses;
 //! - memif: multi-packet requests under 1 % injected loss, the same number
-//!   of RPCs per mode: selective repair resends fewer packets than
+//!   of RPCs per regime: selective repair resends fewer packets than
 //!   go-back-N;
 //! - memif: DCQCN with the injected ECN marker (CE, CNPs, rate cuts) and
 //!   Timely (its rate cut below the link's: the session paced) complete
@@ -23,10 +23,10 @@ use std::time::Duration;
 
 const BENCH: &str = env!("CARGO_BIN_EXE_rpc-bench");
 const LIMIT: Duration = Duration::from_secs(90);
-const MODES: [&str; 4] = ["lossless", "pause", "lossy", "irn"];
+const REGIMES: [&str; 4] = ["lossless", "pause", "lossy", "irn"];
 
 #[test]
-fn every_mode_completes_on_the_slow_receiver_with_injected_loss() {
+fn every_regime_completes_on_the_slow_receiver_with_injected_loss() {
     let name = unique("rgs");
     let veth = Veth::up(&name, &["--netns", &format!("{name}ns")]);
     let args = [
@@ -38,7 +38,7 @@ fn every_mode_completes_on_the_slow_receiver_with_injected_loss() {
             "--set=link.client_netns=\"{}\"",
             veth.netns.as_deref().expect("netns")
         ),
-        "--modes=lossless,pause,lossy,irn".into(),
+        "--regimes=lossless,pause,lossy,irn".into(),
         // The slow receiver (configs/slow-receiver.toml): 8 sessions x 32
         // outstanding small requests, 2 us per request, a 64-entry ring.
         "--workload=throughput".into(),
@@ -62,14 +62,14 @@ fn every_mode_completes_on_the_slow_receiver_with_injected_loss() {
     ];
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let r = run(BENCH, &args, LIMIT);
-    r.assert_ok("rpc-bench compare --modes (slow receiver, 1 % loss)");
+    r.assert_ok("rpc-bench compare --regimes (slow receiver, 1 % loss)");
     let v = r.json();
-    for mode in MODES {
-        assert_eq!(v[mode]["mode"], mode, "{v}");
-        assert_complete(&v[mode], 100);
+    for regime in REGIMES {
+        assert_eq!(v[regime]["mode"], regime, "{v}");
+        assert_complete(&v[regime], 100);
         assert!(
-            u(&v[mode], &["drop_sources", "injected_server"]) > 0,
-            "{mode}: {v}"
+            u(&v[regime], &["drop_sources", "injected_server"]) > 0,
+            "{regime}: {v}"
         );
     }
     // 64 ring entries, 2 x 2 + 32 of headroom: XOFF at 28 waiting frames.
@@ -83,12 +83,12 @@ fn every_mode_completes_on_the_slow_receiver_with_injected_loss() {
 }
 
 /// `compare` on memif with 64 KiB requests (46 packets) under 1 % loss,
-/// each mode running the same `max` RPCs.
-fn equal_work(modes: &str, max: u64, extra: &[&str]) -> Value {
+/// each regime running the same `max` RPCs.
+fn equal_work(regimes: &str, max: u64, extra: &[&str]) -> Value {
     let sock = format!("--socket=/tmp/{}.sock", unique("rgm"));
-    let modes = format!("--modes={modes}");
+    let regimes = format!("--regimes={regimes}");
     let max = format!("--set=workload.max_requests={max}");
-    let mut args = vec!["compare", sock.as_str(), "--no-floor", modes.as_str()];
+    let mut args = vec!["compare", sock.as_str(), "--no-floor", regimes.as_str()];
     args.extend(common::LOSS_64K_ARGS);
     args.extend([
         max.as_str(),
@@ -106,12 +106,12 @@ fn equal_work(modes: &str, max: u64, extra: &[&str]) -> Value {
 #[test]
 fn selective_resends_fewer_packets_than_go_back_n_for_the_same_rpcs() {
     let v = equal_work("lossy,irn", 300, &[]);
-    for mode in ["lossy", "irn"] {
-        assert_complete(&v[mode], 300);
-        assert!(u(&v[mode], &["lost"]) > 0, "{mode} lost nothing: {v}");
+    for regime in ["lossy", "irn"] {
+        assert_complete(&v[regime], 300);
+        assert!(u(&v[regime], &["lost"]) > 0, "{regime} lost nothing: {v}");
         // No congestion control, no rate cap: nothing is ever paced (the
         // contrast to the Timely run below).
-        assert_eq!(u(&v[mode], &["client_stats", "pacing_waits"]), 0, "{v}");
+        assert_eq!(u(&v[regime], &["client_stats", "pacing_waits"]), 0, "{v}");
     }
     let (gbn, sel) = (
         u(&v["lossy"], &["retransmitted_pkts"]),
@@ -131,11 +131,11 @@ fn dcqcn_and_timely_complete_under_marks_and_loss() {
         200,
         &["--set=transport.cc=\"dcqcn\"", "--set=faults.ecn_p=0.05"],
     );
-    for mode in ["lossy", "irn"] {
-        let m = &v[mode];
+    for regime in ["lossy", "irn"] {
+        let m = &v[regime];
         assert_complete(m, 200);
-        assert!(u(m, &["ecn_marks"]) > 0, "{mode}: no CE seen: {m}");
-        assert!(u(m, &["cnps"]) > 0, "{mode}: no CNP sent: {m}");
+        assert!(u(m, &["ecn_marks"]) > 0, "{regime}: no CE seen: {m}");
+        assert!(u(m, &["cnps"]) > 0, "{regime}: no CNP sent: {m}");
         assert!(u(m, &["client_stats", "cnps_received"]) > 0, "{m}");
     }
     // Timely: its mechanism, not only completion. A session is paced only

@@ -6,7 +6,7 @@
 //! two pinned child processes of this binary), `measure` (the raw frame
 //! floor, the link measured once per invocation and the resolution on it,
 //! the kernel UDP baseline, the engine's own cost, one port's bring-up) and
-//! `compare` (flow modes, sweeps and incasts side by side, drops by
+//! `compare` (regimes, sweeps and incasts side by side, drops by
 //! source). `rpc-bench fabric` is the `lab` crate's command (`lab::cli`).
 
 pub mod compare;

@@ -14,8 +14,8 @@
 //! - [`sim`]: an in-memory link in virtual time for two or more endpoints
 //!   (delay, loss, reordering, a bottleneck), deterministic from a seed.
 //!   The fabric lab, the same endpoints on a simulated datacenter fabric
-//!   (switches, PFC, link credits, ECN, ECMP or spraying) under the regime
-//!   presets, is the workspace crate `lab` (`rpc-lab`, `rpc-bench fabric`),
+//!   (switches, PFC, link credits, ECN, ECMP or spraying) under its
+//!   regimes, is the workspace crate `lab` (`rpc-lab`, `rpc-bench fabric`),
 //!   built on this crate's public API.
 //! - `dpdk` (feature `dpdk`): the safe layer over DPDK (EAL, mempools,
 //!   ports, mbufs, lcores, the TSC clock).
@@ -29,9 +29,10 @@
 //!   is known of the link (measured or not) into each endpoint's settings.
 //! - [`counters`](mod@counters): the counter structs the layers report; [`fault`],
 //!   [`rng`], [`time`]: loss models, the seeded RNG and the clock types.
-//!   [`presets`]: the table of named transport presets real links run
-//!   (the compare modes; the fabric lab runs `lossy` and `irn` too and
-//!   states its own regimes with the table's types).
+//!   [`regimes`]: the table of regimes (named sets of transport settings)
+//!   real links run (`rpc-bench compare --regimes`; the fabric lab runs
+//!   `lossy` and `irn` too and states its own regimes with the table's
+//!   types).
 //! - [`stamp`]: the build stamp every tool's JSON summary carries (version,
 //!   commit, DPDK version, time, host, CPU), kept once for `apps`, `bench`
 //!   and `lab`.
@@ -116,11 +117,11 @@
 pub mod config;
 pub mod counters;
 pub mod fault;
-/// The transport presets real links run, each name once: the apps'
-/// compare modes read this table, and the fabric lab runs two of its
-/// entries and states its own regimes with its types.
-pub mod presets;
 pub mod proto;
+/// The regimes real links run, each name once: `rpc-bench compare
+/// --regimes` reads this table, and the fabric lab runs two of its entries
+/// and states its own regimes with its types.
+pub mod regimes;
 pub mod rng;
 pub mod sim;
 pub mod stamp;

@@ -432,5 +432,8 @@ fn the_configs_defaults_build_the_engines_default_endpoint() {
         ..TransportConfig::default()
     };
     assert_eq!(t.rto_low(), Duration::from_micros(300));
-    assert_eq!(TransportConfig::default().rto_low(), Duration::from_micros(500));
+    assert_eq!(
+        TransportConfig::default().rto_low(),
+        Duration::from_micros(500)
+    );
 }

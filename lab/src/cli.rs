@@ -18,7 +18,7 @@
 
 use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
 use crate::fabric::{
-    not_applied, run_regime_in, Buffers, FabricConfig, FabricReport, Regime, RegimeResult,
+    not_applied, run_regime_in, Buffers, FabricConfig, FabricRegime, FabricReport, RegimeResult,
 };
 use crate::progress::ProgressLine;
 use crate::seeds::SeedsReport;
@@ -223,7 +223,11 @@ pub fn transport_sets(items: &[String]) -> anyhow::Result<Option<toml::Table>> {
         let Some((key, raw)) = item.split_once('=') else {
             bail!("--set {item}: expected transport.KEY=VALUE");
         };
-        let Some(key) = key.trim().strip_prefix("transport.").filter(|k| !k.contains('.')) else {
+        let Some(key) = key
+            .trim()
+            .strip_prefix("transport.")
+            .filter(|k| !k.contains('.'))
+        else {
             bail!("--set {item}: only [transport] keys are set so (transport.KEY=VALUE); the fabric's own settings are flags (--hosts, --link-gbps, ...)");
         };
         let raw = raw.trim();
@@ -264,7 +268,7 @@ pub struct FabricPlan {
     /// How many seeds to run, from `spec.seed` up (at least 1).
     pub seeds: u64,
     /// The regimes, in run (and report) order.
-    pub regimes: Vec<Regime>,
+    pub regimes: Vec<FabricRegime>,
     /// The fabric's knobs (PFC, credits and the like come from each regime).
     pub fabric: FabricConfig,
     /// Every link's rate instead of the scenario's, bits/s.
@@ -308,7 +312,7 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
     let scenario = Scenario::from_name(name).map_err(anyhow::Error::msg)?;
     let regimes = match s.regimes.as_ref() {
         Some(list) => parse_regimes(list)?,
-        None => Regime::ALL.to_vec(),
+        None => FabricRegime::ALL.to_vec(),
     };
     let seed = s.seed.unwrap_or(DEFAULT_SEED);
     let seeds = match s.seeds.unwrap_or(1) {
@@ -349,7 +353,7 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
         fabric.host_ring = n;
     }
     // The `[transport]` keys given (the file's, then --set): the engine's
-    // `[transport]` over every regime's (`Regime::transport`). The lab asks
+    // `[transport]` over every regime's (`FabricRegime::transport`). The lab asks
     // only whether a key was given, not where.
     if let Some(table) = &s.transport {
         fabric.transport = checked_transport(table)?;
@@ -378,10 +382,10 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
 
 /// The regimes named in `list`, in order; none, or one twice, is an error
 /// (a repeated regime would only repeat an identical result).
-pub fn parse_regimes(list: &[String]) -> anyhow::Result<Vec<Regime>> {
-    let mut out: Vec<Regime> = Vec::with_capacity(list.len());
+pub fn parse_regimes(list: &[String]) -> anyhow::Result<Vec<FabricRegime>> {
+    let mut out: Vec<FabricRegime> = Vec::with_capacity(list.len());
     for name in list {
-        let r = Regime::from_name(name.trim()).map_err(anyhow::Error::msg)?;
+        let r = FabricRegime::from_name(name.trim()).map_err(anyhow::Error::msg)?;
         if out.contains(&r) {
             bail!("regime `{}` is listed twice", r.name());
         }
@@ -609,7 +613,7 @@ mod tests {
         let p = a.plan().unwrap();
         assert_eq!(p.spec.scenario, Scenario::Incast);
         assert_eq!((p.spec.hosts, p.spec.seed, p.seeds), (Some(8), 9, 3));
-        assert_eq!(p.regimes, [Regime::Irn, Regime::Ib]);
+        assert_eq!(p.regimes, [FabricRegime::Irn, FabricRegime::Ib]);
         let p = FabricArgs {
             settings: FabricSettings {
                 scenario: Some("alltoall".into()),
@@ -621,7 +625,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             (p.spec.seed, p.seeds, p.regimes.len()),
-            (DEFAULT_SEED, 1, Regime::ALL.len())
+            (DEFAULT_SEED, 1, FabricRegime::ALL.len())
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -670,7 +674,7 @@ mod tests {
         let t = back.transport.as_ref().and_then(|t| t.get("credits"));
         assert_eq!(t.and_then(|v| v.as_integer()), Some(7));
         assert_eq!((back.seed, back.seeds), (Some(DEFAULT_SEED), Some(1)));
-        assert_eq!(back.regimes.map(|r| r.len()), Some(Regime::ALL.len()));
+        assert_eq!(back.regimes.map(|r| r.len()), Some(FabricRegime::ALL.len()));
         assert_eq!(
             FabricSettings {
                 seed: None,
@@ -707,7 +711,10 @@ mod tests {
             ..FabricArgs::default()
         };
         let (pa, pb) = (plan_of(&a).unwrap(), b.plan().unwrap());
-        assert_eq!(pa, pb, "-c [transport] and --set transport.* are one setting");
+        assert_eq!(
+            pa, pb,
+            "-c [transport] and --set transport.* are one setting"
+        );
         assert_eq!(pa.fabric.transport.rto().as_nanos(), 5_000_000);
         assert_eq!(pa.fabric.transport.credits, Some(9));
         assert!(pa.fabric.given.given("transport.req_window"));
@@ -731,7 +738,10 @@ mod tests {
         let e = transport_sets(&["credits=9".into()]).unwrap_err();
         assert!(e.to_string().contains("transport.KEY=VALUE"), "{e}");
         let e = transport_sets(&["transport.rto_us=1".into()]).unwrap_err();
-        assert!(e.to_string().contains("transport.rto_us = 1 must be"), "{e}");
+        assert!(
+            e.to_string().contains("transport.rto_us = 1 must be"),
+            "{e}"
+        );
         // A run config's other sections are not the fabric's: noted, not
         // refused.
         FabricSettings::parse("scenario = \"incast\"\n[link]\nkind = \"memif\"\n").unwrap();

@@ -2,7 +2,7 @@
 //! It runs the engine's own [`engine::proto::Endpoint`]s, unchanged, as the
 //! hosts of a deterministic virtual-time datacenter fabric (switches with
 //! shared buffers, PFC, link credits, ECN, ECMP or spraying) under named
-//! regime presets, and reports flow completion, drops by place, pauses,
+//! regimes, and reports flow completion, drops by place, pauses,
 //! marks and resends. It uses the engine through its public API only
 //! (and `slot-lists`, the ring its event queue shares with the engine's
 //! pacer), and no DPDK.

@@ -243,7 +243,7 @@ impl Serialize for SeedStats {
 /// One regime over every seed.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct RegimeSeeds {
-    /// The preset's name.
+    /// The regime's name.
     pub regime: &'static str,
     /// Mean and interval of each metric.
     pub stats: SeedStats,
@@ -369,14 +369,14 @@ mod tests {
     #[test]
     fn report_has_one_entry_per_regime_over_the_seeds() {
         use crate::fabric::scenario::{build, Scenario, ScenarioSpec};
-        use crate::fabric::{run_regime, FabricConfig, Regime};
+        use crate::fabric::{run_regime, FabricConfig, FabricRegime};
         let runs: Vec<Vec<RegimeResult>> = (1..=2)
             .map(|seed| {
                 let mut spec = ScenarioSpec::new(Scenario::Incast, seed);
                 spec.hosts = Some(4);
                 spec.flow_size = Some(16_384);
                 let w = build(&spec).unwrap();
-                [Regime::Irn, Regime::Lossy]
+                [FabricRegime::Irn, FabricRegime::Lossy]
                     .iter()
                     .map(|&r| run_regime(&w, r, &FabricConfig::default(), seed, &mut |_| {}))
                     .collect::<Result<_, _>>()

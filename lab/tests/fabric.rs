@@ -7,7 +7,7 @@
 
 use engine::time::Duration;
 use lab::fabric::scenario::{build, Scenario, ScenarioSpec, Workload};
-use lab::fabric::{run_regime, run_regime_in, Buffers, FabricConfig, Regime, RegimeResult};
+use lab::fabric::{run_regime, run_regime_in, Buffers, FabricConfig, FabricRegime, RegimeResult};
 
 /// `base` with the `[transport]` lines `keys` ("credits = 36") given over
 /// every regime's endpoints, as `rpc-lab -c` gives them.
@@ -32,13 +32,13 @@ fn workload(s: Scenario, seed: u64, f: impl FnOnce(&mut ScenarioSpec)) -> Worklo
     build(&spec).unwrap()
 }
 
-fn run_with(w: &Workload, r: Regime, cfg: &FabricConfig, seed: u64) -> RegimeResult {
+fn run_with(w: &Workload, r: FabricRegime, cfg: &FabricConfig, seed: u64) -> RegimeResult {
     let mut res = run_regime(w, r, cfg, seed, &mut |_| {}).unwrap();
     res.wall_secs = 0.0; // the one field that is not a function of the inputs
     res
 }
 
-fn run(w: &Workload, r: Regime, seed: u64) -> RegimeResult {
+fn run(w: &Workload, r: FabricRegime, seed: u64) -> RegimeResult {
     run_with(w, r, &FabricConfig::default(), seed)
 }
 
@@ -66,7 +66,7 @@ fn same_seed_same_result_and_another_seed_differs() {
             s.flows = Some(80);
         })
     };
-    for r in [Regime::Roce, Regime::Irn] {
+    for r in [FabricRegime::Roce, FabricRegime::Irn] {
         let a = run(&w(5), r, 5);
         assert_eq!(a, run(&w(5), r, 5), "{}", r.name());
         assert_ne!(a, run(&w(6), r, 6), "{}", r.name());
@@ -78,7 +78,7 @@ fn same_seed_same_result_and_another_seed_differs() {
 fn every_packet_is_delivered_dropped_at_a_named_place_or_in_flight() {
     let w = small_incast();
     let mut dropped = false;
-    for r in Regime::ALL {
+    for r in FabricRegime::ALL {
         let res = run(&w, r, 1);
         conserved(&res);
         assert_eq!(res.completed, res.flows, "{res:?}");
@@ -90,7 +90,7 @@ fn every_packet_is_delivered_dropped_at_a_named_place_or_in_flight() {
         grace: engine::time::Duration::from_micros(30),
         ..FabricConfig::default()
     };
-    let res = run_with(&w, Regime::Roce, &short, 1);
+    let res = run_with(&w, FabricRegime::Roce, &short, 1);
     conserved(&res);
     assert!(res.in_flight_end > 0 && res.unfinished > 0, "{res:?}");
 }
@@ -98,7 +98,7 @@ fn every_packet_is_delivered_dropped_at_a_named_place_or_in_flight() {
 #[test]
 fn pfc_headroom_at_the_bound_never_drops_and_below_it_does() {
     let w = workload(Scenario::Incast, 2, |s| s.hosts = Some(64));
-    let at_bound = run(&w, Regime::Roce, 2);
+    let at_bound = run(&w, FabricRegime::Roce, 2);
     assert_eq!(at_bound.drops_switch, 0, "{at_bound:?}");
     assert!(
         at_bound.pause_frames > 0,
@@ -108,7 +108,7 @@ fn pfc_headroom_at_the_bound_never_drops_and_below_it_does() {
         pfc_headroom: Some(1514),
         ..FabricConfig::default()
     };
-    let below = run_with(&w, Regime::Roce, &thin, 2);
+    let below = run_with(&w, FabricRegime::Roce, &thin, 2);
     assert!(below.drops_headroom > 0, "{below:?}");
     conserved(&below);
 }
@@ -118,8 +118,8 @@ fn link_credits_never_drop() {
     // An incast that overflows a lossy switch, and a slow receiver that
     // overflows a lossy host ring.
     let incast = workload(Scenario::Incast, 3, |s| s.hosts = Some(64));
-    let ib = run(&incast, Regime::Ib, 3);
-    let lossy = run(&incast, Regime::Lossy, 3);
+    let ib = run(&incast, FabricRegime::Ib, 3);
+    let lossy = run(&incast, FabricRegime::Lossy, 3);
     assert!(lossy.drops_switch > 0, "{lossy:?}");
     assert_eq!(ib.drops_switch + ib.drops_host_ring, 0, "{ib:?}");
     assert_eq!(ib.completed, ib.flows);
@@ -128,8 +128,8 @@ fn link_credits_never_drop() {
         host_ring: 128,
         ..FabricConfig::default()
     };
-    let ib = run_with(&slow, Regime::Ib, &small_ring, 3);
-    let lossy = run_with(&slow, Regime::Lossy, &small_ring, 3);
+    let ib = run_with(&slow, FabricRegime::Ib, &small_ring, 3);
+    let lossy = run_with(&slow, FabricRegime::Lossy, &small_ring, 3);
     assert!(lossy.drops_host_ring > 0, "{lossy:?}");
     assert_eq!(ib.drops_switch + ib.drops_host_ring, 0, "{ib:?}");
     assert_eq!(ib.completed, ib.flows);
@@ -138,8 +138,8 @@ fn link_credits_never_drop() {
 #[test]
 fn a_victim_flow_is_slower_under_pfc() {
     let w = workload(Scenario::Victim, 4, |_| {});
-    let roce = run(&w, Regime::Roce, 4);
-    let irn = run(&w, Regime::Irn, 4);
+    let roce = run(&w, FabricRegime::Roce, 4);
+    let irn = run(&w, FabricRegime::Irn, 4);
     let (v_roce, v_irn) = (
         roce.victim_goodput_gbps.unwrap(),
         irn.victim_goodput_gbps.unwrap(),
@@ -152,13 +152,13 @@ fn a_victim_flow_is_slower_under_pfc() {
 fn ecmp_spreads_flows_and_spraying_reorders_and_selective_copes() {
     // 32 hosts on 4 leaves x 4 spines: 16 leaf uplinks.
     let w = workload(Scenario::Permutation, 5, |s| s.flow_size = Some(256 << 10));
-    let ecmp = run(&w, Regime::Irn, 5);
+    let ecmp = run(&w, FabricRegime::Irn, 5);
     assert!(
         ecmp.uplinks_used >= 10,
         "ECMP used {} of 16 uplinks",
         ecmp.uplinks_used
     );
-    let spray = run(&w, Regime::Srd, 5);
+    let spray = run(&w, FabricRegime::Srd, 5);
     assert_eq!(spray.uplinks_used, 16, "{spray:?}");
     // Spraying one flow over four paths reorders its packets; selective
     // recovery acknowledges them out of order and every flow completes.
@@ -183,7 +183,7 @@ fn a_receiver_with_a_service_time_serves_one_frame_per_service_time() {
         s.service = Some(engine::time::Duration::from_micros(5));
     });
     let cfg = with_transport(FabricConfig::default(), &["req_window = 8"]);
-    let r = run_with(&w, Regime::Erpc, &cfg, 1);
+    let r = run_with(&w, FabricRegime::Erpc, &cfg, 1);
     assert_eq!(
         (r.completed, r.rpcs, r.drops_host_ring),
         (400, 400, 0),
@@ -192,7 +192,7 @@ fn a_receiver_with_a_service_time_serves_one_frame_per_service_time() {
     // 100 us of warm-up before the first request, then 5 us per request.
     let per_rpc_us = (r.sim_time_us - 100.0) / 400.0;
     assert!((per_rpc_us - 5.0).abs() < 0.05, "{per_rpc_us} us per RPC");
-    let fast = run_with(&small_incast_of_one(), Regime::Erpc, &cfg, 1);
+    let fast = run_with(&small_incast_of_one(), FabricRegime::Erpc, &cfg, 1);
     assert!(fast.sim_time_us < r.sim_time_us / 5.0, "{fast:?}");
 }
 
@@ -215,7 +215,7 @@ fn endpoints_that_move_no_payload_bytes_give_the_same_results() {
     });
     let copying = Buffers::copying();
     let cfg = FabricConfig::default();
-    for r in [Regime::Lossy, Regime::Irn, Regime::Roce] {
+    for r in [FabricRegime::Lossy, FabricRegime::Irn, FabricRegime::Roce] {
         let headers_only = run(&w, r, 4);
         let mut copied = run_regime_in(&copying, &w, r, &cfg, 4, &mut |_| {}).unwrap();
         copied.wall_secs = 0.0;
@@ -256,7 +256,7 @@ fn a_coarse_timer_grain_rolls_a_sessions_timeouts_back_together() {
             base,
             &["credits = 36", "req_window = 4", "nak = false", &scan],
         );
-        let r = run_with(&w, Regime::Lossy, &cfg, 7);
+        let r = run_with(&w, FabricRegime::Lossy, &cfg, 7);
         assert!(r.rollbacks >= 50, "{r:?}");
         r.retransmitted_pkts as f64 / r.rollbacks as f64
     };
@@ -282,7 +282,7 @@ fn capped_fct_us(bytes: u64, link_bps: u64, cap_bps: Option<u64>) -> f64 {
         FabricConfig::default(),
         &cap.iter().map(String::as_str).collect::<Vec<_>>(),
     );
-    let r = run_with(&w, Regime::Ib, &cfg, 3);
+    let r = run_with(&w, FabricRegime::Ib, &cfg, 3);
     assert_eq!(r.completed, 1, "{r:?}");
     r.fct_us.p50
 }
@@ -328,9 +328,9 @@ fn pfc_with_dcqcn_keeps_a_two_to_one_incast_at_line_rate_at_every_speed() {
         });
         w.host_link_bps = gbps * 1_000_000_000;
         w.fabric_link_bps = gbps * 1_000_000_000;
-        let ib = run(&w, Regime::Ib, 1);
-        let roce = run(&w, Regime::Roce, 1);
-        let nocc = run(&w, Regime::RoceNocc, 1);
+        let ib = run(&w, FabricRegime::Ib, 1);
+        let roce = run(&w, FabricRegime::Roce, 1);
+        let nocc = run(&w, FabricRegime::RoceNocc, 1);
         let ratio = roce.goodput_gbps / ib.goodput_gbps;
         assert!(ratio >= 0.9, "{gbps} Gb/s: roce/ib {ratio:.2}");
         assert!(
@@ -346,10 +346,10 @@ fn ecn_marks_show_in_regimes_that_do_not_react_to_them() {
     // Every frame is ECN-capable: the 32:1 incast's queue is marked under
     // irn and ib as under roce, though only roce sends CNPs.
     let w = workload(Scenario::Incast, 7, |_| {});
-    for r in [Regime::Irn, Regime::Ib, Regime::RoceNocc] {
+    for r in [FabricRegime::Irn, FabricRegime::Ib, FabricRegime::RoceNocc] {
         let res = run(&w, r, 7);
         assert!(res.ecn_marks > 0, "{r:?}: no marks");
         assert_eq!(res.cnps, 0, "{r:?} sent CNPs");
     }
-    assert!(run(&w, Regime::Roce, 7).cnps > 0);
+    assert!(run(&w, FabricRegime::Roce, 7).cnps > 0);
 }

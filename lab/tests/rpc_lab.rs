@@ -6,7 +6,7 @@
 //! same `lab::cli::run`.
 
 use lab::fabric::scenario::{build, Scenario, ScenarioSpec};
-use lab::fabric::{run_regime, FabricConfig, FabricReport, Regime};
+use lab::fabric::{run_regime, FabricConfig, FabricRegime, FabricReport};
 use std::process::{Command, Output};
 
 const LAB: &str = env!("CARGO_BIN_EXE_rpc-lab");
@@ -46,7 +46,7 @@ fn json_is_the_librarys_report() {
     spec.hosts = Some(8);
     spec.flow_size = Some(65536);
     let w = build(&spec).unwrap();
-    let results = [Regime::Roce, Regime::Irn]
+    let results = [FabricRegime::Roce, FabricRegime::Irn]
         .into_iter()
         .map(|r| run_regime(&w, r, &FabricConfig::default(), 5, &mut |_| {}).unwrap())
         .collect();

@@ -13,7 +13,7 @@ Why the parameters are what they are (docs/fabric.md, "htsim"):
     (Ethernet 14 + IPv4 20 + UDP 8 + RPC 24 = 66 header bytes, docs/wire.md).
     htsim's RoCE/HPCC packet is its `-mtu` payload plus a 64-byte header
     (RocePacket::ACKSIZE), so `-mtu 1450` gives the same 1514-byte frame.
-  * PFC: our `roce` preset pauses an ingress at xoff = max(buffer_per_port/4,
+  * PFC: our `roce` regime pauses an ingress at xoff = max(buffer_per_port/4,
     2 frames) and releases at xon = xoff - 2 frames (apply_fabric in
     lab/src/fabric/fabric_regime.rs);
     htsim's `-pfc_thresholds LOW HIGH` count htsim data packets (1450 B) and

@@ -41,8 +41,8 @@ const HIST_ROWS: usize = 16;
 pub struct Report {
     pub workload: String,
     pub link: String,
-    /// The flow mode, or the preset `rpc-bench compare` ran (the column
-    /// name in side-by-side tables).
+    /// The flow mode, or the regime `rpc-bench compare` ran (the column
+    /// name in side-by-side tables); the JSON and CSV key `mode` either way.
     pub mode: String,
     /// Request payload bytes.
     pub msg_size: u64,

@@ -50,11 +50,11 @@ enum Cmd {
     KernelUdp(KernelUdpArgs),
     /// Bring one port up in a single process, send frames, report link, counts and mbuf accounting.
     PortCheck(PortCheckArgs),
-    /// The same workload in each mode of --modes (default lossless,lossy; presets lossless, pause, lossy, irn), side by side, drops by source.
+    /// The same workload in each regime of --regimes (default lossless,lossy; regimes lossless, pause, lossy, irn), side by side, drops by source.
     Compare(bench::compare::CompareArgs),
     /// One run per credit value (--credits 0.5x,1x,4x,16x or absolute counts): goodput, p99 and loss rate against credits.
     Sweep(bench::compare::SweepArgs),
-    /// N sessions of one client thread converging on one server thread (--fan-in 1,2,4,8,16), in each mode of --modes.
+    /// N sessions of one client thread converging on one server thread (--fan-in 1,2,4,8,16), in each regime of --regimes.
     Incast(bench::compare::IncastArgs),
     /// Datacenter transport regimes (InfiniBand credits, RoCE with PFC and DCQCN, IRN, SRD, eRPC, ...) on a simulated datacenter fabric (deterministic, virtual time): per regime goodput, FCT slowdown by size, drops by place, pauses, ECN marks, resends.
     Fabric(lab::cli::FabricArgs),

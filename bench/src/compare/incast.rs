@@ -1,9 +1,9 @@
 //! `rpc-bench incast`: N sessions of one client thread converging on one
-//! server thread, in each mode of `--modes`. Points are written as they
+//! server thread, in each regime of `--regimes`. Points are written as they
 //! finish ([`super::stream`]).
 
-use super::modes::*;
 use super::probes::*;
+use super::regimes::*;
 use super::report::*;
 use super::run::*;
 use super::stream::*;
@@ -21,12 +21,17 @@ pub struct IncastArgs {
     /// multiplexed by one client thread (comma-separated).
     #[arg(long, value_delimiter = ',', default_values_t = [1u32, 2, 4, 8, 16])]
     pub fan_in: Vec<u32>,
-    /// Modes, comma-separated (lossless, pause, lossy, irn: the base
+    /// Regimes, comma-separated (lossless, pause, lossy, irn: the base
     /// configuration of each point).
-    #[arg(long, value_delimiter = ',', default_value = "lossless,lossy")]
-    pub modes: Vec<String>,
+    #[arg(
+        long,
+        visible_alias = "modes",
+        value_delimiter = ',',
+        default_value = "lossless,lossy"
+    )]
+    pub regimes: Vec<String>,
     #[command(flatten)]
-    pub mode_sets: ModeOverrides,
+    pub regime_sets: RegimeOverrides,
     #[command(flatten)]
     pub measure: MeasureArgs,
     /// Credits of pause and lossy as a multiple of the BDP, or "unbounded".
@@ -36,12 +41,13 @@ pub struct IncastArgs {
     pub out: PointsOut,
 }
 
-/// `rpc-bench incast`: fan-in sessions to one server worker, both modes.
+/// `rpc-bench incast`: fan-in sessions to one server worker, in each
+/// regime.
 pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     crate::run::child::install_signal_handlers();
     a.out.check(&["p99", "loss"])?;
-    let modes = parse_presets(&a.modes)?;
-    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &modes)?;
+    let regimes = parse_regimes(&a.regimes)?;
+    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.regime_sets, &regimes)?;
     bases.measure_link(&a.measure, "rpc-bench incast")?;
     bases.each(|c| c.workload.kind = apps::config::WorkloadKind::Incast);
     let base = bases.common.clone();
@@ -59,10 +65,10 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
         base.cores.server[0]
     );
     eprintln!("  {}", bdp_line(&bdp, base.link.mtu));
-    let plan: Vec<(u32, Preset)> = a
+    let plan: Vec<(u32, Regime)> = a
         .fan_in
         .iter()
-        .flat_map(|&n| modes.iter().map(move |m| (n, *m)))
+        .flat_map(|&n| regimes.iter().map(move |r| (n, *r)))
         .collect();
     let mut columns = INCAST_COLUMNS.to_vec();
     columns.extend_from_slice(METRICS);
@@ -84,13 +90,13 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     let outcome = run_points(
         total,
         |i| {
-            let (n, mode) = plan[i];
-            let label = format!("[{}/{total}] {} x {n}", i + 1, mode.name());
-            let point = incast_point(&bases, mode, n, &probes, &label);
+            let (n, regime) = plan[i];
+            let label = format!("[{}/{total}] {} x {n}", i + 1, regime.name());
+            let point = incast_point(&bases, regime, n, &probes, &label);
             Done {
                 row: point.to_json(),
                 point,
-                label: format!("{} x {n}", mode.name()),
+                label: format!("{} x {n}", regime.name()),
             }
         },
         crate::run::child::interrupted,
@@ -116,8 +122,8 @@ pub fn incast_cmd(a: &IncastArgs) -> anyhow::Result<()> {
     )
 }
 
-/// The incast table: fan-in, mode, per-session credits, ring, then the
-/// results.
+/// The incast table: fan-in, regime, per-session credits, ring, then the
+/// results (the regime's JSON and CSV key is `mode`).
 const INCAST_COLUMNS: &[Column] = &[
     Column {
         head: "sessions",
@@ -125,7 +131,7 @@ const INCAST_COLUMNS: &[Column] = &[
         cell: |r| text(r, "sessions"),
     },
     Column {
-        head: "mode",
+        head: "regime",
         width: 8,
         cell: |r| text(r, "mode"),
     },
@@ -141,14 +147,20 @@ const INCAST_COLUMNS: &[Column] = &[
     },
 ];
 
-/// One incast point: `n` sessions on `mode`'s base, resolved on the
+/// One incast point: `n` sessions on `regime`'s base, resolved on the
 /// configured ring (lossless sessions share it: derived credits lowered to
 /// min(BDP, rx_desc / n - 1)), or why it cannot run (not even one credit
 /// each; a skipped point).
-fn incast_point(bases: &Bases, mode: Preset, n: u32, probes: &[QdiscProbe], label: &str) -> Point {
-    let mut cfg = bases.get(mode).clone();
+fn incast_point(
+    bases: &Bases,
+    regime: Regime,
+    n: u32,
+    probes: &[QdiscProbe],
+    label: &str,
+) -> Point {
+    let mut cfg = bases.get(regime).clone();
     cfg.workload.sessions_per_thread = n.max(1);
-    run_point(mode, &cfg, bases.resolve_on_ring(&cfg), probes, label)
+    run_point(regime, &cfg, bases.resolve_on_ring(&cfg), probes, label)
 }
 
 #[cfg(test)]
@@ -158,16 +170,16 @@ mod tests {
     use apps::config::{Config, ValidationEnv};
 
     #[test]
-    fn incast_shares_the_ring_in_lossless_mode() {
+    fn incast_shares_the_ring_in_the_lossless_regime() {
         let mut common = Config::default();
         common.link.rx_desc = 64;
         common.workload.kind = apps::config::WorkloadKind::Incast;
         let bases = Bases {
-            per_preset: Preset::ALL.iter().map(|p| p.apply(&common)).collect(),
+            per_regime: Regime::ALL.iter().map(|p| p.apply(&common)).collect(),
             common,
             floor: None,
         };
-        let credits = |p: Preset, n: u32| {
+        let credits = |p: Regime, n: u32| {
             let mut c = bases.get(p).clone();
             c.workload.sessions_per_thread = n;
             bases.resolve_on_ring(&c).map(|(run, r)| {
@@ -176,11 +188,11 @@ mod tests {
                 r.credits()
             })
         };
-        assert_eq!(credits(Preset::Lossless, 1).unwrap(), 9);
+        assert_eq!(credits(Regime::Lossless, 1).unwrap(), 9);
         // 64 entries / 16 sessions = 4 each: 3 credits + the probe's entry.
-        assert_eq!(credits(Preset::Lossless, 16).unwrap(), 3);
-        assert!(credits(Preset::Lossless, 128).is_err());
-        assert_eq!(credits(Preset::Lossy, 16).unwrap(), 36);
+        assert_eq!(credits(Regime::Lossless, 16).unwrap(), 3);
+        assert!(credits(Regime::Lossless, 128).is_err());
+        assert_eq!(credits(Regime::Lossy, 16).unwrap(), 36);
     }
 
     #[test]
@@ -195,34 +207,64 @@ mod tests {
             cmd.debug_assert();
         }
         let m = SweepArgs::augment_args(Command::new("sweep"))
-            .try_get_matches_from(["sweep", "--credits", "1x,4x", "--modes", "lossy,lossless"])
+            .try_get_matches_from(["sweep", "--credits", "1x,4x", "--regimes", "lossy,lossless"])
             .unwrap();
         use clap::FromArgMatches as _;
         let a = SweepArgs::from_arg_matches(&m).unwrap();
         assert_eq!(a.credit_list, "1x,4x");
         assert_eq!(a.cfg.credits, None);
-        assert_eq!(a.modes, vec!["lossy", "lossless"]);
-        // compare: two modes unless told, any preset per mode.
+        assert_eq!(a.regimes, vec!["lossy", "lossless"]);
+        // compare: two regimes unless told, any overrides per regime.
         let parse = |args: &[&str]| {
             let m = CompareArgs::augment_args(Command::new("compare"))
                 .try_get_matches_from(args)
                 .unwrap();
             CompareArgs::from_arg_matches(&m).unwrap()
         };
-        assert_eq!(parse(&["compare"]).modes, vec!["lossless", "lossy"]);
+        assert_eq!(parse(&["compare"]).regimes, vec!["lossless", "lossy"]);
         let a = parse(&[
             "compare",
-            "--modes=lossless,pause,lossy,irn",
-            "--mode-set",
+            "--regimes=lossless,pause,lossy,irn",
+            "--regime-set",
             "irn:transport.rto_low_us=200",
-            "--mode-set=pause:transport.pause_time_us=50",
+            "--regime-set=pause:transport.pause_time_us=50",
             "--lossless-set=transport.rto_us=100000",
         ]);
-        assert_eq!(parse_presets(&a.modes).unwrap(), Preset::ALL);
+        assert_eq!(parse_regimes(&a.regimes).unwrap(), Regime::ALL);
         assert_eq!(
-            a.mode_sets.for_preset(Preset::Pause).unwrap(),
+            a.regime_sets.for_regime(Regime::Pause).unwrap(),
             vec!["transport.pause_time_us=50"]
         );
-        assert_eq!(a.mode_sets.lossless_set, vec!["transport.rto_us=100000"]);
+        assert_eq!(a.regime_sets.lossless_set, vec!["transport.rto_us=100000"]);
+        // The old spellings, --modes and --mode-set, are aliases: scripts
+        // written for them run unchanged.
+        let old = parse(&[
+            "compare",
+            "--modes=pause,irn",
+            "--mode-set",
+            "irn:transport.rto_low_us=200",
+        ]);
+        assert_eq!(old.regimes, vec!["pause", "irn"]);
+        assert_eq!(
+            old.regime_sets.for_regime(Regime::Irn).unwrap(),
+            vec!["transport.rto_low_us=200"]
+        );
+        let m = SweepArgs::augment_args(Command::new("sweep"))
+            .try_get_matches_from(["sweep", "--modes", "lossless"])
+            .unwrap();
+        assert_eq!(
+            SweepArgs::from_arg_matches(&m).unwrap().regimes,
+            vec!["lossless"]
+        );
+        let m = IncastArgs::augment_args(Command::new("incast"))
+            .try_get_matches_from([
+                "incast",
+                "--modes=irn",
+                "--mode-set=irn:transport.rto_us=900",
+            ])
+            .unwrap();
+        let a = IncastArgs::from_arg_matches(&m).unwrap();
+        assert_eq!(a.regimes, vec!["irn"]);
+        assert_eq!(a.regime_sets.regime_set, vec!["irn:transport.rto_us=900"]);
     }
 }

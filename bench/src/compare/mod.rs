@@ -1,10 +1,11 @@
-//! The flow-mode comparison of `rpc-bench`: one workload run in each of the
-//! named modes (`lossless`, `pause`, `lossy`, `irn`; see [`modes`]) on the
-//! same link (`compare`), one run per credit value (`sweep`), and N sessions
-//! of one client thread converging on one server thread (`incast`).
+//! The regime comparison of `rpc-bench`: one workload run in each of the
+//! named regimes (`lossless`, `pause`, `lossy`, `irn`; see [`regimes`]) on
+//! the same link (`compare`), one run per credit value (`sweep`), and N
+//! sessions of one client thread converging on one server thread
+//! (`incast`).
 //!
 //! Every run is an ordinary `rpc-bench run` pair ([`crate::run::bench::run_pair`]); this
-//! module only derives the per-mode configurations, reads the kernel qdisc
+//! module only derives the per-regime configurations, reads the kernel qdisc
 //! counters around each run, and sorts the drops by source:
 //!
 //! - injected: the seeded fault injectors of the client and the server;
@@ -29,7 +30,7 @@
 //! retransmitted packets, spurious timeouts, pause frames, paused time, ECN
 //! marks, CNPs).
 //!
-//! Layout: [`modes`] (the presets and per-mode overrides), [`run`] (one
+//! Layout: [`regimes`] (the regimes and per-regime overrides), [`run`] (one
 //! measured run, `compare`), [`sweep`], [`size_sweep`] (`sweep
 //! --msg-sizes`), [`incast`], [`stream`] (the multi-point loop: every
 //! point written as it finishes, Ctrl-C keeps the finished ones), [`tc`]
@@ -37,9 +38,9 @@
 //! tables, plots), [`recovery_counters`] (the recovery and flow-control counters).
 
 mod incast;
-mod modes;
 mod probes;
 mod recovery_counters;
+mod regimes;
 mod report;
 mod run;
 mod size_sweep;
@@ -49,10 +50,12 @@ mod sweep_args;
 mod tc;
 
 pub use incast::{incast_cmd, IncastArgs};
-pub use modes::for_mode;
-pub use modes::{parse_mode_set, parse_presets, ModeOverrides, Preset};
 pub use probes::{cpu_steal, default_probes, parse_cpu_steal, QdiscProbe};
 pub use recovery_counters::RecoveryCounters;
+pub use regimes::{
+    for_flow_mode, parse_regime, parse_regime_set, parse_regimes, ApplyRegime, Regime,
+    RegimeOverrides,
+};
 pub use report::{
     packets_sent, render_drop_sources, render_recovery, DropSources, Point, QDISC_SENDER,
     QDISC_SWITCH,

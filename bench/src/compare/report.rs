@@ -1,14 +1,14 @@
 //! Report assembly for compare/sweep/incast: drops sorted by source, loss
 //! rate, the recovery and flow-control counters of both sides, the one-line
-//! workload, BDP and mode descriptions, the drop-source and counter rows,
+//! workload, BDP and regime descriptions, the drop-source and counter rows,
 //! the sweep/incast table and its plots.
 
-use super::modes::Preset;
 use super::recovery_counters::RecoveryCounters;
 use anyhow::bail;
 use apps::config::{Config, Direction, DropKind, FlowMode, Source};
 use apps::report::Report;
 use engine::config::{Bdp, Resolved};
+use engine::regimes::Regime;
 use serde_json::{json, Value};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -123,9 +123,9 @@ pub(super) fn annotate(cfg: &Config, r: &mut Report) {
     for (key, _, n) in counters.fields() {
         r.extra.insert(key.into(), json!(n));
     }
-    // Runs are bounded in time, so a mode that recovers faster completes
+    // Runs are bounded in time, so a regime that recovers faster completes
     // more RPCs and sends more packets of every kind: per RPC is the
-    // figure that compares recovery cost across modes.
+    // figure that compares recovery cost across regimes.
     r.extra.insert(
         "retransmitted_per_rpc".into(),
         json!(counters.per_rpc(r.completed)),
@@ -184,19 +184,20 @@ pub(super) fn json_without_hist(r: &Report) -> Value {
     v
 }
 
-/// One mode's summary in compare's JSON and CSV: the report without its
-/// histogram, stamped with the build, the host and that mode's own
-/// effective configuration (the modes differ in credits, rings, flow mode).
-pub(super) fn mode_json(r: &Report, cfg: &Config) -> Value {
+/// One regime's summary in compare's JSON and CSV: the report without its
+/// histogram, stamped with the build, the host and that regime's own
+/// effective configuration (the regimes differ in credits, rings, flow
+/// mode).
+pub(super) fn regime_json(r: &Report, cfg: &Config) -> Value {
     let mut v = json_without_hist(r);
     apps::report::meta::stamp(&mut v, Some(cfg));
     v
 }
 
-/// Compare's JSON: one object keyed by each mode's name (the values of
-/// [`mode_json`]), so `.lossy.p99_us` reads one mode's figure.
-pub(super) fn json_by_mode(modes: &[(String, Value)]) -> Value {
-    Value::Object(modes.iter().cloned().collect())
+/// Compare's JSON: one object keyed by each regime's name (the values of
+/// [`regime_json`]), so `.lossy.p99_us` reads one regime's figure.
+pub(super) fn json_by_regime(regimes: &[(String, Value)]) -> Value {
+    Value::Object(regimes.iter().cloned().collect())
 }
 
 /// "af_packet", "memif", ... as the config spells it.
@@ -207,7 +208,7 @@ pub(super) fn link_name(cfg: &Config) -> String {
         .unwrap_or_default()
 }
 
-/// The workload in one line (no flow mode: the commands run both).
+/// The workload in one line (no regime: the commands run several).
 pub(super) fn describe(cfg: &Config) -> String {
     let w = &cfg.workload;
     let sessions = if w.kind == apps::config::WorkloadKind::Incast {
@@ -230,7 +231,7 @@ pub(super) fn describe(cfg: &Config) -> String {
     )
 }
 
-/// The BDP every mode's credits come from, and where it came from.
+/// The BDP every regime's credits come from, and where it came from.
 pub(super) fn bdp_line(b: &Bdp, mtu: u32) -> String {
     let from = match b.source {
         Source::Measured => b.why.clone(),
@@ -263,9 +264,9 @@ pub(super) fn multiple(credits: u16, bdp: u16) -> f64 {
     credits as f64 / bdp.max(1) as f64
 }
 
-/// One mode's credits (and their source), reservation and loss repair in
-/// one line; `cfg` is the mode's config as given, `r` its resolution.
-pub(super) fn mode_line(name: &str, cfg: &Config, r: &Resolved) -> String {
+/// One regime's credits (and their source), reservation and loss repair
+/// in one line; `cfg` is the regime's config as given, `r` its resolution.
+pub(super) fn regime_line(name: &str, cfg: &Config, r: &Resolved) -> String {
     let credits = r.credits();
     let rx = r.rx_ring;
     let flow = match r.transport.mode {
@@ -363,7 +364,7 @@ pub fn render_recovery(reports: &[&Report]) -> String {
 }
 
 /// Rows of one value per report under a title line that names the columns
-/// (each report's `mode`), every column at least 8 wide.
+/// (each report's `mode`: compare's regime), every column at least 8 wide.
 fn render_block(title: &str, reports: &[&Report], rows: &[(&str, Vec<String>)]) -> String {
     let w0 = rows
         .iter()
@@ -400,8 +401,9 @@ fn render_block(title: &str, reports: &[&Report], rows: &[(&str, Vec<String>)]) 
 /// One run of a sweep (or why it did not run).
 #[derive(Clone, Debug)]
 pub struct Point {
-    /// The preset the point ran (its JSON `mode`).
-    pub mode: Preset,
+    /// The regime the point ran (its JSON and CSV key is `mode`, which
+    /// scripts read).
+    pub regime: Regime,
     pub credits: u16,
     /// Where the credits came from (`credits_source`).
     pub credits_from: String,
@@ -415,7 +417,7 @@ pub struct Point {
 impl Point {
     pub fn to_json(&self) -> Value {
         let mut v = json!({
-            "mode": self.mode.name(), "credits": self.credits, "credits_source": self.credits_from,
+            "mode": self.regime.name(), "credits": self.credits, "credits_source": self.credits_from,
             "bdp_credits": self.bdp,
             "credits_x_bdp": multiple(self.credits, self.bdp),
             "sessions": self.sessions, "rx_desc": self.rx_desc,
@@ -450,7 +452,7 @@ impl Point {
 }
 
 /// Goodput (FILE), p99 (FILE-p99.svg) and loss rate (FILE-loss.svg)
-/// against `x`, one line per mode.
+/// against `x`, one line per regime.
 pub(super) fn plot_points(
     path: &Path,
     points: &[Point],
@@ -460,12 +462,12 @@ pub(super) fn plot_points(
     log_x: bool,
 ) -> anyhow::Result<()> {
     let series = |y: &dyn Fn(&Report) -> f64| -> Vec<(String, Vec<(f64, f64)>)> {
-        Preset::ALL
+        Regime::ALL
             .iter()
             .filter_map(|m| {
                 let pts: Vec<(f64, f64)> = points
                     .iter()
-                    .filter(|p| p.mode == *m)
+                    .filter(|p| p.regime == *m)
                     .filter_map(|p| p.result.as_ref().ok().map(|r| (x(p), y(r))))
                     .collect();
                 (!pts.is_empty()).then(|| (m.name().to_string(), pts))
@@ -577,12 +579,12 @@ mod tests {
         pause.client_stats = Some(client);
         annotate(&Config::default(), &mut pause);
         let cfg = Config::default();
-        let j = json_by_mode(&[
-            ("irn".into(), mode_json(&irn, &cfg)),
-            ("pause".into(), mode_json(&pause, &cfg)),
+        let j = json_by_regime(&[
+            ("irn".into(), regime_json(&irn, &cfg)),
+            ("pause".into(), regime_json(&pause, &cfg)),
         ]);
         for k in apps::report::meta::STAMP_KEYS {
-            assert!(j["irn"].get(k).is_some(), "each mode is stamped: {k}");
+            assert!(j["irn"].get(k).is_some(), "each regime is stamped: {k}");
         }
         assert_eq!(
             j["pause"]["config"]["link"],
@@ -605,11 +607,14 @@ mod tests {
         assert_eq!(j["irn"]["retransmitted_per_rpc"].as_f64(), Some(1.75));
         assert_eq!(j["pause"]["retransmitted_per_rpc"].as_f64(), Some(0.0));
         assert_eq!(j["irn"]["mode"], "irn");
-        assert_eq!(j["irn"]["flow_mode"], "lossless", "the config's mode: {j}");
+        assert_eq!(
+            j["irn"]["flow_mode"], "lossless",
+            "the config's flow mode: {j}"
+        );
         assert_eq!(j["irn"]["retransmit"], "go_back_n");
         // The sweep's points carry them too, and the table shows them.
         let point = Point {
-            mode: Preset::Irn,
+            regime: Regime::Irn,
             credits: 9,
             credits_from: "derived".into(),
             bdp: 9,
@@ -638,7 +643,7 @@ mod tests {
         annotate(&cfg, &mut r);
         assert_eq!(r.extra["pause"]["xoff"], 974);
         assert_eq!(r.extra["pause"]["headroom"], 50);
-        let line = mode_line("pause", &cfg, &cfg.resolved().unwrap());
+        let line = regime_line("pause", &cfg, &cfg.resolved().unwrap());
         assert!(line.contains("XOFF at 974 / XON at 487 of 1024"), "{line}");
         assert!(
             line.contains("36 credits (4.00 x BDP; derived: pause: 4 x BDP)"),

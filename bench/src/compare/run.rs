@@ -1,11 +1,12 @@
-//! One measured run (per-mode configurations, ring fitting, a server+client
-//! pair with qdisc probes) and `rpc-bench compare`, whose output follows
-//! [`apps::report::output`]: tables on stdout (stderr with `--json`), one
-//! JSON object keyed by mode, each mode stamped with its own configuration,
-//! and a CSV row per mode written as the mode finishes.
+//! One measured run (per-regime configurations, ring fitting, a
+//! server+client pair with qdisc probes) and `rpc-bench compare`, whose
+//! output follows [`apps::report::output`]: tables on stdout (stderr with
+//! `--json`), one JSON object keyed by regime, each regime stamped with its
+//! own configuration, and a CSV row per regime written as the regime's run
+//! finishes.
 
-use super::modes::*;
 use super::probes::*;
+use super::regimes::*;
 use super::report::*;
 use super::tc::*;
 use crate::measure::bdp::resolve_pair;
@@ -76,11 +77,11 @@ pub fn measure(cfg: &Config, probes: &[QdiscProbe]) -> anyhow::Result<Report> {
 // ------------------------------------------------------------ compare
 
 /// How `compare`, `sweep` and `incast` measure the link: once per
-/// invocation, with the raw floor `run` uses, so every mode's credits
+/// invocation, with the raw floor `run` uses, so every regime's credits
 /// come from one measurement.
 #[derive(Args, Clone, Debug, Default)]
 pub struct MeasureArgs {
-    /// Skip the raw floor: every mode's BDP then comes from the config's
+    /// Skip the raw floor: every regime's BDP then comes from the config's
     /// transport.link_gbps x transport.rtt_us (10 Gb/s x 10 us = 9
     /// credits at 1500 B with the defaults) instead of the link.
     #[arg(long)]
@@ -96,19 +97,25 @@ pub struct CompareArgs {
     pub cfg: ConfigArgs,
     #[command(flatten)]
     pub measure: MeasureArgs,
-    /// Give every mode the same credits, the lossless mode's (1 x BDP), so
-    /// the runs differ in the flow mode alone; `--credits N` fixes them to
-    /// N in every mode instead.
+    /// Give every regime the same credits, the lossless regime's (1 x BDP),
+    /// so the runs differ in the rest of each regime alone (flow mode,
+    /// retransmission); `--credits N` fixes them to N in every regime
+    /// instead.
     #[arg(long)]
     pub same_credits: bool,
-    /// Modes to run, comma-separated, in this order: lossless (credits =
+    /// Regimes to run, comma-separated, in this order: lossless (credits =
     /// BDP, ring reserved), pause (pause frames, credits = multiple x BDP),
     /// lossy (credits = multiple x BDP), irn (credits = BDP, selective
     /// retransmission).
-    #[arg(long, value_delimiter = ',', default_value = "lossless,lossy")]
-    pub modes: Vec<String>,
+    #[arg(
+        long,
+        visible_alias = "modes",
+        value_delimiter = ',',
+        default_value = "lossless,lossy"
+    )]
+    pub regimes: Vec<String>,
     #[command(flatten)]
-    pub mode_sets: ModeOverrides,
+    pub regime_sets: RegimeOverrides,
     /// Credits of pause and lossy as a multiple of the BDP, or "unbounded"
     /// (shortcut for --set transport.lossy_credit_multiple=X; irn stays at 1).
     #[arg(long, value_name = "X")]
@@ -118,41 +125,42 @@ pub struct CompareArgs {
     /// `scripts/veth.sh up IFACE --switch` when there is one.
     #[arg(long = "qdisc", value_name = "DEV[@NETNS]")]
     pub qdisc: Vec<String>,
-    /// Print one JSON object keyed by mode ({"lossless": {...}, "lossy":
-    /// {...}}, each stamped with the build, host and that mode's config) as
+    /// Print one JSON object keyed by regime ({"lossless": {...}, "lossy":
+    /// {...}}, each stamped with the build, host and that regime's config) as
     /// the only line on stdout (the tables go to stderr).
     #[arg(long)]
     pub json: bool,
-    /// Draw every mode's latency distribution (log latency axis) on one SVG.
+    /// Draw every regime's latency distribution (log latency axis) on one
+    /// SVG.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
-    /// Write one CSV row per mode (its summary's scalar fields), each as
-    /// soon as the mode's run ends.
+    /// Write one CSV row per regime (its summary's scalar fields), each as
+    /// soon as the regime's run ends.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
 }
 
-/// The run configuration as loaded (`common`), and per preset: the preset
-/// on top of it, then that mode's own overrides; and the link as measured
-/// once for the whole invocation.
+/// The run configuration as loaded (`common`), and per regime: the regime
+/// on top of it, then that regime's own overrides; and the link as
+/// measured once for the whole invocation.
 #[derive(Clone, Debug)]
 pub struct Bases {
     pub common: Config,
-    /// Indexed like [`Preset::ALL`]: every preset is derived, run or not.
-    pub(super) per_preset: Vec<Config>,
+    /// Indexed like [`Regime::ALL`]: every regime is derived, run or not.
+    pub(super) per_regime: Vec<Config>,
     /// The raw floor measured before the runs (`None`: not measured).
     pub floor: Option<Value>,
 }
 
 impl Bases {
-    pub fn get(&self, p: Preset) -> &Config {
-        &self.per_preset[p as usize]
+    pub fn get(&self, r: Regime) -> &Config {
+        &self.per_regime[r as usize]
     }
 
     /// Applies `f` to every configuration.
     pub(super) fn each(&mut self, f: impl Fn(&mut Config)) {
         f(&mut self.common);
-        self.per_preset.iter_mut().for_each(f);
+        self.per_regime.iter_mut().for_each(f);
     }
 
     /// `cfg` (a base, perhaps with a point's changes) resolved for a pair
@@ -168,9 +176,9 @@ impl Bases {
         crate::measure::bdp::resolve_pair_on_ring(cfg, self.floor.as_ref())
     }
 
-    /// Measures the link, once, before every mode's run (after every
+    /// Measures the link, once, before every regime's run (after every
     /// configuration was checked, so a bad one fails before any process
-    /// starts): the BDP each mode's credits derive from.
+    /// starts): the BDP each regime's credits derive from.
     pub fn measure_link(&mut self, m: &MeasureArgs, tool: &str) -> anyhow::Result<()> {
         let mut floor_cfg = self.common.clone();
         bench::isolate(&mut floor_cfg);
@@ -178,16 +186,16 @@ impl Bases {
         Ok(())
     }
 
-    /// The resolution of the shared configuration: the BDP every mode's
+    /// The resolution of the shared configuration: the BDP every regime's
     /// credits come from.
     pub fn shared(&self) -> Result<Resolved, ConfigError> {
         Ok(self.resolve(&self.common)?.1)
     }
 
-    /// Gives every preset the lossless mode's resolved credits (unless the
-    /// user gave credits, which every mode takes already).
+    /// Gives every regime the lossless regime's resolved credits (unless
+    /// the user gave credits, which every regime takes already).
     pub(super) fn same_credits(&mut self) -> Result<u16, ConfigError> {
-        let lossless = self.resolve(self.get(Preset::Lossless))?.1.credits();
+        let lossless = self.resolve(self.get(Regime::Lossless))?.1.credits();
         if !self.common.origins.given("transport.credits") {
             self.each(|c| {
                 c.transport.credits = Some(lossless);
@@ -202,8 +210,8 @@ impl Bases {
 pub(super) fn load_bases(
     cfg: &ConfigArgs,
     multiple: Option<&str>,
-    sets: &ModeOverrides,
-    running: &[Preset],
+    sets: &RegimeOverrides,
+    running: &[Regime],
 ) -> anyhow::Result<Bases> {
     sets.check(running)?;
     let mut args = cfg.clone();
@@ -213,18 +221,18 @@ pub(super) fn load_bases(
             .insert(0, format!("transport.lossy_credit_multiple={m}"));
     }
     let common = Config::load(args.config.as_deref(), &args.overrides())?;
-    let mut per_preset = Vec::new();
-    for p in Preset::ALL {
-        let c = p
+    let mut per_regime = Vec::new();
+    for r in Regime::ALL {
+        let c = r
             .apply(&common)
-            .with_overrides(&sets.for_preset(p)?)
-            .with_context(|| format!("the {} mode's overrides", p.name()))?;
-        per_preset.push(c);
+            .with_overrides(&sets.for_regime(r)?)
+            .with_context(|| format!("the {} regime's overrides", r.name()))?;
+        per_regime.push(c);
     }
     // Each run's configuration is validated before it runs; check the
     // parts common to all now (a lossless check of the user's credits
     // would reject what the lossy runs are for).
-    for_mode(&common, FlowMode::Lossy, common.transport.credits)
+    for_flow_mode(&common, FlowMode::Lossy, common.transport.credits)
         .validate_pair(&ValidationEnv::detect())?;
     bench::preflight(&common)?;
     if common.workload.warmup_seconds > common.workload.seconds {
@@ -232,12 +240,12 @@ pub(super) fn load_bases(
     }
     Ok(Bases {
         common,
-        per_preset,
+        per_regime,
         floor: None,
     })
 }
 
-/// `rpc-bench compare`: the same workload in each mode of `--modes`.
+/// `rpc-bench compare`: the same workload in each regime of `--regimes`.
 pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     // Output paths before anything starts: a typo fails at once.
     if let Some(p) = &a.plot {
@@ -247,11 +255,11 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
         output::check_writable("--csv", p)?;
     }
     crate::run::child::install_signal_handlers();
-    let presets = parse_presets(&a.modes)?;
-    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.mode_sets, &presets)?;
-    // Every mode resolves before the link is measured too: a refusal fails
-    // before any process starts.
-    for p in &presets {
+    let regimes = parse_regimes(&a.regimes)?;
+    let mut bases = load_bases(&a.cfg, a.multiple.as_deref(), &a.regime_sets, &regimes)?;
+    // Every regime resolves before the link is measured too: a refusal
+    // fails before any process starts.
+    for p in &regimes {
         bases
             .resolve(bases.get(*p))
             .with_context(|| format!("{} configuration", p.name()))?;
@@ -259,14 +267,14 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     bases.measure_link(&a.measure, "rpc-bench compare")?;
     if a.same_credits {
         let c = bases.same_credits()?;
-        eprintln!("rpc-bench compare: --same-credits: every mode at {c} credits");
+        eprintln!("rpc-bench compare: --same-credits: every regime at {c} credits");
     }
     let base = bases.common.clone();
     let shared = bases.shared()?;
-    // Every mode resolved on the one measurement, before any runs: a
+    // Every regime resolved on the one measurement, before any runs: a
     // lossless BDP the ring cannot back fails here.
-    let mut runs: Vec<(Preset, Config, Resolved)> = Vec::new();
-    for p in &presets {
+    let mut runs: Vec<(Regime, Config, Resolved)> = Vec::new();
+    for p in &regimes {
         let (cfg, r) = bases
             .resolve(bases.get(*p))
             .with_context(|| format!("{} configuration", p.name()))?;
@@ -277,7 +285,7 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     eprintln!("rpc-bench compare: {}", describe(&base));
     eprintln!("  {}", bdp_line(&shared.bdp, base.link.mtu));
     for (p, _, r) in &runs {
-        eprintln!("  {}", mode_line(p.name(), bases.get(*p), r));
+        eprintln!("  {}", regime_line(p.name(), bases.get(*p), r));
     }
     if !probes.is_empty() {
         let names: Vec<String> = probes.iter().map(QdiscProbe::label).collect();
@@ -288,7 +296,7 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
         None => None,
     };
     let mut reports = Vec::new();
-    let mut by_mode = Vec::new();
+    let mut by_regime = Vec::new();
     for (p, cfg, r) in &runs {
         eprintln!(
             "rpc-bench compare: {} run, {} credits",
@@ -296,7 +304,8 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
             r.credits()
         );
         let mut rep = measure(cfg, &probes).with_context(|| format!("{} run", p.name()))?;
-        // The column and the JSON key: the preset (irn runs in lossy mode).
+        // The column and the JSON key (and the JSON's `mode`): the regime
+        // (irn runs in flow mode lossy).
         rep.mode = p.name().to_string();
         rep.extra.insert("credits".into(), r.credits().into());
         rep.extra.insert(
@@ -306,11 +315,11 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
         rep.extra.insert("bdp_credits".into(), r.bdp.packets.into());
         rep.extra
             .insert("bdp_source".into(), r.bdp.source.as_str().into());
-        let v = mode_json(&rep, cfg);
+        let v = regime_json(&rep, cfg);
         if let Some(w) = csv.as_mut() {
             w.push(&output::flat_row(&v))?;
         }
-        by_mode.push((rep.mode.clone(), v));
+        by_regime.push((rep.mode.clone(), v));
         reports.push(rep);
     }
     let refs: Vec<&Report> = reports.iter().collect();
@@ -321,7 +330,7 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     ];
     output::print_human(a.json, &format!("\n{}", tables.concat()));
     if let Some(path) = &a.plot {
-        let label = |(p, _, r): &(Preset, Config, Resolved)| (p.name(), r.credits());
+        let label = |(p, _, r): &(Regime, Config, Resolved)| (p.name(), r.credits());
         let title: Vec<String> = runs
             .iter()
             .map(label)
@@ -346,7 +355,7 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
         eprintln!("latency plot: {}", path.display());
     }
     if a.json {
-        println!("{}", json_by_mode(&by_mode));
+        println!("{}", json_by_regime(&by_regime));
     }
     let bad: Vec<String> = reports
         .iter()
@@ -359,19 +368,19 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Runs `given` (`preset`'s config, with the point's changes) as one
+/// Runs `given` (`regime`'s config, with the point's changes) as one
 /// point, resolved on the measured link by `resolution` (the ring grown
 /// to back lossless credits and pause headroom, or not): a resolution
 /// that refuses it is a skipped point.
 pub(super) fn run_point(
-    preset: Preset,
+    regime: Regime,
     given: &Config,
     resolution: Result<(Config, Resolved), ConfigError>,
     probes: &[QdiscProbe],
     label: &str,
 ) -> Point {
     let mut point = Point {
-        mode: preset,
+        regime,
         credits: 0,
         credits_from: String::new(),
         bdp: 0,
@@ -424,23 +433,23 @@ mod tests {
     #[test]
     fn lossless_rings_grow_with_credits() {
         let own = Config::default();
-        let mut c = for_mode(&own, FlowMode::Lossless, Some(300));
+        let mut c = for_flow_mode(&own, FlowMode::Lossless, Some(300));
         c.link.rx_desc = 256;
         c.workload.sessions_per_thread = 4;
         assert_eq!(fit_ring(&c), Ok(Some(2048)));
         let (run, _) = resolve_pair(&c, None).unwrap();
         assert!(run.validate(&ValidationEnv { online_cores: 2 }).is_ok());
-        let mut c = for_mode(&own, FlowMode::Lossless, Some(60000));
+        let mut c = for_flow_mode(&own, FlowMode::Lossless, Some(60000));
         c.workload.sessions_per_thread = 2;
         assert!(fit_ring(&c).unwrap_err().contains("link.rx_desc <= 16384"));
-        let lossy = for_mode(&Config::default(), FlowMode::Lossy, Some(60000));
+        let lossy = for_flow_mode(&Config::default(), FlowMode::Lossy, Some(60000));
         assert_eq!(fit_ring(&lossy), Ok(None));
     }
 
     #[test]
     fn pause_rings_grow_to_hold_the_headroom() {
         // Headroom 2 x 9 + 32 = 50 entries: 52 do not fit 32, fit 64.
-        let mut c = for_mode(&Config::default(), FlowMode::Pause, None);
+        let mut c = for_flow_mode(&Config::default(), FlowMode::Pause, None);
         c.link.rx_desc = 32;
         assert!(c.validate(&ValidationEnv { online_cores: 2 }).is_err());
         assert_eq!(fit_ring(&c), Ok(Some(64)));
@@ -453,24 +462,24 @@ mod tests {
     }
 
     #[test]
-    fn every_mode_takes_its_credits_from_one_measurement() {
+    fn every_regime_takes_its_credits_from_one_measurement() {
         let floor = json!({"train_gbps_mtu": 52.87, "stream_gbps_mtu": 91.6,
                            "burst_rtt_p50_us_mtu": 16.6});
         let common = Config::default();
         let bases = Bases {
-            per_preset: Preset::ALL.iter().map(|p| p.apply(&common)).collect(),
+            per_regime: Regime::ALL.iter().map(|p| p.apply(&common)).collect(),
             common,
             floor: Some(floor),
         };
         let credits = |p| bases.resolve(bases.get(p)).unwrap().1.credits();
-        assert_eq!(credits(Preset::Lossless), 74);
-        assert_eq!(credits(Preset::Lossy), 4 * 74);
-        assert_eq!(credits(Preset::Pause), 4 * 74);
-        assert_eq!(credits(Preset::Irn), 74);
-        // --same-credits: the lossless mode's, everywhere.
+        assert_eq!(credits(Regime::Lossless), 74);
+        assert_eq!(credits(Regime::Lossy), 4 * 74);
+        assert_eq!(credits(Regime::Pause), 4 * 74);
+        assert_eq!(credits(Regime::Irn), 74);
+        // --same-credits: the lossless regime's, everywhere.
         let mut same = bases.clone();
         assert_eq!(same.same_credits().unwrap(), 74);
-        for p in Preset::ALL {
+        for p in Regime::ALL {
             assert_eq!(same.resolve(same.get(p)).unwrap().1.credits(), 74, "{p:?}");
         }
         // Not measured: the config's BDP, said so.

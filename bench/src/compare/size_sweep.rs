@@ -1,23 +1,24 @@
 //! `rpc-bench sweep --msg-sizes 32,1k,4k,64k,1M,8M`: one run per request
-//! size in each mode of `--modes` (perftest's `-a`). Each point is the
+//! size in each regime of `--regimes` (perftest's `-a`). Each point is the
 //! configured workload with `workload.req_size` set to the size (and
 //! `resp_size` too with `--resp-sizes same`); sizes above one packet's
-//! payload are multi-packet messages. Credits are each mode's default,
+//! payload are multi-packet messages. Credits are each regime's default,
 //! as in `compare` (an explicit `transport.credits` is kept: a fixed
 //! window of credits across sizes is a fair question too).
 //!
 //! Every point's configuration is validated before the first run, so a
 //! size the limits refuse (`transport.max_msg_size`, the memory budgets)
-//! fails at once, naming the size, the mode and the key.
+//! fails at once, naming the size, the regime and the key.
 //!
-//! Output: the table (size, mode, p50/p99/p99.9 latency, Mrps, goodput,
-//! loss), CSV and JSON rows with `req_size` and `resp_size`, and two
+//! Output: the table (size, regime, p50/p99/p99.9 latency, Mrps, goodput,
+//! loss), CSV and JSON rows with `req_size`, `resp_size` and `mode` (the
+//! regime), and two
 //! plots: latency (p50 and p99, on a log axis: the sizes span three
 //! decades of latency) and goodput, both against the request size on a
 //! log axis.
 
-use super::modes::*;
 use super::probes::*;
+use super::regimes::*;
 use super::report::*;
 use super::run::*;
 use super::stream::*;
@@ -44,28 +45,28 @@ pub fn size_text(n: u64) -> String {
     }
 }
 
-/// One planned point: the mode, the request size and its configuration.
+/// One planned point: the regime, the request size and its configuration.
 #[derive(Clone, Debug)]
 pub(super) struct SizePoint {
-    pub mode: Preset,
+    pub regime: Regime,
     pub size: u64,
     pub cfg: Config,
 }
 
-/// Every (mode, size) configuration, modes outer, sizes in the order
+/// Every (regime, size) configuration, regimes outer, sizes in the order
 /// given; each validated as it will run (after the ring is fitted to its
-/// credits), the first refusal named by size, mode and key.
+/// credits), the first refusal named by size, regime and key.
 pub(super) fn plan(
     bases: &Bases,
-    modes: &[Preset],
+    regimes: &[Regime],
     sizes: &[u64],
     resp: RespSizes,
     env: &ValidationEnv,
 ) -> anyhow::Result<Vec<SizePoint>> {
     let mut v = Vec::new();
-    for &mode in modes {
+    for &regime in regimes {
         for &size in sizes {
-            let mut cfg = bases.get(mode).clone();
+            let mut cfg = bases.get(regime).clone();
             cfg.workload.req_size = size;
             if resp == RespSizes::Same {
                 cfg.workload.resp_size = size;
@@ -75,13 +76,13 @@ pub(super) fn plan(
             if let Ok((fitted, _)) = bases.resolve(&cfg) {
                 fitted.validate(env).with_context(|| {
                     format!(
-                        "--msg-sizes {} ({size} B) in {} mode",
+                        "--msg-sizes {} ({size} B) in regime {}",
                         size_text(size),
-                        mode.name()
+                        regime.name()
                     )
                 })?;
             }
-            v.push(SizePoint { mode, size, cfg });
+            v.push(SizePoint { regime, size, cfg });
         }
     }
     Ok(v)
@@ -94,8 +95,8 @@ pub(super) fn size_row(point: &Point, req: u64, resp: u64) -> Value {
     row
 }
 
-/// The size sweep's table: size, response size, mode, credits, then the
-/// latency, rate and loss columns.
+/// The size sweep's table: size, response size, regime (JSON and CSV key
+/// `mode`), credits, then the latency, rate and loss columns.
 pub(super) fn size_columns() -> Vec<Column> {
     let mut cols = vec![
         Column {
@@ -109,7 +110,7 @@ pub(super) fn size_columns() -> Vec<Column> {
             cell: |r| r["resp_size"].as_u64().map_or("-".into(), size_text),
         },
         Column {
-            head: "mode",
+            head: "regime",
             width: 8,
             cell: |r| text(r, "mode"),
         },
@@ -137,12 +138,12 @@ pub(super) fn size_columns() -> Vec<Column> {
 
 /// `rpc-bench sweep --msg-sizes`.
 pub(super) fn size_sweep_cmd(a: &SweepArgs, sizes: &[u64]) -> anyhow::Result<()> {
-    let modes = parse_presets(&a.modes)?;
-    let mut bases = load_bases(&a.cfg, None, &a.mode_sets, &modes)?;
+    let regimes = parse_regimes(&a.regimes)?;
+    let mut bases = load_bases(&a.cfg, None, &a.regime_sets, &regimes)?;
     let base = bases.common.clone();
     let plan = plan(
         &bases,
-        &modes,
+        &regimes,
         sizes,
         a.resp_sizes,
         &ValidationEnv::detect(),
@@ -178,14 +179,14 @@ pub(super) fn size_sweep_cmd(a: &SweepArgs, sizes: &[u64]) -> anyhow::Result<()>
             let label = format!(
                 "[{}/{total}] {} {}",
                 i + 1,
-                p.mode.name(),
+                p.regime.name(),
                 size_text(p.size)
             );
-            let point = run_point(p.mode, &p.cfg, bases.resolve(&p.cfg), &probes, &label);
+            let point = run_point(p.regime, &p.cfg, bases.resolve(&p.cfg), &probes, &label);
             Done {
                 row: size_row(&point, p.size, p.cfg.workload.resp_size),
                 point,
-                label: format!("{} {}", p.mode.name(), size_text(p.size)),
+                label: format!("{} {}", p.regime.name(), size_text(p.size)),
             }
         },
         crate::run::child::interrupted,
@@ -210,18 +211,18 @@ pub(super) fn size_sweep_cmd(a: &SweepArgs, sizes: &[u64]) -> anyhow::Result<()>
     )
 }
 
-/// Series by mode from the rows: (request size, `y(row)`) where both are
-/// numbers; `name` makes the series name from the mode's.
+/// Series by regime from the rows: (request size, `y(row)`) where both are
+/// numbers; `name` makes the series name from the regime's.
 fn series(
     done: &[Done],
     name: impl Fn(&str) -> String,
     y: impl Fn(&Value) -> Option<f64>,
 ) -> Vec<(String, Vec<(f64, f64)>)> {
     let mut out: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    for p in Preset::ALL {
+    for p in Regime::ALL {
         let pts: Vec<(f64, f64)> = done
             .iter()
-            .filter(|d| d.point.mode == p && d.point.result.is_ok())
+            .filter(|d| d.point.regime == p && d.point.result.is_ok())
             .filter_map(|d| Some((d.row["req_size"].as_f64()?, y(&d.row)?)))
             .collect();
         if !pts.is_empty() {
@@ -231,7 +232,7 @@ fn series(
     out
 }
 
-/// Latency (p50 and p99 per mode, log scale) in `path`, goodput in
+/// Latency (p50 and p99 per regime, log scale) in `path`, goodput in
 /// `path`-goodput.svg, both against the request size (log x).
 pub(super) fn plot_sizes(
     path: &Path,
@@ -350,47 +351,47 @@ mod tests {
             set: sets.iter().map(|s| s.to_string()).collect(),
             ..Default::default()
         };
-        load_bases(&args, None, &ModeOverrides::default(), &Preset::ALL).unwrap()
+        load_bases(&args, None, &RegimeOverrides::default(), &Regime::ALL).unwrap()
     }
 
     #[test]
     fn every_point_is_validated_before_the_first_run() {
         let env = ValidationEnv { online_cores: 2 };
         let b = bases(&[]);
-        let modes = [Preset::Lossy, Preset::Lossless];
+        let regimes = [Regime::Lossy, Regime::Lossless];
         // 8 MiB is the default transport.max_msg_size: it fits.
-        let p = plan(&b, &modes, &[32, 8 << 20], RespSizes::Config, &env).unwrap();
-        let got: Vec<(Preset, u64, u64)> = p
+        let p = plan(&b, &regimes, &[32, 8 << 20], RespSizes::Config, &env).unwrap();
+        let got: Vec<(Regime, u64, u64)> = p
             .iter()
-            .map(|s| (s.mode, s.cfg.workload.req_size, s.cfg.workload.resp_size))
+            .map(|s| (s.regime, s.cfg.workload.req_size, s.cfg.workload.resp_size))
             .collect();
         assert_eq!(
             got,
             vec![
-                (Preset::Lossy, 32, 32),
-                (Preset::Lossy, 8 << 20, 32),
-                (Preset::Lossless, 32, 32),
-                (Preset::Lossless, 8 << 20, 32)
+                (Regime::Lossy, 32, 32),
+                (Regime::Lossy, 8 << 20, 32),
+                (Regime::Lossless, 32, 32),
+                (Regime::Lossless, 8 << 20, 32)
             ]
         );
-        let p = plan(&b, &modes[..1], &[4096], RespSizes::Same, &env).unwrap();
+        let p = plan(&b, &regimes[..1], &[4096], RespSizes::Same, &env).unwrap();
         assert_eq!(p[0].cfg.workload.resp_size, 4096);
         // One size past the limit refuses the whole sweep, naming it.
-        let e = plan(&b, &modes, &[32, 16 << 20], RespSizes::Config, &env).unwrap_err();
+        let e = plan(&b, &regimes, &[32, 16 << 20], RespSizes::Config, &env).unwrap_err();
         let m = format!("{e:#}");
         assert!(
-            m.contains("--msg-sizes 16M") && m.contains("lossy mode"),
+            m.contains("--msg-sizes 16M") && m.contains("regime lossy"),
             "{m}"
         );
         assert!(m.contains("transport.max_msg_size"), "{m}");
         let b = bases(&["transport.max_msg_size=1024"]);
-        let e = plan(&b, &modes, &[4096], RespSizes::Config, &env).unwrap_err();
+        let e = plan(&b, &regimes, &[4096], RespSizes::Config, &env).unwrap_err();
         assert!(format!("{e:#}").contains("workload.req_size"), "{e:#}");
     }
 
     #[test]
     fn rows_carry_the_sizes_and_the_table_shows_them() {
-        let point = fake_point(Preset::Lossy, Ok(fake_report(4096, 1000, 12)));
+        let point = fake_point(Regime::Lossy, Ok(fake_report(4096, 1000, 12)));
         let row = size_row(&point, 4096, 32);
         assert_eq!(row["req_size"], 4096);
         assert_eq!(row["resp_size"], 32);
@@ -406,7 +407,7 @@ mod tests {
             [
                 "size",
                 "resp",
-                "mode",
+                "regime",
                 "credits",
                 "p50 us",
                 "p99 us",
@@ -424,7 +425,7 @@ mod tests {
         assert!(cells[4].starts_with("12."), "p50 {cells:?}");
         assert_eq!(cells[7], "0.0010");
         // A refused point: sizes still shown, results dashed.
-        let bad = size_row(&fake_point(Preset::Lossy, Err("skipped".into())), 32, 32);
+        let bad = size_row(&fake_point(Regime::Lossy, Err("skipped".into())), 32, 32);
         let cells: Vec<String> = cols.iter().map(|c| (c.cell)(&bad)).collect();
         assert_eq!(cells[0], "32");
         assert_eq!(cells[4], "-");
@@ -437,7 +438,7 @@ mod tests {
         let done: Vec<Done> = [(32u64, 5u64), (4096, 9), (1 << 20, 400)]
             .iter()
             .map(|&(size, us)| {
-                let point = fake_point(Preset::Lossy, Ok(fake_report(size, 100, us)));
+                let point = fake_point(Regime::Lossy, Ok(fake_report(size, 100, us)));
                 Done {
                     row: size_row(&point, size, 32),
                     point,

@@ -482,7 +482,7 @@ pub(super) fn exit_interrupted() -> ! {
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::compare::Preset;
+    use crate::compare::Regime;
     use apps::report::Report;
     use std::cell::{Cell, RefCell};
     use std::rc::Rc;
@@ -519,9 +519,9 @@ pub(super) mod tests {
         r
     }
 
-    pub fn fake_point(mode: Preset, result: Result<Report, String>) -> Point {
+    pub fn fake_point(regime: Regime, result: Result<Report, String>) -> Point {
         Point {
-            mode,
+            regime,
             credits: 36,
             credits_from: "derived: lossy: 4 x BDP".into(),
             bdp: 9,
@@ -557,7 +557,7 @@ pub(super) mod tests {
     }
 
     fn done(i: usize) -> Done {
-        let point = fake_point(Preset::Lossy, Ok(fake_report(32, 1000 + i as u64, 5)));
+        let point = fake_point(Regime::Lossy, Ok(fake_report(32, 1000 + i as u64, 5)));
         let mut row = point.to_json();
         row["x"] = json!(i);
         Done {
@@ -658,7 +658,7 @@ pub(super) mod tests {
     #[test]
     fn failed_points_print_dashes_and_their_reason() {
         let (mut s, human, _) = sink(false, None);
-        let point = fake_point(Preset::Lossless, Err("skipped: no ring".into()));
+        let point = fake_point(Regime::Lossless, Err("skipped: no ring".into()));
         let mut row = point.to_json();
         row["x"] = json!(7);
         let mut cols = COLS.to_vec();

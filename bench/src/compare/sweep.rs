@@ -1,9 +1,9 @@
-//! `rpc-bench sweep`: one run per credit value (and flow mode); with
+//! `rpc-bench sweep`: one run per credit value (and regime); with
 //! `--msg-sizes`, one per request size ([`super::size_sweep`]). Points are
 //! written as they finish ([`super::stream`]).
 
-use super::modes::*;
 use super::probes::*;
+use super::regimes::*;
 use super::report::*;
 use super::run::*;
 use super::size_sweep::*;
@@ -11,10 +11,11 @@ use super::stream::*;
 use super::sweep_args::*;
 use apps::config::{Config, Source};
 
-/// The credit sweep's table: the point's mode and credits, then the results.
+/// The credit sweep's table: the point's regime (JSON and CSV key `mode`)
+/// and credits, then the results.
 const CREDIT_COLUMNS: &[Column] = &[
     Column {
-        head: "mode",
+        head: "regime",
         width: 8,
         cell: |r| text(r, "mode"),
     },
@@ -35,8 +36,8 @@ const CREDIT_COLUMNS: &[Column] = &[
     },
 ];
 
-/// `rpc-bench sweep`: one run per credit value (and mode), or with
-/// `--msg-sizes` one per request size (and mode).
+/// `rpc-bench sweep`: one run per credit value (and regime), or with
+/// `--msg-sizes` one per request size (and regime).
 pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     crate::run::child::install_signal_handlers();
     if let Some(sizes) = &a.msg_sizes {
@@ -45,8 +46,8 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     }
     a.out.check(&["p99", "loss"])?;
     let specs = parse_credit_list(&a.credit_list)?;
-    let modes = parse_presets(&a.modes)?;
-    let mut bases = load_bases(&a.cfg, None, &a.mode_sets, &modes)?;
+    let regimes = parse_regimes(&a.regimes)?;
+    let mut bases = load_bases(&a.cfg, None, &a.regime_sets, &regimes)?;
     bases.measure_link(&a.measure, "rpc-bench sweep")?;
     let base = bases.common.clone();
     let bdp = bases.shared()?.bdp;
@@ -54,9 +55,9 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     warn_bypassed(&base, &probes);
     eprintln!("rpc-bench sweep: {}", describe(&base));
     eprintln!("  {}", bdp_line(&bdp, base.link.mtu));
-    let plan: Vec<(Preset, CreditSpec)> = modes
+    let plan: Vec<(Regime, CreditSpec)> = regimes
         .iter()
-        .flat_map(|m| specs.iter().map(move |s| (*m, *s)))
+        .flat_map(|r| specs.iter().map(move |s| (*r, *s)))
         .collect();
     let mut columns = CREDIT_COLUMNS.to_vec();
     columns.extend_from_slice(METRICS);
@@ -70,14 +71,14 @@ pub fn sweep_cmd(a: &SweepArgs) -> anyhow::Result<()> {
     let outcome = run_points(
         total,
         |i| {
-            let (mode, spec) = plan[i];
-            let mut cfg = bases.get(mode).clone();
+            let (regime, spec) = plan[i];
+            let mut cfg = bases.get(regime).clone();
             // The sweep's credits, multiples of the one measured BDP.
             cfg.transport.credits = Some(spec.resolve(bdp.packets));
             cfg.origins.set("transport.credits", Source::Flag);
-            let label = format!("[{}/{total}] {}", i + 1, mode.name());
-            let point = run_point(mode, &cfg, bases.resolve(&cfg), &probes, &label);
-            let label = format!("{} {} credits", mode.name(), point.credits);
+            let label = format!("[{}/{total}] {}", i + 1, regime.name());
+            let point = run_point(regime, &cfg, bases.resolve(&cfg), &probes, &label);
+            let label = format!("{} {} credits", regime.name(), point.credits);
             Done {
                 row: point.to_json(),
                 point,

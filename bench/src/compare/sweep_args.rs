@@ -3,7 +3,7 @@
 //! the credit sweep ([`super::sweep`]) and the size sweep
 //! ([`super::size_sweep`]).
 
-use super::modes::ModeOverrides;
+use super::regimes::RegimeOverrides;
 use super::stream::PointsOut;
 use anyhow::bail;
 use apps::config::cli::ConfigArgs;
@@ -58,7 +58,7 @@ pub struct SweepArgs {
     #[command(flatten)]
     pub cfg: ConfigArgs,
     #[command(flatten)]
-    pub mode_sets: ModeOverrides,
+    pub regime_sets: RegimeOverrides,
     #[command(flatten)]
     pub measure: super::run::MeasureArgs,
     /// Credit values, comma-separated: multiples of the BDP ("0.5x,1x,4x")
@@ -70,10 +70,10 @@ pub struct SweepArgs {
     )]
     pub credit_list: String,
     /// Sweep the request size instead of the credits: one run per size
-    /// (and mode), comma-separated, k = 1024 (32,1k,4k,64k,1M,8M). Each
+    /// (and regime), comma-separated, k = 1024 (32,1k,4k,64k,1M,8M). Each
     /// point runs the configured workload (--workload) with that request
     /// size; sizes above one packet's payload travel as multi-packet
-    /// messages. Credits are each mode's default (or --set
+    /// messages. Credits are each regime's default (or --set
     /// transport.credits). Every point is validated before the first run.
     #[arg(
         long,
@@ -89,13 +89,18 @@ pub struct SweepArgs {
     /// (an echo, perftest's ping-pong).
     #[arg(long, value_enum, default_value_t = RespSizes::Config, requires = "msg_sizes")]
     pub resp_sizes: RespSizes,
-    /// Modes to sweep, comma-separated (lossless, pause, lossy, irn: the
+    /// Regimes to sweep, comma-separated (lossless, pause, lossy, irn: the
     /// base configuration of each point; the credits are the sweep's).
     /// Lossless credits above rx_desc / sessions, or a pause headroom above
     /// rx_desc, raise link.rx_desc (up to the link's largest ring: 16384 on
     /// memif, 32768 elsewhere).
-    #[arg(long, value_delimiter = ',', default_value = "lossy")]
-    pub modes: Vec<String>,
+    #[arg(
+        long,
+        visible_alias = "modes",
+        value_delimiter = ',',
+        default_value = "lossy"
+    )]
+    pub regimes: Vec<String>,
     #[command(flatten)]
     pub out: PointsOut,
 }

@@ -4,7 +4,7 @@
 //! engine's resolution its measured rate and round trip
 //! ([`super::bdp::measured`]) and the reports their ratios. `run`,
 //! `compare`, `sweep` and `incast` all measure here, so one invocation
-//! derives every mode's settings from one measurement.
+//! derives every regime's settings from one measurement.
 
 use crate::measure::floor::ClientPlan;
 use crate::measure::floor_report;

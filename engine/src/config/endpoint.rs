@@ -7,7 +7,8 @@ use super::resolve::{to_bps, us_f, Resolved, MIN_TABLE_SESSIONS, PAIR_FITS};
 use super::source::Setting;
 use super::transport::TransportConfig;
 use crate::proto::{
-    bdp_credits, DcqcnParams, EndpointAddr, EndpointConfig, MemBudget, PauseConfig, SecretKey, MAX_SESSIONS,
+    bdp_credits, DcqcnParams, EndpointAddr, EndpointConfig, MemBudget, PauseConfig, SecretKey,
+    MAX_SESSIONS,
 };
 use crate::time::Duration;
 

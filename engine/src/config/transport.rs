@@ -6,11 +6,11 @@
 //! [`DcqcnSet`]) live here too; the flow mode, loss policy, retransmission
 //! and congestion control are the protocol core's own enums.
 
-use crate::presets::LOSSY_CREDIT_MULTIPLE;
 use crate::proto::{
     defaults, Admission, CcKind, DcqcnParams, FlowMode, LossPolicy, MemBudget, Retransmit,
     DEFAULT_MAX_MSG_SIZE,
 };
+use crate::regimes::LOSSY_CREDIT_MULTIPLE;
 use crate::time::Duration;
 use serde::{Deserialize, Serialize};
 use std::fmt;

@@ -88,7 +88,7 @@ pub struct FabricConfig {
     pub spray: bool,
     /// Entries of a host's receive ring (frames waiting for the endpoint).
     pub host_ring: usize,
-    /// PFC headroom the `roce` preset reserves per ingress port; `None`
+    /// PFC headroom the `roce` regime reserves per ingress port; `None`
     /// reserves [`pfc_headroom_bound`](Self::pfc_headroom_bound) of each
     /// port's link (set it lower to see what too little headroom does).
     pub pfc_headroom: Option<u64>,
@@ -100,7 +100,7 @@ pub struct FabricConfig {
     /// real run: its measured credits, its run loop's timers, its
     /// `transport.nak`): the keys `given` lists replace the regime's, but
     /// for those the regime or the fabric's links set
-    /// (`Regime::transport`, `not_applied`). The regimes run their timers
+    /// (`FabricRegime::transport`, `not_applied`). The regimes run their timers
     /// on a 5 us grain (IRN's 100 us timeout must not round up); a real run
     /// loop's is 500 us. NAKs are taken only by the regimes that recover by
     /// go-back-N on a lossy fabric (ib, roce, roce-nocc, lossy).

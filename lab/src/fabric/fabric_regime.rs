@@ -1,10 +1,10 @@
 //! The fabric's regimes: what each sets on an endpoint, and the fabric side
 //! each adds (PFC, link credits, spraying, ECN marking). Two are entries of
-//! the engine's table of real-link presets (`engine::presets`): `lossy` and
-//! `irn` are the same endpoints here and under `rpc-bench compare --modes`.
-//! The other five run only here and are this module's own table, stated
-//! with the engine's preset types (each relative to the real-link preset it
-//! departs from, every field pinned by a test):
+//! the engine's table of real-link regimes (`engine::regimes`): `lossy` and
+//! `irn` are the same endpoints here and under `rpc-bench compare
+//! --regimes`. The other five run only here and are this module's own
+//! table, stated with the engine's regime types (each relative to the
+//! real-link regime it departs from, every field pinned by a test):
 //!
 //! | regime      | flow     | credits        | retransmit            | cc     | NAK | timers           |
 //! |-------------|----------|----------------|-----------------------|--------|-----|------------------|
@@ -14,20 +14,21 @@
 //! | `srd`       | lossy    | BDP            | selective, reordering | Timely | no  | RTO 320, low 100 |
 //! | `erpc`      | lossless | 32             | go-back-N             | Timely | no  | -                |
 //!
-//! A regime's name never names another preset of the engine's table. See
-//! `docs/fabric.md` for what each keeps of the real system and what it
+//! A fabric-only regime's name never names a regime of the engine's table.
+//! See `docs/fabric.md` for what each keeps of the real system and what it
 //! simplifies.
 
 use super::config::{FabricConfig, Pfc, Red};
 use engine::config::{Origins, TransportConfig, ADMISSION_KEYS, LINK_KEYS, REGIME_KEYS};
-use engine::presets::{CreditRule, EndpointPreset, TransportPreset};
 use engine::proto::{bdp_credits, CcKind, FlowMode, Retransmit, SackRule};
+use engine::regimes::{CreditRule, Regime, RegimeSettings};
 use engine::time::Duration;
 use serde::Deserialize;
 
-/// A named regime.
+/// A regime the fabric runs: two of the engine's table ([`Regime`]) and
+/// five of its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Regime {
+pub enum FabricRegime {
     /// InfiniBand: link-level credits hop by hop, go-back-N with NAKs, no
     /// rate control.
     Ib,
@@ -54,63 +55,63 @@ pub enum Regime {
 /// Where a regime is stated.
 enum Entry {
     /// An entry of the engine's table, run here as on real links.
-    Engine(TransportPreset),
+    Engine(Regime),
     /// The fabric's own: its name and what it sets on an endpoint (the
-    /// `Regime` variant's docs say what it is).
-    Own(&'static str, EndpointPreset),
+    /// `FabricRegime` variant's docs say what it is).
+    Own(&'static str, RegimeSettings),
 }
 
-impl Regime {
+impl FabricRegime {
     /// Every regime, in the order the docs list them.
-    pub const ALL: [Regime; 7] = [
-        Regime::Ib,
-        Regime::Roce,
-        Regime::RoceNocc,
-        Regime::Irn,
-        Regime::Srd,
-        Regime::Erpc,
-        Regime::Lossy,
+    pub const ALL: [FabricRegime; 7] = [
+        FabricRegime::Ib,
+        FabricRegime::Roce,
+        FabricRegime::RoceNocc,
+        FabricRegime::Irn,
+        FabricRegime::Srd,
+        FabricRegime::Erpc,
+        FabricRegime::Lossy,
     ];
 
-    /// The regime's entry: the engine's preset for `lossy` and `irn`, the
+    /// The regime's entry: the engine's regime for `lossy` and `irn`, the
     /// fabric's own for the others (the module's table).
     fn entry(self) -> Entry {
         // RoCE and InfiniBand NICs: go-back-N with a NAK at the first gap
         // and a large window, as `lossy`; what sets them apart is the
         // fabric's (link credits, PFC) and RoCE's DCQCN.
-        let lossy = TransportPreset::Lossy.endpoint();
-        let roce = EndpointPreset {
+        let lossy = Regime::Lossy.settings();
+        let roce = RegimeSettings {
             cc: CcKind::Dcqcn,
             ..lossy
         };
         // IRN's selective repair and timeouts, but sprayed paths reorder:
         // a packet is lost after three later answers and a reordering
         // window, not at the first NACK; and Timely.
-        let srd = EndpointPreset {
+        let srd = RegimeSettings {
             sack_rule: Some(SackRule::Reordering),
             cc: CcKind::Timely,
-            ..TransportPreset::Irn.endpoint()
+            ..Regime::Irn.settings()
         };
         // eRPC: lossless credits, but 32 of them, and Timely.
-        let erpc = EndpointPreset {
+        let erpc = RegimeSettings {
             credits: CreditRule::Fixed(32),
             cc: CcKind::Timely,
-            ..TransportPreset::Lossless.endpoint()
+            ..Regime::Lossless.settings()
         };
         match self {
-            Regime::Irn => Entry::Engine(TransportPreset::Irn),
-            Regime::Lossy => Entry::Engine(TransportPreset::Lossy),
-            Regime::Ib => Entry::Own("ib", lossy),
-            Regime::Roce => Entry::Own("roce", roce),
-            Regime::RoceNocc => Entry::Own("roce-nocc", lossy),
-            Regime::Srd => Entry::Own("srd", srd),
-            Regime::Erpc => Entry::Own("erpc", erpc),
+            FabricRegime::Irn => Entry::Engine(Regime::Irn),
+            FabricRegime::Lossy => Entry::Engine(Regime::Lossy),
+            FabricRegime::Ib => Entry::Own("ib", lossy),
+            FabricRegime::Roce => Entry::Own("roce", roce),
+            FabricRegime::RoceNocc => Entry::Own("roce-nocc", lossy),
+            FabricRegime::Srd => Entry::Own("srd", srd),
+            FabricRegime::Erpc => Entry::Own("erpc", erpc),
         }
     }
 
-    /// The engine's preset this regime is, for the two that real links run
+    /// The engine's regime this one is, for the two that real links run
     /// too; `None` for the fabric's own.
-    pub fn shared(self) -> Option<TransportPreset> {
+    pub fn shared(self) -> Option<Regime> {
         match self.entry() {
             Entry::Engine(p) => Some(p),
             Entry::Own(..) => None,
@@ -126,23 +127,23 @@ impl Regime {
     }
 
     /// What the regime sets on an endpoint.
-    pub fn endpoint(self) -> EndpointPreset {
+    pub fn settings(self) -> RegimeSettings {
         match self.entry() {
-            Entry::Engine(p) => p.endpoint(),
-            Entry::Own(_, endpoint) => endpoint,
+            Entry::Engine(r) => r.settings(),
+            Entry::Own(_, settings) => settings,
         }
     }
 
     /// The regime called `s`.
-    pub fn from_name(s: &str) -> Result<Regime, String> {
-        Regime::ALL
+    pub fn from_name(s: &str) -> Result<FabricRegime, String> {
+        FabricRegime::ALL
             .into_iter()
             .find(|r| r.name() == s)
             .ok_or_else(|| {
-                let names: Vec<&str> = Regime::ALL.iter().map(|r| r.name()).collect();
-                // The engine's presets the fabric does not run.
-                let real = match TransportPreset::from_name(s) {
-                    Some(_) => " runs on real links only (rpc-bench compare --modes)",
+                let names: Vec<&str> = FabricRegime::ALL.iter().map(|r| r.name()).collect();
+                // The engine's regimes the fabric does not run.
+                let real = match Regime::from_name(s) {
+                    Some(_) => " runs on real links only (rpc-bench compare --regimes)",
                     None => "",
                 };
                 format!(
@@ -164,8 +165,8 @@ impl Regime {
         // speed, so the counts compare across regimes.
         f.ecn = Some(Red::for_link(f.host_link_bps));
         match self {
-            Regime::Ib => f.link_credits = Some(f.buffer_per_port / 2),
-            Regime::Roce | Regime::RoceNocc => {
+            FabricRegime::Ib => f.link_credits = Some(f.buffer_per_port / 2),
+            FabricRegime::Roce | FabricRegime::RoceNocc => {
                 let xoff = (f.buffer_per_port / 4).max(2 * f.max_frame());
                 f.pfc = Some(Pfc {
                     xoff,
@@ -173,8 +174,8 @@ impl Regime {
                     headroom: f.pfc_headroom,
                 });
             }
-            Regime::Srd => f.spray = true,
-            Regime::Irn | Regime::Erpc | Regime::Lossy => {}
+            FabricRegime::Srd => f.spray = true,
+            FabricRegime::Irn | FabricRegime::Erpc | FabricRegime::Lossy => {}
         }
     }
 
@@ -182,12 +183,12 @@ impl Regime {
     /// on a lossy fabric, as RoCE and InfiniBand NICs do; eRPC has no NAK,
     /// and IRN and SRD answer gaps with Sacks).
     pub fn naks(self) -> bool {
-        self.endpoint().nak
+        self.settings().nak
     }
 
     /// How the regime's endpoints repair loss.
     pub fn retransmit(self) -> Retransmit {
-        self.endpoint().retransmit
+        self.settings().retransmit
     }
 
     /// The endpoints' `[transport]` under this regime, for a fabric whose
@@ -204,7 +205,7 @@ impl Regime {
         user: &TransportConfig,
         given: &Origins,
     ) -> Result<TransportConfig, String> {
-        let p = self.endpoint();
+        let p = self.settings();
         let mut t = TransportConfig {
             // Timers on a 5 us grain: IRN's 100 us timeout must not round
             // up to the run loop's 500 us.
@@ -268,10 +269,10 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_unknown_is_listed() {
-        for r in Regime::ALL {
-            assert_eq!(Regime::from_name(r.name()), Ok(r));
+        for r in FabricRegime::ALL {
+            assert_eq!(FabricRegime::from_name(r.name()), Ok(r));
         }
-        let e = Regime::from_name("pfc").unwrap_err();
+        let e = FabricRegime::from_name("pfc").unwrap_err();
         assert!(
             e.contains("ib, roce, roce-nocc, irn, srd, erpc, lossy"),
             "{e}"
@@ -279,28 +280,33 @@ mod tests {
     }
 
     #[test]
-    fn lossy_and_irn_are_the_engines_presets_and_no_other_name_is() {
-        let shared: Vec<TransportPreset> = Regime::ALL.iter().filter_map(|r| r.shared()).collect();
-        assert_eq!(shared, [TransportPreset::Irn, TransportPreset::Lossy]);
-        for r in Regime::ALL {
+    fn lossy_and_irn_are_the_engines_regimes_and_no_other_name_is() {
+        let shared: Vec<Regime> = FabricRegime::ALL
+            .iter()
+            .filter_map(|r| r.shared())
+            .collect();
+        assert_eq!(shared, [Regime::Irn, Regime::Lossy]);
+        for r in FabricRegime::ALL {
             match r.shared() {
-                Some(p) => assert_eq!((r.name(), r.endpoint()), (p.name(), p.endpoint())),
-                None => assert_eq!(TransportPreset::from_name(r.name()), None, "{r:?}"),
+                Some(e) => assert_eq!((r.name(), r.settings()), (e.name(), e.settings())),
+                None => assert_eq!(Regime::from_name(r.name()), None, "{r:?}"),
             }
         }
-        let e = Regime::from_name("pause").unwrap_err();
+        let e = FabricRegime::from_name("pause").unwrap_err();
         assert!(e.contains("real links only"), "{e}");
-        assert!(!Regime::from_name("pfc").unwrap_err().contains("real links"));
+        assert!(!FabricRegime::from_name("pfc")
+            .unwrap_err()
+            .contains("real links"));
     }
 
-    /// Golden: the five fabric-only regimes' endpoint presets as they were
+    /// Golden: the five fabric-only regimes' endpoint settings as they were
     /// when they sat in the engine's table (fb62c17), field by field.
     #[test]
-    fn the_fabric_only_presets_are_as_they_were() {
+    fn the_fabric_only_settings_are_as_they_were() {
         use CcKind::{Dcqcn, None as NoCc, Timely};
         use CreditRule::{Bdp, Fixed, LossyMultiple as Multiple};
+        use FabricRegime as R;
         use FlowMode::{Lossless, Lossy};
-        use Regime as R;
         use Retransmit::{GoBackN, Selective};
         let irn = Some((Duration::from_micros(320), Duration::from_micros(100)));
         let reo = Some(SackRule::Reordering);
@@ -313,7 +319,7 @@ mod tests {
             (R::Erpc,     Lossless, Fixed(32), GoBackN,   None, Timely, false, None),
         ];
         for (r, flow, credits, retransmit, sack_rule, cc, nak, timers) in want {
-            let p = EndpointPreset {
+            let p = RegimeSettings {
                 flow,
                 credits,
                 retransmit,
@@ -322,33 +328,41 @@ mod tests {
                 nak,
                 timers,
             };
-            assert_eq!(r.endpoint(), p, "{r:?}");
+            assert_eq!(r.settings(), p, "{r:?}");
         }
     }
 
     #[test]
-    fn presets_set_their_mechanisms() {
+    fn regimes_set_their_mechanisms() {
         let mut f = FabricConfig::default();
-        Regime::Roce.apply_fabric(&mut f);
+        FabricRegime::Roce.apply_fabric(&mut f);
         assert_eq!(f.pfc.unwrap().headroom, None, "each link's own bound");
         assert_eq!(
             f.pfc_headroom_at(f.host_link_bps),
             f.pfc_headroom_bound(f.host_link_bps)
         );
         f.validate().unwrap();
-        Regime::Ib.apply_fabric(&mut f);
+        FabricRegime::Ib.apply_fabric(&mut f);
         assert!(f.pfc.is_none() && f.link_credits.is_some());
         f.validate().unwrap();
-        Regime::Srd.apply_fabric(&mut f);
+        FabricRegime::Srd.apply_fabric(&mut f);
         assert!(f.spray && f.link_credits.is_none());
         let (user, none) = (TransportConfig::default(), Origins::default());
-        let at = |r: Regime| r.transport(100_000_000_000, Duration::from_micros(10), 1500, &user, &none);
-        let irn = at(Regime::Irn).unwrap();
+        let at = |r: FabricRegime| {
+            r.transport(
+                100_000_000_000,
+                Duration::from_micros(10),
+                1500,
+                &user,
+                &none,
+            )
+        };
+        let irn = at(FabricRegime::Irn).unwrap();
         assert_eq!(irn.retransmit, Retransmit::Selective);
         // 100 Gb/s x 10 us = 125 kB = 84 frames of 1500.
         assert_eq!(irn.credits, Some(84));
         irn.validate().unwrap();
-        let erpc = at(Regime::Erpc).unwrap();
+        let erpc = at(FabricRegime::Erpc).unwrap();
         assert_eq!(erpc.mode, FlowMode::Lossless);
         assert_eq!(erpc.credits, Some(32));
     }
@@ -362,12 +376,16 @@ mod tests {
             given.set(&format!("transport.{k}"), engine::config::Source::File);
         }
         let rtt = Duration::from_micros(10);
-        let irn = Regime::Irn.transport(100_000_000_000, rtt, 1500, &user, &given).unwrap();
+        let irn = FabricRegime::Irn
+            .transport(100_000_000_000, rtt, 1500, &user, &given)
+            .unwrap();
         assert_eq!((irn.credits, irn.rto().as_nanos()), (Some(9), 7_000_000));
         // IRN's short timeout stays; its flow mode and Sacks too.
         assert_eq!(irn.rto_low().as_nanos(), 100_000);
         assert_eq!((irn.mode, irn.nak), (FlowMode::Lossy, false));
-        let ib = Regime::Ib.transport(100_000_000_000, rtt, 1500, &user, &given).unwrap();
+        let ib = FabricRegime::Ib
+            .transport(100_000_000_000, rtt, 1500, &user, &given)
+            .unwrap();
         assert!(ib.nak);
         assert_eq!(not_applied("transport.mode"), Some("each regime sets it"));
         assert_eq!(not_applied("transport.rto_us"), None);

@@ -10,7 +10,7 @@
 //!   dynamic threshold, RED-like ECN marking, PFC per ingress port (XOFF and
 //!   XON frames that take a link delay to land, headroom), link-level
 //!   credits (InfiniBand), ECMP by 5-tuple hash or per-packet spraying.
-//! - Topologies (`topology.rs`), regime presets (`fabric_regime.rs`), the
+//! - Topologies (`topology.rs`), regimes (`fabric_regime.rs`), the
 //!   hosts' message buffers and whether payload bytes move (`buffers.rs`),
 //!   scenarios and flow sizes (`scenario.rs`, `cdf.rs`), the application that turns flows
 //!   into RPCs (`flows.rs`), metrics (`metrics.rs`) and the runner that ties
@@ -35,7 +35,7 @@ pub mod topology;
 
 pub use buffers::{Buffers, HeadersOnly};
 pub use config::{FabricConfig, Pfc, Red, ETH_OVERHEAD};
-pub use fabric_regime::{not_applied, Regime};
+pub use fabric_regime::{not_applied, FabricRegime};
 pub use run::{run_regime, run_regime_in, FabricReport, Progress, RegimeResult};
 
 use engine::proto::Endpoint;

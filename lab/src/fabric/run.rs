@@ -7,7 +7,7 @@ use super::config::ser_ns;
 use super::flows::{self, ideal_fct, Flows};
 use super::metrics::{self, Bucket, FlowOutcome, Percentiles};
 use super::scenario::Workload;
-use super::{Buffers, Fabric, FabricConfig, FabricStats, HostEps, Regime};
+use super::{Buffers, Fabric, FabricConfig, FabricRegime, FabricStats, HostEps};
 use engine::config::Site;
 use engine::proto::{DcqcnParams, Endpoint, EndpointConfig};
 use engine::time::{Duration, Instant};
@@ -19,7 +19,7 @@ const WARMUP: Duration = Duration::from_micros(100);
 /// the scenario, the regime and the seed, except `wall_secs`.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct RegimeResult {
-    /// The preset's name.
+    /// The regime's name.
     pub regime: &'static str,
     /// Flows in the scenario.
     pub flows: u64,
@@ -130,13 +130,13 @@ pub struct Progress {
 }
 
 /// Runs `w` under `regime` with fabric knobs `base` (rates come from the
-/// workload, the regime's mechanisms from the preset). `progress` is
+/// workload, the mechanisms from the regime). `progress` is
 /// called now and then with where the run is. The endpoints move no
 /// payload bytes ([`Buffers::headers_only`]): results are the same as
 /// with copies (a test checks), at a fraction of the time.
 pub fn run_regime(
     w: &Workload,
-    regime: Regime,
+    regime: FabricRegime,
     base: &FabricConfig,
     seed: u64,
     progress: &mut dyn FnMut(Progress),
@@ -153,7 +153,7 @@ pub fn run_regime(
 pub fn run_regime_in(
     bufs: &Buffers,
     w: &Workload,
-    regime: Regime,
+    regime: FabricRegime,
     base: &FabricConfig,
     seed: u64,
     progress: &mut dyn FnMut(Progress),
@@ -193,7 +193,7 @@ pub fn run_regime_in(
     let mut window = 1;
     let t = regime.transport(cfg.host_link_bps, rtt, cfg.mtu, &cfg.transport, &cfg.given)?;
     let credits = t.credits.unwrap_or(0);
-    let sack_rule = regime.endpoint().sack_rule;
+    let sack_rule = regime.settings().sack_rule;
     let default_ring = EndpointConfig::default().rx_ring_entries;
     for (h, &sessions) in per_host.iter().enumerate() {
         let site = Site {

@@ -1,42 +1,45 @@
-//! The table of named transport presets that real links run: the compare
-//! modes of `rpc-bench compare`, `sweep` and `incast` (`--modes`,
-//! `bench/src/compare/modes.rs`), each name once, with what it sets on an
-//! endpoint. The fabric lab runs two of them, `lossy` and `irn`, as the
-//! same endpoints (its `--regimes`), and states its fabric-only regimes
-//! (`ib`, `roce`, `roce-nocc`, `srd`, `erpc`) in its own table with this
-//! module's types ([`EndpointPreset`](crate::presets::EndpointPreset),
-//! [`CreditRule`](crate::presets::CreditRule),
+//! The table of named regimes that real links run: each a named set of
+//! transport settings, the regimes of `rpc-bench compare`, `sweep` and
+//! `incast` (`--regimes`, `bench/src/compare/regimes.rs`), each name once,
+//! with what it sets on an endpoint. The fabric lab runs two of them,
+//! `lossy` and `irn`, as the same endpoints (its `--regimes`), and states
+//! its fabric-only regimes (`ib`, `roce`, `roce-nocc`, `srd`, `erpc`) in
+//! its own table with this module's types
+//! ([`RegimeSettings`](crate::regimes::RegimeSettings),
+//! [`CreditRule`](crate::regimes::CreditRule),
 //! the flow mode, [`FlowMode`](crate::proto::FlowMode);
 //! `lab/src/fabric/fabric_regime.rs`, which also adds every regime's fabric
 //! side: PFC, link credits, spraying). A name never means two things.
 //!
-//! | preset     | flow     | credits        | retransmit            | cc   | NAK | timers (fabric)  |
+//! | regime     | flow     | credits        | retransmit            | cc   | NAK | timers (fabric)  |
 //! |------------|----------|----------------|-----------------------|------|-----|------------------|
 //! | `lossless` | lossless | BDP (reserved) | go-back-N             | -    | no  | -                |
 //! | `pause`    | pause    | lossy multiple | go-back-N             | -    | -   | -                |
 //! | `lossy`    | lossy    | lossy multiple | go-back-N             | none | yes | -                |
 //! | `irn`      | lossy    | BDP            | selective, first NACK | none | no  | RTO 320, low 100 |
 //!
-//! "lossy multiple" is [`LOSSY_CREDIT_MULTIPLE`](crate::presets::LOSSY_CREDIT_MULTIPLE) x BDP in the fabric; on
+//! "flow" is the flow mode a regime sets (`transport.mode`); "lossy
+//! multiple" is [`LOSSY_CREDIT_MULTIPLE`](crate::regimes::LOSSY_CREDIT_MULTIPLE) x BDP in the fabric; on
 //! real links `transport.lossy_credit_multiple` (default the same 4).
-//! On real links a preset sets the flow mode, the retransmission and the
+//! On real links a regime sets the flow mode, the retransmission and the
 //! credit rule only: congestion control, NAKs and timers stay the run
 //! config's (`transport.cc`, `transport.nak` and the timeouts; a 100 us
 //! timeout needs the fabric's 5 us timer grain, not a run loop's 500 us).
-//! The fabric applies every column ([`EndpointPreset::apply_to`]).
+//! The fabric applies every column
+//! ([`RegimeSettings::apply_to`](crate::regimes::RegimeSettings::apply_to)).
 
 use crate::config::TransportConfig;
 use crate::proto::{CcKind, FlowMode, LossPolicy, Retransmit, SackRule};
 use crate::time::Duration;
 
 /// Session credits as a multiple of the bandwidth-delay product where the
-/// preset says "lossy multiple" (the run config's default
+/// regime says "lossy multiple" (the run config's default
 /// `transport.lossy_credit_multiple`, and the fabric's `4 x BDP`).
 pub const LOSSY_CREDIT_MULTIPLE: u16 = 4;
 
-/// One named preset. Declaration order is the table's.
+/// One named regime of real links. Declaration order is the table's.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum TransportPreset {
+pub enum Regime {
     /// `lossless`: credits = BDP backed by reserved ring entries.
     Lossless,
     /// `pause`: the receiver pauses its senders above XOFF.
@@ -70,10 +73,10 @@ impl CreditRule {
     }
 }
 
-/// What a preset sets on an endpoint (see the module's table for which of
+/// What a regime sets on an endpoint (see the module's table for which of
 /// these real links take).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EndpointPreset {
+pub struct RegimeSettings {
     /// The flow mode.
     pub flow: FlowMode,
     /// Session credits.
@@ -87,14 +90,14 @@ pub struct EndpointPreset {
     /// Whether a receiver NAKs the first gap (go-back-N on a lossy path, as
     /// RoCE and InfiniBand NICs do).
     pub nak: bool,
-    /// The preset's own timeouts (RTO, short RTO), if it fixes them.
+    /// The regime's own timeouts (RTO, short RTO), if it fixes them.
     pub timers: Option<(Duration, Duration)>,
 }
 
-impl EndpointPreset {
-    /// Sets every column of the preset on `t` (the fabric's regimes): the
+impl RegimeSettings {
+    /// Sets every column of the regime on `t` (the fabric's regimes): the
     /// flow mode, loss repair on retransmission, the rate control, the NAK,
-    /// the preset's timeouts if it fixes them, and its credits for a BDP of
+    /// the regime's timeouts if it fixes them, and its credits for a BDP of
     /// `bdp` packets. The selective trigger ([`Self::sack_rule`]) is no
     /// `[transport]` key: the caller sets it on the endpoint.
     pub fn apply_to(&self, t: &mut TransportConfig, bdp: u16) {
@@ -110,67 +113,60 @@ impl EndpointPreset {
     }
 }
 
-impl TransportPreset {
-    /// Every preset, in the table's order.
-    pub const ALL: [TransportPreset; 4] = [
-        TransportPreset::Lossless,
-        TransportPreset::Pause,
-        TransportPreset::Lossy,
-        TransportPreset::Irn,
-    ];
+impl Regime {
+    /// Every regime, in the table's order.
+    pub const ALL: [Regime; 4] = [Regime::Lossless, Regime::Pause, Regime::Lossy, Regime::Irn];
 
     /// The name on the command line and in reports.
     pub fn name(self) -> &'static str {
         match self {
-            TransportPreset::Lossless => "lossless",
-            TransportPreset::Pause => "pause",
-            TransportPreset::Lossy => "lossy",
-            TransportPreset::Irn => "irn",
+            Regime::Lossless => "lossless",
+            Regime::Pause => "pause",
+            Regime::Lossy => "lossy",
+            Regime::Irn => "irn",
         }
     }
 
-    /// The preset called `name`.
-    pub fn from_name(name: &str) -> Option<TransportPreset> {
-        TransportPreset::ALL.into_iter().find(|p| p.name() == name)
+    /// The regime called `name`.
+    pub fn from_name(name: &str) -> Option<Regime> {
+        Regime::ALL.into_iter().find(|r| r.name() == name)
     }
 
-    /// One line on what the preset is.
+    /// One line on what the regime is.
     pub fn about(self) -> &'static str {
         match self {
-            TransportPreset::Lossless => {
-                "credits = BDP backed by reserved receive-ring entries; go-back-N"
-            }
-            TransportPreset::Pause => {
+            Regime::Lossless => "credits = BDP backed by reserved receive-ring entries; go-back-N",
+            Regime::Pause => {
                 "nothing reserved; the receiver pauses its senders above XOFF; go-back-N"
             }
-            TransportPreset::Lossy => {
+            Regime::Lossy => {
                 "no PFC, a large window (4 BDP), go-back-N with NAKs (a RoCE NIC on a lossy path)"
             }
-            TransportPreset::Irn => {
+            Regime::Irn => {
                 "IRN: no PFC, a BDP in flight, selective retransmission at the first NACK"
             }
         }
     }
 
-    /// Whether `rpc-bench compare/sweep/incast --modes` runs it: every
-    /// preset of this table does (the fabric-only regimes are the lab's).
+    /// Whether `rpc-bench compare/sweep/incast --regimes` runs it: every
+    /// regime of this table does (the fabric-only regimes are the lab's).
     pub fn on_real_links(self) -> bool {
         true
     }
 
-    /// What the preset sets on an endpoint.
-    pub fn endpoint(self) -> EndpointPreset {
-        use TransportPreset as P;
-        let selective = self == P::Irn;
-        EndpointPreset {
+    /// What the regime sets on an endpoint.
+    pub fn settings(self) -> RegimeSettings {
+        use Regime as R;
+        let selective = self == R::Irn;
+        RegimeSettings {
             flow: match self {
-                P::Lossless => FlowMode::Lossless,
-                P::Pause => FlowMode::Pause,
-                P::Lossy | P::Irn => FlowMode::Lossy,
+                R::Lossless => FlowMode::Lossless,
+                R::Pause => FlowMode::Pause,
+                R::Lossy | R::Irn => FlowMode::Lossy,
             },
             credits: match self {
-                P::Lossless | P::Irn => CreditRule::Bdp,
-                P::Pause | P::Lossy => CreditRule::LossyMultiple,
+                R::Lossless | R::Irn => CreditRule::Bdp,
+                R::Pause | R::Lossy => CreditRule::LossyMultiple,
             },
             retransmit: match selective {
                 true => Retransmit::Selective,
@@ -180,9 +176,9 @@ impl TransportPreset {
             sack_rule: selective.then_some(SackRule::FirstNack),
             cc: CcKind::None,
             // A RoCE NIC on a lossy path NAKs the first gap; IRN answers
-            // gaps with Sacks; the real-link-only modes leave it to
+            // gaps with Sacks; the real-link-only regimes leave it to
             // `transport.nak`.
-            nak: self == P::Lossy,
+            nak: self == R::Lossy,
             // IRN's RTO_high and RTO_low (SIGCOMM'18, section 4).
             timers: selective.then(|| (Duration::from_micros(320), Duration::from_micros(100))),
         }
@@ -195,18 +191,15 @@ mod tests {
 
     #[test]
     fn names_are_unique_and_round_trip() {
-        for p in TransportPreset::ALL {
-            assert_eq!(TransportPreset::from_name(p.name()), Some(p));
+        for r in Regime::ALL {
+            assert_eq!(Regime::from_name(r.name()), Some(r));
             assert_eq!(
-                TransportPreset::ALL
-                    .iter()
-                    .filter(|q| q.name() == p.name())
-                    .count(),
+                Regime::ALL.iter().filter(|q| q.name() == r.name()).count(),
                 1
             );
-            assert!(p.on_real_links());
+            assert!(r.on_real_links());
         }
-        assert_eq!(TransportPreset::from_name("pfc"), None);
+        assert_eq!(Regime::from_name("pfc"), None);
     }
 
     #[test]
@@ -214,12 +207,12 @@ mod tests {
         assert_eq!(CreditRule::Bdp.credits(9), 9);
         assert_eq!(CreditRule::LossyMultiple.credits(9), 36);
         assert_eq!(CreditRule::Fixed(32).credits(9), 32);
-        let irn = TransportPreset::Irn.endpoint();
+        let irn = Regime::Irn.settings();
         assert_eq!(
             (irn.retransmit, irn.credits, irn.nak),
             (Retransmit::Selective, CreditRule::Bdp, false)
         );
-        assert!(TransportPreset::Lossy.endpoint().nak);
-        assert!(!TransportPreset::Lossless.endpoint().nak);
+        assert!(Regime::Lossy.settings().nak);
+        assert!(!Regime::Lossless.settings().nak);
     }
 }
