@@ -174,7 +174,7 @@ impl FabricSettings {
     }
 
     /// Parses a whole TOML document: the settings above, by their names,
-    /// and a run config's `[transport]` (checked as [`checked_transport`]
+    /// and a run config's `[transport]` (checked as `checked_transport`
     /// checks it). A run config's other sections are noted on stderr as
     /// not used here; a `[transport]` key at the top level is an error that
     /// says where it belongs.

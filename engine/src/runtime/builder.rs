@@ -14,21 +14,11 @@
 //! quotes the value given, not one cut to DPDK's `u16`.
 
 use super::device::Device;
-use super::limits::{BuilderError, Ring, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MIN_DESC};
+use super::limits::{BuilderError, Ring, Role, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MIN_DESC};
 use super::{HandlerTable, Nexus, NexusConfig, RuntimeError};
 use crate::dpdk::{EalBuilder, PortConfig};
 use crate::proto::EndpointConfig;
 use std::time::Duration;
-
-/// Which process of a run a builder is for: names the `[cores]` key
-/// (`cores.server`, `cores.client`) a refusal of its cores points at.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Role {
-    /// The process that serves requests.
-    Server,
-    /// The process that sends them.
-    Client,
-}
 
 /// Builds a [`Nexus`] (see [`Nexus::builder`]). Defaults: core 0 only, no
 /// hugepages (512 MiB of ordinary memory), no PCI scan unless a PCI device,

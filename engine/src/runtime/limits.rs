@@ -8,7 +8,15 @@
 //! these keys as it owns `[transport]`'s (`crate::config`), so a tool
 //! reports a refusal as it is and never rewords it.
 
-use super::builder::Role;
+/// Which process of a run a builder is for: names the `[cores]` key
+/// (`cores.server`, `cores.client`) a refusal of its cores points at.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// The process that serves requests.
+    Server,
+    /// The process that sends them.
+    Client,
+}
 
 /// Descriptor ring bounds: power-of-two sizes in this range (`u16` in
 /// `rte_eth_rx_queue_setup`; 32 is below every PMD's burst need).

@@ -19,12 +19,12 @@ mod rx_signals;
 mod stop;
 
 pub use background::BackgroundFn;
-pub use builder::{NexusBuilder, Role};
+pub use builder::NexusBuilder;
 pub use device::Device;
 pub use handlers::{Completion, Continuation, Handler, HandlerTable, ReqHandler};
 pub use limits::{
-    BuilderError, Ring, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MAX_IFACE_LEN, MAX_SOCKET_PATH,
-    MEMIF_MAX_LOG2_RING, MEMIF_MAX_RING, MIN_DESC,
+    BuilderError, Ring, Role, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MAX_IFACE_LEN,
+    MAX_SOCKET_PATH, MEMIF_MAX_LOG2_RING, MEMIF_MAX_RING, MIN_DESC,
 };
 pub use nexus::{Nexus, NexusConfig, RunError, WorkerError, WorkerInfo};
 pub use phy::{Capture, CaptureError, CaptureStats, FaultSide, DEFAULT_CAPTURE_LIMIT};
