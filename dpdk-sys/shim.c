@@ -4,6 +4,12 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_cycles.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
 
 uint16_t shim_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
@@ -53,4 +59,118 @@ uint64_t shim_rdtsc(void)
 uint64_t shim_tsc_hz(void)
 {
 	return rte_get_tsc_hz();
+}
+
+/* Guarded bursts. DPDK 22.11's memif PMD unmaps a peer's shared regions from
+ * its interrupt thread when the peer disconnects (memif_disconnect ->
+ * memif_free_regions), while a worker may be inside eth_memif_rx/tx past
+ * their one check of the connected flag: the worker then reads unmapped
+ * memory (or a freed region) and the process dies of SIGSEGV. No lock in the
+ * PMD orders the two, so the burst itself is guarded: a fault inside it
+ * jumps back here and the burst reports it instead of killing the process.
+ * sigsetjmp without the signal mask costs no system call; SA_NODEFER keeps
+ * SIGSEGV unblocked after the jump. A fault outside a guarded burst goes to
+ * the handler installed before ours (Rust's stack-overflow report) or to the
+ * default action. */
+/* volatile: the stores around a burst must happen, in order, even where
+ * the compiler can see the burst never reads them (the self-test). */
+static __thread sigjmp_buf *volatile guard_env;
+static struct sigaction prev_segv;
+static struct sigaction prev_bus;
+static uint64_t guard_faults;
+
+static void guard_handler(int sig, siginfo_t *info, void *uctx)
+{
+	sigjmp_buf *env = guard_env;
+	struct sigaction *prev;
+
+	if (env != NULL) {
+		guard_env = NULL;
+		__atomic_add_fetch(&guard_faults, 1, __ATOMIC_RELAXED);
+		siglongjmp(*env, 1);
+	}
+	prev = sig == SIGBUS ? &prev_bus : &prev_segv;
+	if (prev->sa_flags & SA_SIGINFO) {
+		prev->sa_sigaction(sig, info, uctx);
+		return;
+	}
+	if (prev->sa_handler == SIG_DFL || prev->sa_handler == SIG_IGN) {
+		/* Returning re-executes the faulting access under the default
+		 * action: the process dies as it would have without us. */
+		signal(sig, SIG_DFL);
+		return;
+	}
+	prev->sa_handler(sig);
+}
+
+int shim_burst_guard_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = guard_handler;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, &prev_segv) != 0)
+		return -errno;
+	if (sigaction(SIGBUS, &sa, &prev_bus) != 0)
+		return -errno;
+	return 0;
+}
+
+uint64_t shim_burst_guard_faults(void)
+{
+	return __atomic_load_n(&guard_faults, __ATOMIC_RELAXED);
+}
+
+uint16_t shim_rx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pkts,
+			       uint16_t n, int *faulted)
+{
+	sigjmp_buf env;
+	uint16_t got;
+
+	if (sigsetjmp(env, 0) != 0) {
+		*faulted = 1;
+		return 0;
+	}
+	guard_env = &env;
+	got = rte_eth_rx_burst(port, queue, pkts, n);
+	guard_env = NULL;
+	return got;
+}
+
+uint16_t shim_tx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pkts,
+			       uint16_t n, int *faulted)
+{
+	sigjmp_buf env;
+	uint16_t sent;
+
+	if (sigsetjmp(env, 0) != 0) {
+		*faulted = 1;
+		return 0;
+	}
+	guard_env = &env;
+	sent = rte_eth_tx_burst(port, queue, pkts, n);
+	guard_env = NULL;
+	return sent;
+}
+
+int shim_burst_guard_selftest(void)
+{
+	sigjmp_buf env;
+	volatile int faulted = 0;
+	void *page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (page == MAP_FAILED)
+		return -errno;
+	/* The PMD's case: memory that was mapped, unmapped under the reader. */
+	munmap(page, 4096);
+	if (sigsetjmp(env, 0) == 0) {
+		guard_env = &env;
+		(void)*(volatile char *)page;
+		guard_env = NULL;
+	} else {
+		faulted = 1;
+	}
+	return faulted;
 }

@@ -17,4 +17,18 @@ int shim_errno(void);
 unsigned shim_lcore_id(void);
 uint64_t shim_rdtsc(void);
 uint64_t shim_tsc_hz(void);
+/* Bursts that survive a fault inside the driver (see shim.c): 0 on success
+ * of installing the SIGSEGV/SIGBUS handler, -errno otherwise. A guarded burst
+ * that faulted sets *faulted and returns 0; the mbufs the driver had taken or
+ * allocated in it are lost (never freed twice). */
+int shim_burst_guard_install(void);
+uint64_t shim_burst_guard_faults(void);
+uint16_t shim_rx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pkts,
+			       uint16_t n, int *faulted);
+/* Reads an unmapped page under the guard, as a memif burst does after the
+ * PMD's unmap: 1 if the guard caught the fault, -errno if no page could be
+ * mapped for the test. */
+int shim_burst_guard_selftest(void);
+uint16_t shim_tx_burst_guarded(uint16_t port, uint16_t queue, struct rte_mbuf **pkts,
+			       uint16_t n, int *faulted);
 #endif

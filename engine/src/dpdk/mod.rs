@@ -7,6 +7,7 @@
 //! Threading contract: an `RxQueue`/`TxQueue` is owned by exactly one worker
 //! (DPDK queues are not thread-safe); `Eal`, `Mempool` and `Port` are shared.
 
+mod burst_guard;
 mod clock;
 mod eal;
 mod error;
@@ -18,6 +19,7 @@ mod port;
 mod ring_wire;
 mod start;
 
+pub use burst_guard::faults as burst_faults;
 pub use clock::TscClock;
 pub use eal::{Eal, EalBuilder};
 pub use error::DpdkError;

@@ -4,6 +4,7 @@
 //! owned by one worker; the port is stopped and closed when the last handle
 //! (the `Port` or a queue) is dropped.
 
+use super::burst_guard;
 use super::start::{link_of, start};
 use super::{DpdkError, Mbuf, MbufBatch, Mempool, BURST};
 use crate::wire::MacAddr;
@@ -80,6 +81,8 @@ struct PortInner {
     name: String,
     queues_taken: Vec<AtomicBool>,
     rx_desc: u16,
+    /// Bursts go through the fault guard (memif: `burst_guard`).
+    guarded: bool,
     _pool: Arc<Mempool>,
 }
 
@@ -199,6 +202,7 @@ impl Port {
         Ok(Port {
             inner: Arc::new(PortInner {
                 id,
+                guarded: burst_guard::needed_for(&name),
                 name,
                 queues_taken: (0..cfg.queues).map(|_| AtomicBool::new(false)).collect(),
                 rx_desc: cfg.rx_desc,
@@ -399,10 +403,12 @@ impl Port {
             RxQueue {
                 port: self.inner.clone(),
                 queue: q,
+                guarded: self.inner.guarded,
             },
             TxQueue {
                 port: self.inner.clone(),
                 queue: q,
+                guarded: self.inner.guarded,
             },
         ))
     }
@@ -413,6 +419,7 @@ impl Port {
 pub struct RxQueue {
     port: Arc<PortInner>,
     queue: u16,
+    guarded: bool,
 }
 
 /// Transmit side of one queue pair.
@@ -420,6 +427,7 @@ pub struct RxQueue {
 pub struct TxQueue {
     port: Arc<PortInner>,
     queue: u16,
+    guarded: bool,
 }
 
 impl RxQueue {
@@ -449,7 +457,11 @@ impl RxQueue {
         // SAFETY: this RxQueue is the only user of (port, queue) (handed out
         // once); the array has room for `room` pointers after `start`.
         let n = unsafe {
-            dpdk_sys::shim_rx_burst(self.port.id, self.queue, ptrs.as_mut_ptr().add(start), room)
+            let at = ptrs.as_mut_ptr().add(start);
+            match self.guarded {
+                true => burst_guard::rx(self.port.id, self.queue, at, room),
+                false => dpdk_sys::shim_rx_burst(self.port.id, self.queue, at, room),
+            }
         };
         // SAFETY: the driver filled n entries with mbufs it gave up to us.
         unsafe { batch.set_filled(start + n as usize) };
@@ -474,8 +486,12 @@ impl TxQueue {
         // SAFETY: this TxQueue is the only user of (port, queue); the first
         // len entries are valid mbufs; the driver takes ownership of the n
         // it accepts, which we then forget.
-        let n =
-            unsafe { dpdk_sys::shim_tx_burst(self.port.id, self.queue, ptrs.as_mut_ptr(), len) };
+        let n = unsafe {
+            match self.guarded {
+                true => burst_guard::tx(self.port.id, self.queue, ptrs.as_mut_ptr(), len),
+                false => dpdk_sys::shim_tx_burst(self.port.id, self.queue, ptrs.as_mut_ptr(), len),
+            }
+        };
         batch.forget_front(n as usize);
         n as usize
     }
@@ -484,7 +500,12 @@ impl TxQueue {
     pub fn tx_one(&mut self, m: Mbuf) -> Result<(), Mbuf> {
         let mut raw = m.into_raw().as_ptr();
         // SAFETY: as tx_burst, for one mbuf.
-        let n = unsafe { dpdk_sys::shim_tx_burst(self.port.id, self.queue, &mut raw, 1) };
+        let n = unsafe {
+            match self.guarded {
+                true => burst_guard::tx(self.port.id, self.queue, &mut raw, 1),
+                false => dpdk_sys::shim_tx_burst(self.port.id, self.queue, &mut raw, 1),
+            }
+        };
         if n == 1 {
             Ok(())
         } else {
