@@ -11,7 +11,7 @@
 
 use engine::proto::{ReqHandle, SessionId};
 use engine::runtime::{
-    Completion, Device, Handler, HandlerTable, Nexus, Rpc, RuntimeError, StopHandle,
+    Completion, Device, Handler, HandlerTable, Nexus, OnDone, Rpc, RuntimeError, StopHandle,
 };
 use engine::time::Duration;
 
@@ -39,10 +39,11 @@ fn front(rpc: &mut Rpc<App>, app: &mut App, h: ReqHandle, req: &[u8]) {
     };
     let tag = app.waiting.len() as u64;
     app.waiting.push(Some(h));
-    if rpc
-        .enqueue_request_bytes(back, BACK, req, Some(back_done), tag)
-        .is_err()
-    {
+    let on_done = OnDone::Continue {
+        cont: back_done,
+        tag,
+    };
+    if rpc.enqueue_request_bytes(back, BACK, req, on_done).is_err() {
         app.waiting.pop(); // dropping the handle leaves the client to time out
     }
 }
@@ -86,19 +87,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         // Worker 0: the client (its loop also serves BACK requests).
         let result = (|| {
             let s = rpc.connect(nexus.worker_addr(1))?;
-            rpc.enqueue_request_bytes(s, FRONT, b"hi", None, 0)?;
-            let deadline = rpc.now() + Duration::from_secs(5);
-            loop {
-                rpc.run_once(&mut app);
-                if let Some((_, _, r)) = rpc.poll_completion() {
-                    let r = r?;
-                    println!("nested response: {}", String::from_utf8_lossy(r.as_slice()));
-                    return Ok(());
-                }
-                if rpc.now() >= deadline {
-                    return Err(RuntimeError::Setup("no response within 5 s".into()));
-                }
-            }
+            // call_with: while it waits, this loop serves BACK with `app`.
+            let r = rpc.call_with(&mut app, s, FRONT, b"hi", Duration::from_secs(5))?;
+            println!("nested response: {}", String::from_utf8_lossy(&r));
+            Ok::<(), RuntimeError>(())
         })();
         stop.stop();
         result

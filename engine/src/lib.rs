@@ -21,8 +21,10 @@
 //!   ports, mbufs, lcores, the TSC clock).
 //! - `runtime` (feature `dpdk`): where the two meet. `Nexus` is the
 //!   process (EAL, pool, port, handlers; build it with `Nexus::builder()`),
-//!   `Rpc` one endpoint per worker core with its event loop; workers run
-//!   with `Nexus::run` and stop with a `StopHandle`.
+//!   `Rpc` one endpoint per worker core with its event loop (`nexus.rpc(i)`
+//!   makes it; `rpc.call(..)` sends a request and waits for its response);
+//!   workers run with `Nexus::run` and stop with a `StopHandle` (Ctrl-C:
+//!   `StopHandle::stop_on_signals`).
 //! - [`config`]: the configuration the engine owns, the `[transport]`
 //!   section every tool reads (one serde type, one default per key, one
 //!   validation by key), and the one resolution step that turns it and what
@@ -56,6 +58,18 @@
 //! Commands ([`connect`](proto::Endpoint::connect),
 //! [`enqueue_request`](proto::Endpoint::enqueue_request), ...) may come at
 //! any point between.
+//!
+//! # Example: a server and a client over DPDK
+//!
+//! `examples/hello.rs`, the README's library snippet: two workers of one
+//! process on the in-process ring wire, one blocking `Rpc::call` (only
+//! compiled here: it needs DPDK and two cores; `tests/examples.rs` runs
+//! it).
+//!
+#![cfg_attr(
+    feature = "dpdk",
+    doc = concat!("```no_run\n", include_str!("../examples/hello.rs"), "```")
+)]
 //!
 //! # Example: one RPC between two endpoints, no DPDK
 //!

@@ -14,7 +14,7 @@
 
 use crate::measure::hist::LatencyHist;
 use engine::proto::{MsgBuf, PeerAddr, ReqHandle, SessionId};
-use engine::runtime::{Completion, Rpc};
+use engine::runtime::{Completion, OnDone, Rpc};
 use engine::time::{Duration, Instant};
 
 /// The request type of the benchmark's echo RPC.
@@ -397,7 +397,11 @@ fn issue<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A, s: SessionId, start: In
         write_seq(m.as_mut_slice(), seq);
     }
     write_resp_size(m.as_mut_slice(), app.p.resp_size);
-    match rpc.enqueue_request(s, REQ_ECHO, m, Some(on_response::<A>), tag as u64) {
+    let on_done = OnDone::Continue {
+        cont: on_response::<A>,
+        tag: tag as u64,
+    };
+    match rpc.enqueue_request(s, REQ_ECHO, m, on_done) {
         Ok(()) => {
             let app = whole.client();
             app.next_seq += 1;

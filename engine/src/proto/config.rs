@@ -1,8 +1,10 @@
-//! Endpoint configuration: addresses, packet geometry, flow control (credits,
-//! request window, receive-ring reservation), timers and the lossless/lossy
-//! mode. [`EndpointConfig::validate`] checks every value once against the
-//! limits below, so the rest of the core can trust it; `Endpoint::new` calls it.
+//! Endpoint configuration: the endpoint's address (its types in `addr`),
+//! packet geometry, flow control (credits, request window, receive-ring
+//! reservation), timers and the lossless/lossy mode.
+//! [`EndpointConfig::validate`] checks every value once against the limits
+//! below, so the rest of the core can trust it; `Endpoint::new` calls it.
 
+pub use super::addr::{EndpointAddr, PeerAddr, DEFAULT_IP, DEFAULT_UDP_PORT};
 use super::admission::Admission;
 pub use super::budget::MemBudget;
 pub use super::cc::{CcKind, DcqcnParams};
@@ -11,7 +13,6 @@ use super::error::EndpointConfigError;
 use super::secrets::SecretKey;
 use crate::time::Duration;
 use crate::wire::{MacAddr, IPV4_HEADER_LEN, RPC_HEADER_LEN, SM_BODY_LEN, UDP_HEADER_LEN};
-use std::net::Ipv4Addr;
 
 /// Bytes of every packet's MTU taken by the IPv4, UDP and RPC headers.
 pub const PKT_OVERHEAD: usize = IPV4_HEADER_LEN + UDP_HEADER_LEN + RPC_HEADER_LEN;
@@ -35,40 +36,6 @@ pub const MAX_PKTS_PER_MSG: usize = 1 << 16;
 pub const RTO_LOW_MAX_IN_FLIGHT: u32 = 3;
 /// Message size eRPC supports and this engine must too (the default limit).
 pub const DEFAULT_MAX_MSG_SIZE: usize = 8 << 20;
-
-/// This endpoint's own address: what it puts in the source fields of every
-/// frame and what it accepts as destination.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct EndpointAddr {
-    /// Ethernet address (the port's, in the DPDK runtime).
-    pub mac: MacAddr,
-    /// IPv4 address.
-    pub ip: Ipv4Addr,
-    /// UDP port.
-    pub port: u16,
-}
-
-/// A remote endpoint to connect to. With `mac: None` the ConnectReq goes to
-/// the Ethernet broadcast address and the MAC is learned from the ConnectResp.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct PeerAddr {
-    /// The peer's Ethernet address, if known.
-    pub mac: Option<MacAddr>,
-    /// The peer's IPv4 address.
-    pub ip: Ipv4Addr,
-    /// The peer endpoint's UDP port.
-    pub port: u16,
-}
-
-impl From<EndpointAddr> for PeerAddr {
-    fn from(a: EndpointAddr) -> Self {
-        PeerAddr {
-            mac: Some(a.mac),
-            ip: a.ip,
-            port: a.port,
-        }
-    }
-}
 
 /// What a loss means in lossless mode (`transport.on_loss`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -172,9 +139,6 @@ pub enum SackRule {
     /// RTT/4): for paths that reorder, such as SRD's per-packet spraying.
     Reordering,
 }
-
-/// The IPv4 address of an endpoint that [`EndpointConfig::default`] gives.
-pub const DEFAULT_IP: Ipv4Addr = Ipv4Addr::new(10, 0, 0, 1);
 
 /// Configuration of one [`Endpoint`](super::Endpoint). See the field docs for
 /// units; [`Default`] gives eRPC's values on a 1500-byte MTU.
@@ -295,7 +259,7 @@ impl Default for EndpointConfig {
             local: EndpointAddr {
                 mac: MacAddr([0x02, 0, 0, 0, 0, 1]),
                 ip: DEFAULT_IP,
-                port: 31850,
+                port: DEFAULT_UDP_PORT,
             },
             mtu: 1500,
             session_credits: 32,

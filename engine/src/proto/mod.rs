@@ -8,7 +8,8 @@
 //!
 //! One concern per file, and imports only run downwards (no cycles):
 //!
-//! - leaves: `config` (configuration and limits), `settings` (the config
+//! - leaves: `addr` (endpoint and peer addresses, their defaults),
+//!   `config` (configuration and limits), `settings` (the config
 //!   and what derives from it), `admission` (what a server lets one peer
 //!   hold and replace), `gate` (the handshake's state), `budget` (memory
 //!   and ring bounds and their accounting), `output` (events and counters),
@@ -34,6 +35,7 @@
 //!
 //! [`Instant`]: crate::time::Instant
 
+mod addr;
 mod admission;
 mod budget;
 mod cc;
@@ -82,8 +84,8 @@ pub use budget::{MemBudget, DEFAULT_POOL_KEEP};
 pub use config::{
     bdp_credits, lossless_ring_entries, os_seed, CcKind, DcqcnParams, EndpointAddr, EndpointConfig,
     FlowMode, LossPolicy, PauseConfig, PeerAddr, Retransmit, SackRule, DEFAULT_IP,
-    DEFAULT_MAX_MSG_SIZE, MAX_MTU, MAX_PKTS_PER_MSG, MAX_REQ_WINDOW, MAX_SESSIONS, MIN_MTU,
-    PKT_OVERHEAD, RTO_LOW_MAX_IN_FLIGHT,
+    DEFAULT_MAX_MSG_SIZE, DEFAULT_UDP_PORT, MAX_MTU, MAX_PKTS_PER_MSG, MAX_REQ_WINDOW,
+    MAX_SESSIONS, MIN_MTU, PKT_OVERHEAD, RTO_LOW_MAX_IN_FLIGHT,
 };
 pub use endpoint::Endpoint;
 pub use error::{refusal_reason, EndpointConfigError, RpcError};

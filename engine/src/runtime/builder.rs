@@ -17,7 +17,8 @@ use super::device::Device;
 use super::limits::{BuilderError, Ring, Role, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MIN_DESC};
 use super::{HandlerTable, Nexus, NexusConfig, RuntimeError};
 use crate::dpdk::{EalBuilder, PortConfig};
-use crate::proto::EndpointConfig;
+use crate::proto::{EndpointConfig, DEFAULT_IP};
+use std::net::Ipv4Addr;
 use std::time::Duration;
 
 /// Builds a [`Nexus`] (see [`Nexus::builder`]). Defaults: core 0 only, no
@@ -25,7 +26,7 @@ use std::time::Duration;
 /// `--no-shconf` unless a file prefix is set, EAL log level 4 (warnings),
 /// 1024 RX and TX descriptors, the driver's MTU, a pool sized from the queue
 /// and descriptor counts with a 256-mbuf cache per core, 2048-byte mbufs, a
-/// 10 s link timeout.
+/// 10 s link timeout, IP 10.0.0.1 and UDP ports from 31850.
 #[derive(Clone, Debug)]
 pub struct NexusBuilder {
     device: Option<Device>,
@@ -44,6 +45,7 @@ pub struct NexusBuilder {
     link_timeout: Duration,
     steer_udp: bool,
     base_udp_port: u16,
+    ip: Ipv4Addr,
 }
 
 impl Default for NexusBuilder {
@@ -65,6 +67,7 @@ impl Default for NexusBuilder {
             link_timeout: Duration::from_secs(10),
             steer_udp: false,
             base_udp_port: EndpointConfig::default().local.port,
+            ip: DEFAULT_IP,
         }
     }
 }
@@ -169,6 +172,15 @@ impl NexusBuilder {
         self
     }
 
+    /// This process's IPv4 address on the link: every worker's endpoint
+    /// takes it as its own, and peers connect to it (default
+    /// [`DEFAULT_IP`], 10.0.0.1; `link.server_ip` / `link.client_ip`). Two
+    /// processes on one link need different addresses.
+    pub fn ip(mut self, ip: Ipv4Addr) -> Self {
+        self.ip = ip;
+        self
+    }
+
     /// Frames one RX queue's ring really holds on the device (the RX
     /// descriptor count when no device is named yet).
     pub fn rx_ring_entries(&self) -> usize {
@@ -183,6 +195,7 @@ impl NexusBuilder {
     pub fn endpoint_config(&self, index: u16) -> EndpointConfig {
         let mut c = EndpointConfig::default();
         c.local.port = self.base_udp_port + index;
+        c.local.ip = self.ip;
         c.rx_ring_entries = self.rx_ring_entries();
         c
     }
@@ -279,6 +292,7 @@ impl NexusBuilder {
         let cfg = self.config()?;
         let mut nexus = Nexus::open(cfg, self.device.as_ref(), handlers)?;
         nexus.set_base_udp_port(self.base_udp_port);
+        nexus.set_ip(self.ip);
         Ok(nexus)
     }
 
@@ -315,6 +329,9 @@ mod tests {
             .windows(2)
             .any(|w| w[0] == "--vdev" && w[1].contains("role=server")));
         assert_eq!(b.endpoint_config(1).local.port, 31851);
+        assert_eq!(b.endpoint_config(1).local.ip, DEFAULT_IP);
+        let ip = Ipv4Addr::new(10, 0, 0, 2);
+        assert_eq!(b.clone().ip(ip).endpoint_config(0).local.ip, ip);
         assert_eq!(b.endpoint_config(0).rx_ring_entries, 1024);
         assert!(Nexus::builder().config().is_err());
     }

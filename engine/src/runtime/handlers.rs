@@ -1,5 +1,6 @@
 //! The request-handler table (one entry per request type, shared by every
-//! worker of a process) and the continuation types. Handlers and
+//! worker of a process), the continuation types, and [`OnDone`]: what
+//! happens when a request completes (a continuation or a queue). Handlers and
 //! continuations are plain function pointers over the application's state:
 //! one indirect call per request, no boxing, no allocation.
 
@@ -109,3 +110,44 @@ pub struct Completion<'a> {
 /// Runs on the dispatch thread when a request completes or fails. It may
 /// enqueue further requests.
 pub type Continuation<A> = fn(rpc: &mut Rpc<A>, app: &mut A, done: Completion<'_>);
+
+/// What happens when a request sent with
+/// [`Rpc::enqueue_request`](super::Rpc::enqueue_request) completes or
+/// fails. (Before this type, the two were the positional `cont, tag`
+/// arguments: `None, 0` is `OnDone::Poll { tag: 0 }`.) For one request at
+/// a time, [`Rpc::call`](super::Rpc::call) sends and waits in one step.
+pub enum OnDone<A> {
+    /// The outcome waits in a queue for
+    /// [`Rpc::poll_completion`](super::Rpc::poll_completion), which returns
+    /// it with `tag`: a number of the caller's choosing that tells its
+    /// requests apart (any value; 0 when there is one at a time).
+    Poll {
+        /// Returned with the outcome.
+        tag: u64,
+    },
+    /// `cont` runs on this worker's loop when the response arrives or the
+    /// request fails, with `tag` in its [`Completion`].
+    Continue {
+        /// The continuation.
+        cont: Continuation<A>,
+        /// Passed to `cont` in [`Completion::tag`].
+        tag: u64,
+    },
+}
+
+impl<A> Clone for OnDone<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<A> Copy for OnDone<A> {}
+
+impl<A> std::fmt::Debug for OnDone<A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OnDone::Poll { tag } => f.debug_struct("Poll").field("tag", tag).finish(),
+            OnDone::Continue { tag, .. } => f.debug_struct("Continue").field("tag", tag).finish(),
+        }
+    }
+}

@@ -5,6 +5,14 @@
 //! iteration, an RX burst handed to the endpoint, handlers and continuations
 //! run inline, timers, then the endpoint's frames written straight into mbufs
 //! and sent as a TX burst.
+//!
+//! The short path: `Nexus::builder().device(..).ip(..).build(handlers)`,
+//! then per worker `nexus.rpc(index)` (`Rpc::new` only for settings of
+//! your own), `rpc.connect("10.0.0.1:31850".parse()?)` (or
+//! `nexus.worker_addr(i)` within the process), `rpc.call(session,
+//! req_type, &bytes, timeout)`; a server runs `rpc.run_until_stopped(&mut
+//! app, &stop)` with `stop.stop_on_signals()` for Ctrl-C. The README's
+//! "Using the engine as a library" walks through it.
 
 mod background;
 mod builder;
@@ -21,14 +29,14 @@ mod stop;
 pub use background::BackgroundFn;
 pub use builder::NexusBuilder;
 pub use device::Device;
-pub use handlers::{Completion, Continuation, Handler, HandlerTable, ReqHandler};
+pub use handlers::{Completion, Continuation, Handler, HandlerTable, OnDone, ReqHandler};
 pub use limits::{
     BuilderError, Ring, Role, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MAX_IFACE_LEN,
     MAX_SOCKET_PATH, MEMIF_MAX_LOG2_RING, MEMIF_MAX_RING, MIN_DESC,
 };
 pub use nexus::{Nexus, NexusConfig, RunError, WorkerError, WorkerInfo};
 pub use phy::{Capture, CaptureError, CaptureStats, FaultSide, DEFAULT_CAPTURE_LIMIT};
-pub use rpc::{EventHandler, Rpc, EVENT_QUEUE_CAP};
+pub use rpc::{CallError, EventHandler, Rpc, EVENT_QUEUE_CAP};
 pub use run_counters::RunCounters;
 pub use stop::StopHandle;
 
@@ -51,6 +59,9 @@ pub enum RuntimeError {
     /// A protocol command failed.
     #[error(transparent)]
     Rpc(#[from] RpcError),
+    /// A blocking call ([`Rpc::call`]) returned no response.
+    #[error(transparent)]
+    Call(#[from] CallError),
     /// The mbuf data room cannot hold a full frame.
     #[error("mbufs hold {room} bytes but the endpoint needs {needed}-byte frames (raise the mbuf data room or lower the MTU)")]
     MbufTooSmall {

@@ -8,6 +8,7 @@ use super::{HandlerTable, Rpc, RuntimeError};
 use crate::dpdk::{Eal, EalBuilder, LcoreId, Mempool, Port, PortConfig};
 use crate::proto::{EndpointConfig, PeerAddr, DEFAULT_IP};
 use crate::wire::MacAddr;
+use std::net::Ipv4Addr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -97,6 +98,8 @@ pub struct Nexus<A = ()> {
     rx_ring_entries: usize,
     /// UDP port of worker 0's endpoint; worker i listens on base + i.
     base_udp_port: u16,
+    /// The process's IPv4 address, every worker's (`NexusBuilder::ip`).
+    ip: Ipv4Addr,
 }
 
 impl Nexus<()> {
@@ -177,11 +180,16 @@ impl<A> Nexus<A> {
             handlers,
             rx_ring_entries,
             base_udp_port: EndpointConfig::default().local.port,
+            ip: DEFAULT_IP,
         })
     }
 
     pub(super) fn set_base_udp_port(&mut self, port: u16) {
         self.base_udp_port = port;
+    }
+
+    pub(super) fn set_ip(&mut self, ip: Ipv4Addr) {
+        self.ip = ip;
     }
 
     /// The initialised EAL.
@@ -213,6 +221,10 @@ impl<A> Nexus<A> {
     pub fn rx_ring_entries(&self) -> usize {
         self.rx_ring_entries
     }
+    /// The process's IPv4 address (`NexusBuilder::ip`), every worker's.
+    pub fn ip(&self) -> Ipv4Addr {
+        self.ip
+    }
     /// The UDP port of worker `index`'s endpoint (base + index).
     pub fn udp_port(&self, index: u16) -> u16 {
         self.base_udp_port + index
@@ -220,20 +232,22 @@ impl<A> Nexus<A> {
 
     /// Where worker `index`'s endpoint listens when it runs with
     /// [`endpoint_config`](Self::endpoint_config) unchanged (this port's MAC,
-    /// the default IP, [`udp_port`](Self::udp_port)): what another worker of
-    /// the same process connects to.
+    /// [`ip`](Self::ip), [`udp_port`](Self::udp_port)): what another worker
+    /// of the same process connects to. It prints as `IP:PORT`, the
+    /// address a process elsewhere on the link parses into a [`PeerAddr`].
     pub fn worker_addr(&self, index: u16) -> PeerAddr {
         PeerAddr {
             mac: Some(self.mac),
-            ip: DEFAULT_IP,
+            ip: self.ip,
             port: self.udp_port(index),
         }
     }
 
     /// The endpoint configuration of worker `index`: `EndpointConfig::default()`
-    /// (a fresh random seed) with `local.port` = [`udp_port`](Self::udp_port)
-    /// and `rx_ring_entries` from the port's real RX ring. `local.mac` is
-    /// filled in by [`Rpc::new`]; change `local.ip` or anything else freely.
+    /// (a fresh random seed) with `local.ip` = [`ip`](Self::ip), `local.port` =
+    /// [`udp_port`](Self::udp_port) and `rx_ring_entries` from the port's
+    /// real RX ring. Change anything and hand it to [`Rpc::new`]
+    /// (`local.mac` is the port's whatever it says).
     pub fn endpoint_config(&self, index: u16) -> EndpointConfig {
         let mut c = EndpointConfig::default();
         c.local.port = self.udp_port(index);
@@ -242,7 +256,9 @@ impl<A> Nexus<A> {
         c
     }
 
-    /// The endpoint of worker `index` with [`endpoint_config`](Self::endpoint_config).
+    /// The endpoint of worker `index` with [`endpoint_config`](Self::endpoint_config):
+    /// the way to make a worker's [`Rpc`]. (`Rpc::new` takes a changed
+    /// configuration instead, for settings of your own.)
     pub fn rpc(&self, index: u16) -> Result<Rpc<A>, RuntimeError> {
         Rpc::new(self, index, self.endpoint_config(index))
     }

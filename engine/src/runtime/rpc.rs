@@ -5,10 +5,18 @@
 //! background completions -> timers -> TX (frames written straight into mbuf
 //! room by `poll_transmit`, through the transmit layers, sent as one burst)
 //! -> events. Nothing here allocates per packet: mbufs come and go in
-//! bursts, continuations live in a preallocated slab.
+//! bursts, what waits for each request lives in a preallocated slab
+//! (`waiters`). The blocking [`Rpc::call`] is `call`'s.
+
+mod call;
+mod waiters;
+
+pub use call::CallError;
+use call::WaitingCall;
+use waiters::{Waiter, Waiters};
 
 use super::background::{BackgroundPool, Job};
-use super::handlers::{Completion, Continuation, Handler, HandlerTable};
+use super::handlers::{Completion, Handler, HandlerTable, OnDone};
 use super::phy::{Capture, FaultSide, Phy};
 use super::run_counters::RunCounters;
 use super::rx_signals::RxSignals;
@@ -23,11 +31,6 @@ use crate::time::Instant;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-struct ContSlot<A> {
-    cont: Option<Continuation<A>>,
-    user_tag: u64,
-}
-
 /// One RPC endpoint of a worker thread, generic over the application state
 /// `A` its handlers and continuations get: the sans-IO [`Endpoint`], the
 /// worker's queue pair, and the event loop ([`run_once`](Self::run_once)).
@@ -39,11 +42,15 @@ pub struct Rpc<A = ()> {
     clock: TscClock,
     handlers: HandlerTable<A>,
     now: Instant,
-    /// Continuations by slab index (the proto tag); free indices in `free_conts`.
-    conts: Vec<ContSlot<A>>,
-    free_conts: Vec<u32>,
-    /// Completions of requests enqueued without a continuation, for polling.
+    /// What waits for each outstanding request, by the tag the endpoint carries.
+    waiters: Waiters<A>,
+    /// Outcomes of requests enqueued with `OnDone::Poll`, for `poll_completion`.
     completions: VecDeque<(SessionId, u64, Result<MsgBuf, RpcError>)>,
+    /// The blocking `call` in progress, if any.
+    waiting_call: WaitingCall,
+    /// Whether `run_once` is running (a handler or continuation is on the
+    /// stack): `call` refuses to wait inside the loop it would run.
+    in_loop: bool,
     /// Session events for `poll_event`, when no event handler is set.
     events: VecDeque<Event>,
     on_event: Option<EventHandler<A>>,
@@ -81,13 +88,13 @@ pub const EVENT_QUEUE_CAP: usize = 1024;
 /// Receives session events from the run loop (see `Rpc::set_event_handler`).
 pub type EventHandler<A> = fn(rpc: &mut Rpc<A>, app: &mut A, ev: Event);
 
-/// Continuations outstanding at once per endpoint before the slab grows:
-/// sessions x window for the workloads here, sized so steady state never grows.
-const CONT_SLAB_PRESIZE: usize = 4096;
-
 impl<A> Rpc<A> {
-    /// Creates the endpoint of worker `queue` (its queue pair). `cfg.local.mac`
-    /// is replaced by the port's MAC.
+    /// The endpoint of worker `queue` (its queue pair) with settings of
+    /// the caller's own: start from
+    /// [`nexus.endpoint_config(queue)`](Nexus::endpoint_config), change
+    /// what differs (credits, timeouts, flow mode, ...), pass it here.
+    /// `cfg.local.mac` is replaced by the port's MAC. With the defaults,
+    /// [`Nexus::rpc`] is the one call to make.
     pub fn new(
         nexus: &Nexus<A>,
         queue: u16,
@@ -110,11 +117,6 @@ impl<A> Rpc<A> {
         let handlers = nexus.handlers().clone();
         let background = handlers.any_background().then(|| BackgroundPool::new(2));
         let clock = TscClock::new(nexus.eal());
-        let mut conts = Vec::with_capacity(CONT_SLAB_PRESIZE);
-        conts.resize_with(CONT_SLAB_PRESIZE, || ContSlot {
-            cont: None,
-            user_tag: 0,
-        });
         Ok(Rpc {
             now: clock.now(),
             ep,
@@ -123,9 +125,10 @@ impl<A> Rpc<A> {
             pool: nexus.pool().clone(),
             clock,
             handlers,
-            conts,
-            free_conts: (0..CONT_SLAB_PRESIZE as u32).rev().collect(),
+            waiters: Waiters::new(),
             completions: VecDeque::with_capacity(256),
+            waiting_call: WaitingCall::default(),
+            in_loop: false,
             events: VecDeque::with_capacity(64),
             on_event: None,
             rx_batch: Some(Box::new(MbufBatch::new())),
@@ -180,7 +183,12 @@ impl<A> Rpc<A> {
 
     // ---- commands ----
 
-    /// Opens a client session to `peer` (see [`Endpoint::connect`]).
+    /// Opens a client session to `peer` (see [`Endpoint::connect`]): a
+    /// worker of this process ([`Nexus::worker_addr`]), or a server
+    /// anywhere on the link from its address alone, `"10.0.0.1:31850"`
+    /// parsed into a [`PeerAddr`] (or a `SocketAddrV4` converted with
+    /// `into`), whose MAC the session learns from the handshake. Requests
+    /// may be enqueued (or called) at once; they wait for the connect.
     pub fn connect(&mut self, peer: PeerAddr) -> Result<SessionId, RpcError> {
         self.ep.connect(self.now, peer)
     }
@@ -195,55 +203,70 @@ impl<A> Rpc<A> {
         self.ep.alloc_msg(len)
     }
 
-    /// Sends `msg` as a request of `req_type`; `cont` runs on completion or
-    /// failure with `tag`. With `cont = None` the completion is queued for
-    /// `poll_completion`.
+    /// Sends `msg` as a request of `req_type` on session `s`; `on_done`
+    /// says what happens with its response or failure (a continuation, or
+    /// the queue [`poll_completion`](Self::poll_completion) reads). To send
+    /// and wait in one step, [`call`](Self::call).
     pub fn enqueue_request(
         &mut self,
         s: SessionId,
         req_type: u8,
         msg: MsgBuf,
-        cont: Option<Continuation<A>>,
-        tag: u64,
+        on_done: OnDone<A>,
     ) -> Result<(), RpcError> {
-        let slot = match self.free_conts.pop() {
-            Some(i) => i,
-            None => {
-                self.conts.push(ContSlot {
-                    cont: None,
-                    user_tag: 0,
-                });
-                (self.conts.len() - 1) as u32
-            }
-        };
-        self.conts[slot as usize] = ContSlot {
-            cont,
-            user_tag: tag,
-        };
-        match self
-            .ep
-            .enqueue_request(self.now, s, req_type, msg, slot as u64)
-        {
-            Ok(()) => Ok(()),
-            Err((e, _msg)) => {
-                self.free_conts.push(slot);
-                Err(e)
-            }
-        }
+        let (waiter, tag) = Waiter::of(on_done);
+        self.enqueue_for(s, req_type, msg, waiter, tag).map(|_| ())
     }
 
-    /// Copies `data` into a message buffer and enqueues it.
+    /// Copies `data` into a pooled message buffer and enqueues it (see
+    /// [`enqueue_request`](Self::enqueue_request)).
     pub fn enqueue_request_bytes(
         &mut self,
         s: SessionId,
         req_type: u8,
         data: &[u8],
-        cont: Option<Continuation<A>>,
-        tag: u64,
+        on_done: OnDone<A>,
     ) -> Result<(), RpcError> {
+        let (waiter, tag) = Waiter::of(on_done);
+        self.enqueue_bytes_for(s, req_type, data, waiter, tag)
+            .map(|_| ())
+    }
+
+    /// Enqueues `data` (copied into a pooled buffer) for `waiter`; the
+    /// request's slot in the waiter slab.
+    fn enqueue_bytes_for(
+        &mut self,
+        s: SessionId,
+        req_type: u8,
+        data: &[u8],
+        waiter: Waiter<A>,
+        user_tag: u64,
+    ) -> Result<u32, RpcError> {
         let mut m = self.ep.alloc_msg(data.len());
         m.as_mut_slice().copy_from_slice(data);
-        self.enqueue_request(s, req_type, m, cont, tag)
+        self.enqueue_for(s, req_type, m, waiter, user_tag)
+    }
+
+    /// Enqueues `msg` with a waiter slot whose index is the endpoint's tag.
+    fn enqueue_for(
+        &mut self,
+        s: SessionId,
+        req_type: u8,
+        msg: MsgBuf,
+        waiter: Waiter<A>,
+        user_tag: u64,
+    ) -> Result<u32, RpcError> {
+        let slot = self.waiters.insert(waiter, user_tag);
+        match self
+            .ep
+            .enqueue_request(self.now, s, req_type, msg, slot as u64)
+        {
+            Ok(()) => Ok(slot),
+            Err((e, _msg)) => {
+                self.waiters.release(slot);
+                Err(e)
+            }
+        }
     }
 
     /// Answers the request behind `h` with `msg` (see [`Endpoint::respond`]).
@@ -258,8 +281,9 @@ impl<A> Rpc<A> {
         self.respond(h, m)
     }
 
-    /// A completion of a request enqueued without a continuation (the
-    /// response buffer returns to the pool when dropped).
+    /// The outcome of a request enqueued with [`OnDone::Poll`]: its
+    /// session, its tag, and the response (a pooled buffer, back to the
+    /// pool when dropped) or why it failed.
     pub fn poll_completion(&mut self) -> Option<(SessionId, u64, Result<MsgBuf, RpcError>)> {
         self.completions.pop_front()
     }
@@ -282,6 +306,9 @@ impl<A> Rpc<A> {
 
     /// One iteration of the event loop.
     pub fn run_once(&mut self, app: &mut A) {
+        // Restored, not cleared, at the end: a handler that runs the loop
+        // itself must not unmark the iteration it was called from.
+        let outer = std::mem::replace(&mut self.in_loop, true);
         self.now = self.clock.now();
         self.counters.loops += 1;
         self.rx_and_dispatch(app);
@@ -295,6 +322,7 @@ impl<A> Rpc<A> {
         }
         self.transmit();
         self.drain_events(app);
+        self.in_loop = outer;
     }
 
     /// Runs the loop until `done(app)` is true or `deadline` passes; returns
@@ -398,11 +426,11 @@ impl<A> Rpc<A> {
         tag: u64,
         payload: Payload<'_>,
     ) {
-        let Some((cont, user_tag)) = self.take_continuation(tag) else {
+        let Some((waiter, user_tag)) = self.waiters.take(tag) else {
             return;
         };
-        match cont {
-            Some(c) => {
+        match waiter {
+            Waiter::Continue(c) => {
                 let done = Completion {
                     session,
                     tag: user_tag,
@@ -410,28 +438,29 @@ impl<A> Rpc<A> {
                 };
                 c(self, app, done);
             }
-            None => {
-                let m = match payload {
-                    Payload::Owned(m) => m,
-                    Payload::Borrowed(b) => {
-                        let mut m = self.ep.alloc_msg(b.len());
-                        m.as_mut_slice().copy_from_slice(b);
-                        m
-                    }
-                };
+            Waiter::Poll => {
+                let m = self.owned(payload);
                 self.completions.push_back((session, user_tag, Ok(m)));
             }
+            Waiter::Call => {
+                let m = self.owned(payload);
+                self.waiting_call.complete(Ok(m));
+            }
+            Waiter::Abandoned => {}
         }
     }
 
-    /// Frees the slab slot of a finished request (`tag` is the slot index
-    /// given to the endpoint) and returns its continuation and user tag.
-    fn take_continuation(&mut self, tag: u64) -> Option<(Option<Continuation<A>>, u64)> {
-        let slot = u32::try_from(tag).ok()?;
-        let entry = self.conts.get_mut(slot as usize)?;
-        let taken = (entry.cont.take(), entry.user_tag);
-        self.free_conts.push(slot);
-        Some(taken)
+    /// A response's bytes in a pooled buffer of their own (a multi-packet
+    /// one already is; a single-packet one is copied out of its frame).
+    fn owned(&mut self, payload: Payload<'_>) -> MsgBuf {
+        match payload {
+            Payload::Owned(m) => m,
+            Payload::Borrowed(b) => {
+                let mut m = self.ep.alloc_msg(b.len());
+                m.as_mut_slice().copy_from_slice(b);
+                m
+            }
+        }
     }
 
     fn collect_background(&mut self) {
@@ -484,22 +513,30 @@ impl<A> Rpc<A> {
                     session,
                     tag,
                     error,
-                } => self.fail_continuation(app, session, tag, error),
-                ev => match self.on_event {
-                    Some(f) => f(self, app, ev),
-                    None if self.events.len() < EVENT_QUEUE_CAP => self.events.push_back(ev),
-                    None => self.counters.events_dropped += 1,
-                },
+                } => self.fail_request(app, session, tag, error),
+                ev => {
+                    if let Event::ConnectFailed { session, reason }
+                    | Event::SessionReset { session, reason } = ev
+                    {
+                        self.waiting_call.session_ended(session, reason);
+                    }
+                    match self.on_event {
+                        Some(f) => f(self, app, ev),
+                        None if self.events.len() < EVENT_QUEUE_CAP => self.events.push_back(ev),
+                        None => self.counters.events_dropped += 1,
+                    }
+                }
             }
         }
     }
 
-    fn fail_continuation(&mut self, app: &mut A, session: SessionId, tag: u64, error: RpcError) {
-        let Some((cont, user_tag)) = self.take_continuation(tag) else {
+    /// A request that will not complete: its failure to whoever waits.
+    fn fail_request(&mut self, app: &mut A, session: SessionId, tag: u64, error: RpcError) {
+        let Some((waiter, user_tag)) = self.waiters.take(tag) else {
             return;
         };
-        match cont {
-            Some(c) => c(
+        match waiter {
+            Waiter::Continue(c) => c(
                 self,
                 app,
                 Completion {
@@ -508,7 +545,9 @@ impl<A> Rpc<A> {
                     result: Err(error),
                 },
             ),
-            None => self.completions.push_back((session, user_tag, Err(error))),
+            Waiter::Poll => self.completions.push_back((session, user_tag, Err(error))),
+            Waiter::Call => self.waiting_call.complete(Err(error)),
+            Waiter::Abandoned => {}
         }
     }
 

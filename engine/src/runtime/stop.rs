@@ -1,5 +1,6 @@
 //! [`StopHandle`]: a flag any thread (a signal handler's thread, a timer, a
-//! worker that finished) sets to end every worker's run loop.
+//! worker that finished) sets to end every worker's run loop, and the one
+//! call that ties it to Ctrl-C ([`StopHandle::stop_on_signals`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -19,6 +20,27 @@ impl StopHandle {
     /// Sets the flag: every loop watching it returns after its current iteration.
     pub fn stop(&self) {
         self.flag.store(true, Ordering::Release);
+    }
+    /// Sets the flag on Ctrl-C (SIGINT) and SIGTERM from now on, so the
+    /// loops watching it finish their iteration and return (and the process
+    /// can print its counters and close its port) instead of dying
+    /// mid-burst. A second Ctrl-C or SIGTERM ends the process at once, with
+    /// 128 + the signal's number (130 for Ctrl-C): the way out of a loop
+    /// that does not watch the flag. Fails only if the OS refuses the
+    /// handlers.
+    pub fn stop_on_signals(&self) -> std::io::Result<()> {
+        use signal_hook::consts::{SIGINT, SIGTERM};
+        // Set by the first of these signals, after the exit below has
+        // looked at it: only a second one ends the process. A flag of this
+        // call's own, so that neither `stop()` nor a second call to this
+        // method arms it.
+        let seen = Arc::new(AtomicBool::new(false));
+        for sig in [SIGINT, SIGTERM] {
+            signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, seen.clone())?;
+            signal_hook::flag::register(sig, seen.clone())?;
+            signal_hook::flag::register(sig, self.flag.clone())?;
+        }
+        Ok(())
     }
     /// Whether [`stop`](Self::stop) was called.
     #[inline]
