@@ -2,7 +2,9 @@
 //! against rpc-server and prints a latency report: on stdout, or on stderr
 //! with --json, which leaves stdout to the stamped JSON summary alone
 //! (rpc-bench reads it back as the last line).
-//! Exits 1 if any request failed or any response had a wrong byte.
+//! Exits 1 if any request failed or any response had a wrong byte; it waits
+//! for its server without limit (or --wait), and SIGINT / SIGTERM at any
+//! point exit 130 / 143, after the report of what ran.
 
 use apps::config::cli::{client_params, client_report, node_spec, CaptureArgs, ConfigArgs};
 use apps::config::link::Role;
@@ -23,6 +25,8 @@ struct Cli {
     out: ReportArgs,
     #[command(flatten)]
     capture: CaptureArgs,
+    #[command(flatten)]
+    wait: apps::run::waiting::WaitArgs,
     /// Include the encoded histogram in the JSON (rpc-bench merges it).
     #[arg(long, hide = true)]
     json_hist: bool,
@@ -34,12 +38,8 @@ struct Cli {
 fn main() {
     let cli = Cli::parse();
     match run(&cli) {
-        Ok(true) => {}
-        Ok(false) => std::process::exit(1),
-        Err(e) => {
-            eprintln!("rpc-client: error: {e:#}");
-            std::process::exit(1);
-        }
+        Ok(ok) => std::process::exit(apps::run::waiting::client_exit_code(ok)),
+        Err(e) => apps::run::waiting::fail("rpc-client", &e),
     }
 }
 
@@ -54,6 +54,7 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     }
     let mut spec = node_spec(&cfg, Role::Client);
     spec.capture = capture;
+    spec.wait = cli.wait.limit();
     let params = client_params(&cfg, true);
     let live = apps::run::interval::LiveOptions::client(cli.out.json_stream, &params);
     let (result, server) = if cfg.link.kind == apps::config::link::LinkKind::Ring {

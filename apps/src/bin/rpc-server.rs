@@ -1,5 +1,6 @@
 //! rpc-server: one RPC endpoint per pinned core, serving the benchmark's echo
-//! RPC until SIGINT/SIGTERM or --max-seconds; prints its counters on exit
+//! RPC until SIGINT/SIGTERM or --max-seconds, after waiting for its client
+//! as long as it takes (or --wait); prints its counters on exit
 //! (a short text, or one JSON line with --json, which rpc-bench and the
 //! tests read). It takes only the flags a server uses: the client's
 //! workload shortcuts are refused as unexpected arguments.
@@ -14,7 +15,7 @@ use clap::Parser;
     name = "rpc-server",
     version,
     about = "RPC server: one endpoint per pinned core on a DPDK port (virtual device or NIC)",
-    after_help = "Examples:\n  rpc-server                                   memif server on core 1 (configs/memif.toml defaults)\n  rpc-server -c configs/af_packet.toml         af_packet on the veth made by scripts/veth.sh\n  rpc-server --set cores.server=[1] --set server.work_ns=2000   a slow receiver\n  rpc-server -c configs/real-nic.toml --print-config   the effective config, no port opened\n\nStop it with Ctrl-C (or SIGTERM): it prints its counters (one JSON line with --json) and exits 0."
+    after_help = "Examples:\n  rpc-server                                   memif server on core 1 (configs/memif.toml defaults)\n  rpc-server -c configs/af_packet.toml         af_packet on the veth made by scripts/veth.sh\n  rpc-server --set cores.server=[1] --set server.work_ns=2000   a slow receiver\n  rpc-server -c configs/real-nic.toml --print-config   the effective config, no port opened\n\nIt waits for its client without limit (--wait SECS bounds it: exit 1); Ctrl-C (or SIGTERM) while it waits exits 130 (143). Once its link is up, Ctrl-C (or SIGTERM) stops it: it prints its counters (one JSON line with --json) and exits 0."
 )]
 struct Cli {
     #[command(flatten)]
@@ -23,6 +24,8 @@ struct Cli {
     capture: CaptureArgs,
     #[command(flatten)]
     metrics: apps::run::metrics::MetricsArgs,
+    #[command(flatten)]
+    wait: apps::run::waiting::WaitArgs,
     /// Exit after this many seconds even without a signal.
     #[arg(long, default_value_t = 3600.0)]
     max_seconds: f64,
@@ -45,6 +48,7 @@ fn main() {
         }
         let mut spec = node_spec(&cfg, Role::Server);
         spec.capture = cli.capture.spec()?;
+        spec.wait = cli.wait.limit();
         let params = server_params(&cfg, cli.max_seconds);
         let summary = apps::run::node::run_server(&spec, &params, metrics)?;
         if cli.json {
@@ -58,8 +62,7 @@ fn main() {
         Ok(())
     })();
     if let Err(e) = result {
-        eprintln!("rpc-server: error: {e:#}");
-        std::process::exit(1);
+        apps::run::waiting::fail("rpc-server", &e);
     }
 }
 

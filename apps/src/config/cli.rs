@@ -347,6 +347,7 @@ pub fn node_spec(cfg: &Config, role: Role) -> NodeSpec {
         fault,
         ecn_marker,
         capture: None,
+        wait: None,
     }
 }
 

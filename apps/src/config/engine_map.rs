@@ -98,9 +98,11 @@ impl Config {
             log_level: 4,
             eal_args: l.eal_args.clone(),
             client_netns: l.client_netns.clone(),
-            // 30 s, not 10: on this shared 2-core VM a two-process memif
-            // start has timed out at 10 s with nothing wrong but a slow
-            // peer (right after a build, DPDK's drivers loading cold).
+            // The raw tools' bound (floor, port-check, rpc-hostile;
+            // rpc-server and rpc-client wait as their --wait says,
+            // `run::waiting`). 30 s, not 10: on this shared 2-core VM a
+            // two-process memif start has timed out at 10 s with nothing
+            // wrong but a slow peer (right after a build, drivers loading cold).
             link_timeout_ms: 30_000,
             qdisc_bypass: l.qdisc_bypass,
         }

@@ -21,7 +21,7 @@ use super::schema::*;
 use crate::config::link::{LinkArgs, LinkKind, Role};
 use engine::config::Site;
 use engine::proto::{EndpointAddr, EndpointConfig, SecretKey};
-use engine::runtime::{Device, HandlerTable, Nexus, NexusBuilder};
+use engine::runtime::{Device, HandlerTable, Nexus, NexusBuilder, StopHandle};
 use engine::wire::MacAddr;
 use std::net::Ipv4Addr;
 
@@ -188,9 +188,22 @@ impl Config {
         .steer_udp(self.link.kind == LinkKind::Pci))
     }
 
-    /// Starts `role`'s Nexus (EAL, pool, port) on its cores.
-    pub fn open_nexus<A>(&self, role: Role, handlers: HandlerTable<A>) -> anyhow::Result<Nexus<A>> {
-        open(&self.link_args(), role, self.nexus_builder(role)?, handlers)
+    /// Starts `role`'s Nexus (EAL, pool, port) on its cores and waits for
+    /// its link up to `wait` (`None`: as long as it takes; the raw tools'
+    /// bound, `link_args`, is not theirs) or until `stop` is set.
+    pub fn open_nexus<A>(
+        &self,
+        role: Role,
+        handlers: HandlerTable<A>,
+        wait: Option<std::time::Duration>,
+        stop: &StopHandle,
+    ) -> anyhow::Result<Nexus<A>> {
+        let b = self.nexus_builder(role)?;
+        let b = match wait {
+            Some(d) => b.link_timeout(d),
+            None => b.no_link_timeout(),
+        };
+        open(&self.link_args(), role, b.stop_on(stop), handlers)
     }
 
     /// Worker `index` of `role` before any port is open (validation, the
@@ -553,7 +566,8 @@ mod tests {
     #[test]
     fn each_tool_gets_its_port_and_pool() {
         use std::time::Duration as Std;
-        // rpc-server / rpc-client: [link]'s geometry, a derived pool, 30 s.
+        // rpc-server / rpc-client: [link]'s geometry, a derived pool, 30 s
+        // (open_nexus then waits as their --wait says).
         let c = cfg(&[
             "cores.server=[0, 1]",
             "link.rx_desc=512",
@@ -568,7 +582,7 @@ mod tests {
         assert_eq!((n.pool_mbufs, n.pool_cache, n.data_room), (0, 256, 2048));
         assert_eq!(
             (n.link_timeout, n.steer_udp_base),
-            (Std::from_secs(30), None)
+            (Some(Std::from_secs(30)), None)
         );
         // floor, port-check, rpc-hostile: one queue, the driver's MTU.
         for (mbufs, cache) in [(8191, 256), (4095, 0), (4095, 256)] {
@@ -588,7 +602,7 @@ mod tests {
                 (n.pool_mbufs, n.pool_cache, n.data_room),
                 (mbufs, cache, 2048)
             );
-            assert_eq!(n.link_timeout, Std::from_secs(30));
+            assert_eq!(n.link_timeout, Some(Std::from_secs(30)));
         }
     }
 

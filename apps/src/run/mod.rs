@@ -3,7 +3,8 @@
 //! the counters its workers publish while they run (`live`, read as
 //! `interval` records) and the
 //! server's OpenMetrics endpoint over them (`metrics`), and the
-//! few libc calls behind safe wrappers (`sys`). `rpc-bench` runs the two
+//! few libc calls behind safe wrappers (`sys`); before a run, the wait for
+//! the peer that a signal ends (`waiting`). `rpc-bench` runs the two
 //! as child processes (the `bench` crate's `run`).
 
 pub mod interval;
@@ -12,4 +13,5 @@ pub mod metrics;
 pub mod node;
 pub mod summary;
 pub mod sys;
+pub mod waiting;
 pub mod workload;

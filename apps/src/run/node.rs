@@ -1,5 +1,5 @@
 //! One process's run: open the Nexus (EAL, pool, port) through the config's
-//! seam (`config::setup`), start one endpoint per pinned core with its own
+//! seam (`config::setup`) and wait for the peer (`waiting`), start one endpoint per pinned core with its own
 //! `EndpointConfig`, run the server loop or the client workload, and gather
 //! every worker's counters and histogram into one JSON-ready summary. While
 //! they run, every worker publishes its counters into its slot of a
@@ -15,6 +15,7 @@ use crate::run::interval::{self, LiveOptions};
 use crate::run::live::{Board, Publisher, Snapshot};
 use crate::run::metrics::{self, MetricsListener};
 pub use crate::run::summary::{ServerSummary, StatsSummary};
+use crate::run::waiting;
 pub use crate::run::workload::ClientParams;
 use crate::run::workload::{self, ClientApp, ClientSide, Loop, LoopApp, ServerApp, REQ_ECHO};
 use engine::counters::Counters;
@@ -40,6 +41,8 @@ pub struct NodeSpec {
     pub ecn_marker: Option<(f64, u64)>,
     /// `--capture`: every worker's frames into a pcap file.
     pub capture: Option<CaptureSpec>,
+    /// `--wait`: how long to wait for the peer; `None`: as long as it takes.
+    pub wait: Option<std::time::Duration>,
 }
 
 /// Where and how much to capture (`Capture::worker_path` names each worker's file).
@@ -164,14 +167,36 @@ pub struct ServerParams {
 }
 
 /// Runs the server until SIGINT/SIGTERM or `max_secs`; returns its summary.
-/// With `metrics`, a thread beside the workers answers scrapes from their
-/// published counters until they stop.
+/// With `metrics`, a thread answers scrapes from the workers' published
+/// counters from the start: zeros while the server waits for its client.
 pub fn run_server(
     spec: &NodeSpec,
     p: &ServerParams,
     metrics: Option<MetricsListener>,
 ) -> anyhow::Result<ServerSummary> {
-    crate::run::sys::install_interrupt_flag();
+    // One slot per core, as the Nexus will have one worker per core.
+    let board = Board::new(spec.config.cores(spec.role).len(), None);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        if let Some(l) = &metrics {
+            eprintln!("rpc-server: metrics at http://{}/metrics", l.addr());
+            scope.spawn(|| metrics::serve(l, &board, &stop));
+        }
+        let r = open_and_serve(spec, p, &board);
+        match &metrics {
+            Some(l) => l.stop(&stop),
+            None => stop.store(true, Ordering::Relaxed),
+        }
+        r
+    })
+}
+
+/// The server's run once the port is open, its workers publishing on `board`.
+fn open_and_serve(
+    spec: &NodeSpec,
+    p: &ServerParams,
+    board: &Board,
+) -> anyhow::Result<ServerSummary> {
     let mut handlers = HandlerTable::<ServerApp>::new();
     if p.background {
         handlers.register(
@@ -186,7 +211,7 @@ pub fn run_server(
         handlers.register(REQ_ECHO, Handler::Inline(workload::echo_handler));
     }
     let cfg = &spec.config;
-    let nx = cfg.open_nexus(spec.role, handlers)?;
+    let nx = waiting::open(cfg, spec.role, spec.wait, handlers)?;
     let mbufs_in_use_start = nx.pool().in_use() as u64;
     eprintln!(
         "rpc-server: {} on {} (mac {}), {} worker(s) on cores {:?}, udp {}..{}",
@@ -198,33 +223,17 @@ pub fn run_server(
         cfg.worker_port(0),
         cfg.worker_port(nx.workers() - 1)
     );
-    if let Some(l) = &metrics {
-        eprintln!("rpc-server: metrics at http://{}/metrics", l.addr());
-    }
-    let board = Board::new(nx.workers(), None);
-    let stop = AtomicBool::new(false);
     let outs = Mutex::new(Vec::new());
-    let run = std::thread::scope(|scope| {
-        if let Some(l) = &metrics {
-            scope.spawn(|| metrics::serve(l, &board, &stop));
+    nx.run(&|w| {
+        let mut out = WorkerOut::default();
+        let live = board.publisher(w.index as usize);
+        if let Err(e) = server_worker(&nx, spec, p, (w.index, live), &mut out) {
+            out.error = Some(format!("worker {}: {e:#}", w.index));
         }
-        let r = nx.run(&|w| {
-            let mut out = WorkerOut::default();
-            let live = board.publisher(w.index as usize);
-            if let Err(e) = server_worker(&nx, spec, p, (w.index, live), &mut out) {
-                out.error = Some(format!("worker {}: {e:#}", w.index));
-            }
-            outs.lock().map(|mut v| v.push(out)).ok();
-            // Worker errors travel in `out` (merged with the counters).
-            Ok::<(), std::convert::Infallible>(())
-        });
-        match &metrics {
-            Some(l) => l.stop(&stop),
-            None => stop.store(true, Ordering::Relaxed),
-        }
-        r
-    });
-    run?;
+        outs.lock().map(|mut v| v.push(out)).ok();
+        // Worker errors travel in `out` (merged with the counters).
+        Ok::<(), std::convert::Infallible>(())
+    })?;
     let (m, errors) = merge(outs.into_inner().unwrap_or_default());
     if let Some(e) = errors.first() {
         anyhow::bail!("{e}");
@@ -331,10 +340,8 @@ pub fn run_client(
     targets: Targets<'_>,
     live: LiveOptions,
 ) -> anyhow::Result<ClientResult> {
-    crate::run::sys::install_interrupt_flag();
-    let nx = spec
-        .config
-        .open_nexus(spec.role, HandlerTable::<ClientApp>::new())?;
+    let handlers = HandlerTable::<ClientApp>::new();
+    let nx = waiting::open(&spec.config, spec.role, spec.wait, handlers)?;
     let mbufs_start = nx.pool().in_use() as u64;
     let outs = Mutex::new(Vec::new());
     let board = Board::new(nx.workers(), Some(LatencyHist::new().raw()));
@@ -490,7 +497,6 @@ pub fn run_loopback(
     sp: &ServerParams,
     live: LiveOptions,
 ) -> anyhow::Result<(ClientResult, Value)> {
-    crate::run::sys::install_interrupt_flag();
     let mut handlers = HandlerTable::<LoopApp>::new();
     handlers.register(REQ_ECHO, Handler::Inline(workload::echo_handler::<LoopApp>));
     let mut one = spec.clone();
@@ -498,7 +504,7 @@ pub fn run_loopback(
         Role::Server => one.config.cores.server.truncate(1),
         Role::Client => one.config.cores.client.truncate(1),
     }
-    let nx = one.config.open_nexus(one.role, handlers)?;
+    let nx = waiting::open(&one.config, one.role, one.wait, handlers)?;
     let mbufs_start = nx.pool().in_use() as u64;
     let me = PeerAddr {
         mac: Some(nx.mac()),

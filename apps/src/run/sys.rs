@@ -2,16 +2,19 @@
 //! parent-death signal, SIGTERM to a child, entering a network namespace,
 //! CPU pinning (libc rather than `core_affinity`, whose setter returns a
 //! bare bool: the error here names the core and the OS's reason), af_packet
-//! socket statistics. SIGINT/SIGTERM go to a flag through `signal-hook`.
+//! socket statistics. SIGINT/SIGTERM go to a flag through `signal-hook`
+//! (and the signal's number beside it, for the exit code 128 + N).
 //! No other apps module uses `unsafe`, nor does rpc-bench (the `bench`
 //! crate), which calls these wrappers.
 
 use std::io;
 use std::os::fd::RawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, LazyLock};
 
 static INTERRUPTED: LazyLock<Arc<AtomicBool>> = LazyLock::new(|| Arc::new(AtomicBool::new(false)));
+/// The number of the last of SIGINT/SIGTERM that arrived (0: none).
+static SIGNAL: LazyLock<Arc<AtomicUsize>> = LazyLock::new(|| Arc::new(AtomicUsize::new(0)));
 
 /// Routes SIGINT and SIGTERM to a flag [`interrupted`] reads (once per
 /// process; later calls do nothing).
@@ -22,7 +25,10 @@ pub fn install_interrupt_flag() {
 
 fn register_interrupt_flag() {
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        if let Err(e) = signal_hook::flag::register(sig, Arc::clone(&INTERRUPTED)) {
+        // The number first: whoever sees the flag finds it recorded.
+        let number = signal_hook::flag::register_usize(sig, Arc::clone(&SIGNAL), sig as usize);
+        let flag = number.and_then(|_| signal_hook::flag::register(sig, Arc::clone(&INTERRUPTED)));
+        if let Err(e) = flag {
             // Only forbidden signals fail; then Ctrl-C keeps its default
             // (the process dies, its children with it: PR_SET_PDEATHSIG).
             eprintln!("warning: cannot catch signal {sig}: {e}");
@@ -33,6 +39,21 @@ fn register_interrupt_flag() {
 /// Whether SIGINT or SIGTERM arrived since [`install_interrupt_flag`].
 pub fn interrupted() -> bool {
     INTERRUPTED.load(Ordering::SeqCst)
+}
+
+/// Which of SIGINT (2) and SIGTERM (15) arrived last, if one did.
+pub fn interrupt_signal() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        n => Some(n as i32),
+    }
+}
+
+/// A stop handle the engine polls (the wait for the link,
+/// `NexusBuilder::stop_on`), set by SIGINT/SIGTERM once
+/// [`install_interrupt_flag`] ran: the same flag [`interrupted`] reads.
+pub fn interrupt_stop_handle() -> engine::runtime::StopHandle {
+    engine::runtime::StopHandle::from(Arc::clone(&INTERRUPTED))
 }
 
 /// Makes the child `cmd` starts die (SIGKILL) when this process dies.

@@ -525,8 +525,9 @@ pub fn open_loop_tick<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A) {
 /// handshakes of thousands of sessions still overlap.
 const CONNECTS_IN_FLIGHT: usize = 256;
 
-/// Connects one session to each of `peers` and waits for all (bounded),
-/// with at most `CONNECTS_IN_FLIGHT` handshakes outstanding at a time.
+/// Connects one session to each of `peers` and waits for all (bounded,
+/// and ended by SIGINT/SIGTERM), with at most `CONNECTS_IN_FLIGHT`
+/// handshakes outstanding at a time.
 pub fn connect_all<A>(
     rpc: &mut Rpc<A>,
     app: &mut A,
@@ -554,6 +555,14 @@ pub fn connect_all<A>(
                 }
                 _ => {}
             }
+        }
+        // SIGINT/SIGTERM while the handshakes run ends the wait at once.
+        if crate::run::sys::interrupted() {
+            anyhow::bail!(
+                "interrupted while connecting: {} of {} sessions connected",
+                connected.len(),
+                peers.len()
+            );
         }
         if rpc.now() > deadline {
             anyhow::bail!(

@@ -12,6 +12,13 @@ use apps::run::node::ServerSummary;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+/// `--wait` of each child: how long rpc-server and rpc-client wait for
+/// their peer's link before they fail (by themselves they wait without
+/// limit; a benchmark must fail rather than hang). 30 s, not 10: on this
+/// shared 2-core VM a two-process memif start has taken over 10 s with
+/// nothing wrong but a slow peer (right after a build, drivers loading cold).
+pub const CHILD_WAIT_SECS: u32 = 30;
+
 /// Unique per invocation and call, so leftovers of a crashed run never collide.
 pub fn unique_tag() -> String {
     use std::sync::atomic::{AtomicU32, Ordering};
@@ -86,13 +93,14 @@ pub fn run_pair_streaming(cfg: &Config, json_stream: bool) -> anyhow::Result<Rep
     result
 }
 
-/// The client's flags: JSON out, the histogram in it, no text report,
-/// and the interval stream if asked.
+/// The client's flags: JSON out, the histogram in it, no text report, a
+/// bounded wait for the server, and the interval stream if asked.
 fn client_flags(conf: String, json_stream: bool) -> Vec<String> {
     // --quiet: rpc-bench prints the merged report; the child's own would
     // land on the shared stderr beside it.
     let mut args = vec![
         conf,
+        format!("--wait={CHILD_WAIT_SECS}"),
         "--json".to_string(),
         "--json-hist".to_string(),
         "--quiet".to_string(),
@@ -128,6 +136,7 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path, json_stream: bool) -> anyhow::Re
         &[
             conf.clone(),
             format!("--max-seconds={server_max}"),
+            format!("--wait={CHILD_WAIT_SECS}"),
             "--json".to_string(),
         ],
     )?;

@@ -49,6 +49,14 @@ pub enum DpdkError {
         /// How long was waited, in milliseconds.
         waited_ms: u64,
     },
+    /// The stop flag of a wait for the link was set (`LinkWait::stop`).
+    #[error("port {port} ({name}): stopped while waiting for the link")]
+    Stopped {
+        /// The DPDK port id.
+        port: u16,
+        /// The port's name.
+        name: String,
+    },
     /// Configuring or starting a port (or a flow rule on it) failed, or the
     /// port cannot do what was asked.
     #[error("port {port}: {what}")]

@@ -25,9 +25,11 @@ pub use eal::{Eal, EalBuilder};
 pub use error::DpdkError;
 pub use lcore::{current_lcore, LcoreId};
 pub use mbuf::{Mbuf, MbufBatch, BURST};
+pub use memif::memif_server_socket_in_use;
 pub use mempool::Mempool;
 pub use port::{port_names, LinkStatus, Port, PortConfig, PortStats, RxQueue, TxQueue};
 pub use ring_wire::create_crossover_ring;
+pub use start::LinkWait;
 
 /// The DPDK version the engine was built against (e.g. "22.11.4").
 pub const DPDK_VERSION: &str = dpdk_sys::DPDK_VERSION;

@@ -5,13 +5,13 @@
 //! (the `Port` or a queue) is dropped.
 
 use super::burst_guard;
-use super::start::{link_of, start};
+use super::start::{link_of, start, LinkWait};
 use super::{DpdkError, Mbuf, MbufBatch, Mempool, BURST};
 use crate::wire::MacAddr;
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// How to configure a port before starting it.
 #[derive(Clone, Debug)]
@@ -27,9 +27,10 @@ pub struct PortConfig {
     /// Accept frames for other MACs (vdevs and shared L2 segments need it
     /// when the peer's MAC is learned late).
     pub promiscuous: bool,
-    /// How long to keep retrying a failing `rte_eth_dev_start` (a memif
-    /// client cannot start until its server listens on the socket).
-    pub start_retry: Duration,
+    /// How long a memif client keeps retrying a failing
+    /// `rte_eth_dev_start` (it cannot start until its server listens on
+    /// the socket); `None`: one attempt.
+    pub start_wait: Option<LinkWait>,
 }
 
 impl Default for PortConfig {
@@ -40,7 +41,7 @@ impl Default for PortConfig {
             tx_desc: 1024,
             mtu: None,
             promiscuous: true,
-            start_retry: Duration::ZERO,
+            start_wait: None,
         }
     }
 }
@@ -193,7 +194,7 @@ impl Port {
                 return Err(DpdkError::from_rc("rte_eth_tx_queue_setup", rc));
             }
         }
-        start(_eal, id, &name, cfg.start_retry)?;
+        start(_eal, id, &name, cfg.start_wait.as_ref())?;
         if cfg.promiscuous {
             // SAFETY: started port. Some vdevs do not support it; that is fine
             // because they deliver every frame anyway.
@@ -240,23 +241,12 @@ impl Port {
         link_of(self.inner.id)
     }
 
-    /// Polls the link every 10 ms until it is up or `timeout` passes.
-    pub fn wait_link_up(&self, timeout: Duration) -> Result<LinkStatus, DpdkError> {
-        let start = Instant::now();
-        loop {
-            let link = self.link()?;
-            if link.up {
-                return Ok(link);
-            }
-            if start.elapsed() >= timeout {
-                return Err(DpdkError::LinkDown {
-                    port: self.inner.id,
-                    name: self.inner.name.clone(),
-                    waited_ms: timeout.as_millis() as u64,
-                });
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
+    /// Polls the link every 10 ms until it is up, `wait`'s limit passes
+    /// ([`DpdkError::LinkDown`]) or its stop flag is set
+    /// ([`DpdkError::Stopped`]). A `Duration` is a limit with no flag.
+    pub fn wait_link_up(&self, wait: impl Into<LinkWait>) -> Result<LinkStatus, DpdkError> {
+        let wait: LinkWait = wait.into();
+        wait.link_up(self.inner.id, &self.inner.name, Instant::now())
     }
 
     /// The port's counters now.

@@ -15,8 +15,8 @@
 
 use super::device::Device;
 use super::limits::{BuilderError, Ring, Role, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MIN_DESC};
-use super::{HandlerTable, Nexus, NexusConfig, RuntimeError};
-use crate::dpdk::{EalBuilder, PortConfig};
+use super::{HandlerTable, Nexus, NexusConfig, RuntimeError, StopHandle};
+use crate::dpdk::{EalBuilder, LinkWait, PortConfig};
 use crate::proto::{EndpointConfig, DEFAULT_IP};
 use std::net::Ipv4Addr;
 use std::time::Duration;
@@ -26,7 +26,7 @@ use std::time::Duration;
 /// `--no-shconf` unless a file prefix is set, EAL log level 4 (warnings),
 /// 1024 RX and TX descriptors, the driver's MTU, a pool sized from the queue
 /// and descriptor counts with a 256-mbuf cache per core, 2048-byte mbufs, a
-/// 10 s link timeout, IP 10.0.0.1 and UDP ports from 31850.
+/// 10 s link timeout, no stop handle, IP 10.0.0.1 and UDP ports from 31850.
 #[derive(Clone, Debug)]
 pub struct NexusBuilder {
     device: Option<Device>,
@@ -42,7 +42,8 @@ pub struct NexusBuilder {
     pool_mbufs: u32,
     pool_cache: u32,
     data_room: u32,
-    link_timeout: Duration,
+    link_timeout: Option<Duration>,
+    stop: Option<StopHandle>,
     steer_udp: bool,
     base_udp_port: u16,
     ip: Ipv4Addr,
@@ -64,7 +65,8 @@ impl Default for NexusBuilder {
             pool_mbufs: 0,
             pool_cache: 256,
             data_room: 2048,
-            link_timeout: Duration::from_secs(10),
+            link_timeout: Some(Duration::from_secs(10)),
+            stop: None,
             steer_udp: false,
             base_udp_port: EndpointConfig::default().local.port,
             ip: DEFAULT_IP,
@@ -156,7 +158,23 @@ impl NexusBuilder {
     /// How long to wait for link-up and, on a memif client, for the server.
     /// Takes a `std::time::Duration` or an [`engine::time::Duration`](crate::time::Duration).
     pub fn link_timeout(mut self, d: impl Into<Duration>) -> Self {
-        self.link_timeout = d.into();
+        self.link_timeout = Some(d.into());
+        self
+    }
+    /// Waits for link-up (and a memif client for its server) as long as it
+    /// takes: a server that waits for its client, like `iperf3 -s`. Give it
+    /// a [`stop_on`](Self::stop_on) handle so something can end the wait.
+    pub fn no_link_timeout(mut self) -> Self {
+        self.link_timeout = None;
+        self
+    }
+    /// Ends the wait for the link as soon as `stop` is set (polled every
+    /// 10 ms): [`build`](Self::build) then fails with
+    /// [`RuntimeError::Stopped`]. A handle set by SIGINT
+    /// (`StopHandle::from` a `signal_hook` flag) makes Ctrl-C work while a
+    /// process waits for its peer.
+    pub fn stop_on(mut self, stop: &StopHandle) -> Self {
+        self.stop = Some(stop.clone());
         self
     }
     /// With several workers on a real NIC, steer UDP port `base + i` to
@@ -272,22 +290,29 @@ impl NexusBuilder {
                 tx_desc,
                 mtu: self.mtu.map(to_u16),
                 promiscuous: device.promiscuous(),
-                start_retry: if device.is_memif_client() {
-                    self.link_timeout
-                } else {
-                    Duration::ZERO
-                },
+                start_wait: device.is_memif_client().then(|| self.link_wait()),
             },
             pool_mbufs: self.pool_mbufs,
             pool_cache: self.pool_cache,
             data_room: to_u16(self.data_room),
             link_timeout: self.link_timeout,
+            stop: self.stop.clone(),
             steer_udp_base: self.steer_udp.then_some(self.base_udp_port),
         })
     }
 
+    /// How the port waits for its peer: the link timeout, the stop handle.
+    fn link_wait(&self) -> LinkWait {
+        LinkWait {
+            limit: self.link_timeout,
+            stop: self.stop.as_ref().map(StopHandle::flag),
+        }
+    }
+
     /// Initialises EAL, creates the pool, opens and starts the port and
-    /// waits for link-up. Once per process (EAL cannot start twice).
+    /// waits for link-up. Once per process (EAL cannot start twice). A
+    /// memif server first checks that no other process holds its socket
+    /// ([`Device::check_free`]).
     pub fn build<A>(self, handlers: HandlerTable<A>) -> Result<Nexus<A>, RuntimeError> {
         let cfg = self.config()?;
         let mut nexus = Nexus::open(cfg, self.device.as_ref(), handlers)?;
@@ -322,7 +347,11 @@ mod tests {
         let c = b.config().unwrap();
         assert_eq!(c.device, "net_memif0");
         assert_eq!(c.port.queues, 2);
-        assert!(c.port.start_retry.is_zero());
+        assert!(c.port.start_wait.is_none());
+        let client = Nexus::builder().device(Device::memif_client("/tmp/s.sock"));
+        let wait = client.config().unwrap().port.start_wait.unwrap();
+        assert_eq!(wait.limit, Some(Duration::from_secs(10)));
+        assert!(wait.stop.is_none());
         let args = c.eal.args().unwrap();
         assert!(args.contains(&"--no-huge".to_string()));
         assert!(args
@@ -343,12 +372,31 @@ mod tests {
         let std_d = memif().link_timeout(Duration::from_millis(1500));
         assert_eq!(
             engine_d.config().unwrap().link_timeout,
-            Duration::from_millis(1500)
+            Some(Duration::from_millis(1500))
         );
         assert_eq!(
             std_d.config().unwrap().link_timeout,
-            Duration::from_millis(1500)
+            Some(Duration::from_millis(1500))
         );
+    }
+
+    #[test]
+    fn a_wait_without_limit_carries_its_stop_handle_to_the_port() {
+        let stop = StopHandle::new();
+        let b = Nexus::builder()
+            .device(Device::memif_client("/tmp/c.sock"))
+            .no_link_timeout()
+            .stop_on(&stop);
+        let c = b.config().unwrap();
+        assert_eq!(c.link_timeout, None);
+        let flag = c.port.start_wait.unwrap().stop.unwrap();
+        assert!(!flag.load(std::sync::atomic::Ordering::Acquire));
+        stop.stop();
+        assert!(
+            flag.load(std::sync::atomic::Ordering::Acquire),
+            "the same flag"
+        );
+        assert!(c.stop.unwrap().is_stopped());
     }
 
     #[test]

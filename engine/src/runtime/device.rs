@@ -5,7 +5,10 @@
 //! interface (or its veth peer), the in-process ring wire or net_ring
 //! loopback, net_null, net_pcap, a raw vdev spec, or a PCI NIC. A device
 //! keeps how it was named (a raw spec, the peer of an interface), so its
-//! refusals name the config key that set the refused value.
+//! refusals name the config key that set the refused value; it displays as
+//! what a person waits on ("memif socket /tmp/x.sock", "af_packet iface
+//! veth0p"), and a memif server checks that no other process holds its
+//! socket before EAL starts ([`Device::check_free`]).
 
 use super::limits::{
     BuilderError, MAX_IFACE_LEN, MAX_SOCKET_PATH, MEMIF_MAX_LOG2_RING, MEMIF_MAX_RING,
@@ -55,6 +58,8 @@ enum Kind {
     },
 }
 
+/// memif's socket when a spec names none (the driver's default).
+const MEMIF_DEFAULT_SOCKET: &str = "/run/memif.sock";
 /// memif's ring when the spec sets no `rsize` (the driver's default, 2^10).
 const MEMIF_DEFAULT_LOG2_RING: u32 = 10;
 /// af_packet's frames when the spec sets no `framecnt` (the driver's default).
@@ -86,7 +91,8 @@ impl Device {
     }
 
     /// The connecting side of a memif wire; it waits for the server up to
-    /// the link timeout ([`NexusBuilder::link_timeout`](super::NexusBuilder::link_timeout)).
+    /// the link timeout ([`NexusBuilder::link_timeout`](super::NexusBuilder::link_timeout))
+    /// or until stopped ([`NexusBuilder::stop_on`](super::NexusBuilder::stop_on)).
     pub fn memif_client(socket: impl Into<String>) -> Self {
         Self::of(Kind::Memif {
             server: false,
@@ -357,12 +363,79 @@ impl Device {
         matches!(self.kind, Kind::Memif { server: false, .. })
     }
 
+    /// A memif server's socket, if this is one: `(path, abstract name)` as
+    /// DPDK 22.11 binds it (a raw spec's `socket`, default
+    /// `/run/memif.sock`; `socket-abstract`, default yes; a spec's role
+    /// defaults to server).
+    fn memif_server_socket(&self) -> Option<(&str, bool)> {
+        match &self.kind {
+            Kind::Memif {
+                server: true,
+                socket,
+            } => Some((socket, true)),
+            Kind::Vdev { spec } if is_memif(spec) => {
+                let role = devarg(spec, "role").unwrap_or("server");
+                let abstract_name = devarg(spec, "socket-abstract") != Some("no");
+                let socket = devarg(spec, "socket").unwrap_or(MEMIF_DEFAULT_SOCKET);
+                (role == "server" || role == "master").then_some((socket, abstract_name))
+            }
+            _ => None,
+        }
+    }
+
+    /// Refuses a memif server whose socket another process listens on
+    /// ([`RuntimeError::SocketInUse`]): checked before EAL starts, since
+    /// DPDK's probe would only log "Address already in use" and leave the
+    /// port missing. Other devices pass.
+    pub fn check_free(&self) -> Result<(), RuntimeError> {
+        match self.memif_server_socket() {
+            Some((socket, abstract_name))
+                if crate::dpdk::memif_server_socket_in_use(socket, abstract_name) =>
+            {
+                Err(RuntimeError::SocketInUse {
+                    socket: socket.to_string(),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// Creates a device that is not a vdev (the ring wire), after EAL init.
     pub(super) fn create_after_eal(&self, queues: u16, rx_desc: u16) -> Result<(), RuntimeError> {
         if let Kind::Ring { name } = &self.kind {
             crate::dpdk::create_crossover_ring(name, queues, ring_slots(rx_desc))?;
         }
         Ok(())
+    }
+}
+
+/// What a memif device is named in messages: its socket, peer interface,
+/// ring, file or address; a raw spec that is not memif or af_packet as given.
+impl std::fmt::Display for Device {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.kind {
+            Kind::Memif { socket, .. } => write!(f, "memif socket {socket}"),
+            Kind::AfPacket { iface, peer, .. } => {
+                write!(f, "af_packet iface {iface}{}", if *peer { "p" } else { "" })
+            }
+            Kind::Ring { name } => write!(f, "ring wire {name}"),
+            Kind::RingLoopback => f.write_str("net_ring0 loopback"),
+            Kind::Null => f.write_str("net_null0"),
+            Kind::Pcap { rx, tx } => write!(f, "pcap {rx} -> {tx}"),
+            Kind::Pci { addr } => write!(f, "PCI NIC {addr}"),
+            Kind::Vdev { spec } if is_memif(spec) => {
+                let socket = devarg(spec, "socket").unwrap_or(MEMIF_DEFAULT_SOCKET);
+                write!(f, "memif socket {socket}")
+            }
+            Kind::Vdev { spec } if is_af_packet(spec) => {
+                write!(
+                    f,
+                    "af_packet iface {}",
+                    devarg(spec, "iface").unwrap_or("?")
+                )
+            }
+            Kind::Vdev { spec } => write!(f, "vdev {spec}"),
+        }
     }
 }
 
@@ -494,6 +567,49 @@ mod tests {
             ("net_null0".into(), "net_null0".into())
         );
         assert_eq!(devarg("net_memif0,rsizex=1,rsize=3", "rsize"), Some("3"));
+    }
+
+    #[test]
+    fn devices_display_as_what_is_waited_on() {
+        let cases = [
+            (
+                Device::memif_server("/tmp/s.sock"),
+                "memif socket /tmp/s.sock",
+            ),
+            (Device::af_packet("veth0"), "af_packet iface veth0"),
+            (Device::af_packet_peer("veth0"), "af_packet iface veth0p"),
+            (Device::pci("0000:01:00.0"), "PCI NIC 0000:01:00.0"),
+            (
+                Device::vdev("net_memif0,role=client"),
+                "memif socket /run/memif.sock",
+            ),
+            (
+                Device::vdev("net_af_packet0,iface=e1"),
+                "af_packet iface e1",
+            ),
+            (Device::vdev("net_null0"), "vdev net_null0"),
+        ];
+        for (d, text) in cases {
+            assert_eq!(d.to_string(), text);
+        }
+    }
+
+    #[test]
+    fn only_memif_servers_have_a_socket_to_check() {
+        let server = |d: Device| d.memif_server_socket().map(|(s, a)| (s.to_string(), a));
+        let spec = |spec: &str| server(Device::vdev(spec));
+        assert_eq!(
+            server(Device::memif_server("/a")),
+            Some(("/a".into(), true))
+        );
+        assert_eq!(server(Device::memif_client("/a")), None);
+        assert_eq!(spec("net_memif0"), Some(("/run/memif.sock".into(), true)));
+        assert_eq!(
+            spec("net_memif0,socket=/b,socket-abstract=no"),
+            Some(("/b".into(), false))
+        );
+        assert_eq!(spec("net_memif0,role=client,socket=/b"), None);
+        assert_eq!(server(Device::af_packet("v")), None);
     }
 
     #[test]

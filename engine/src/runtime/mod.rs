@@ -70,6 +70,20 @@ pub enum RuntimeError {
         /// Bytes the largest frame needs.
         needed: usize,
     },
+    /// The [`StopHandle`] given to [`NexusBuilder::stop_on`] was set while
+    /// the Nexus waited for its link (or a memif client for its server).
+    #[error("stopped while waiting for the link on {device}")]
+    Stopped {
+        /// What was waited on, as [`Device`] displays it.
+        device: String,
+    },
+    /// Another process already listens on a memif server's socket (checked
+    /// before EAL starts; DPDK's probe would fail and leave no port).
+    #[error("memif socket {socket} is in use by another process (a second server?)")]
+    SocketInUse {
+        /// The socket path.
+        socket: String,
+    },
     /// A setup step that has no DPDK error code (e.g. flow steering refused).
     #[error("{0}")]
     Setup(String),

@@ -4,8 +4,8 @@
 
 use super::builder::NexusBuilder;
 use super::device::Device;
-use super::{HandlerTable, Rpc, RuntimeError};
-use crate::dpdk::{Eal, EalBuilder, LcoreId, Mempool, Port, PortConfig};
+use super::{HandlerTable, Rpc, RuntimeError, StopHandle};
+use crate::dpdk::{DpdkError, Eal, EalBuilder, LcoreId, LinkWait, Mempool, Port, PortConfig};
 use crate::proto::{EndpointConfig, PeerAddr, DEFAULT_IP};
 use crate::wire::MacAddr;
 use std::net::Ipv4Addr;
@@ -31,8 +31,11 @@ pub struct NexusConfig {
     pub pool_cache: u32,
     /// Frame bytes one mbuf holds (must fit the MTU plus the Ethernet header).
     pub data_room: u16,
-    /// How long to wait for link-up (and for a memif client's server).
-    pub link_timeout: Duration,
+    /// How long to wait for link-up (and for a memif client's server);
+    /// `None`: as long as it takes.
+    pub link_timeout: Option<Duration>,
+    /// Ends that wait when set ([`RuntimeError::Stopped`]).
+    pub stop: Option<StopHandle>,
     /// With several workers on one port, steer UDP port `base + i` to queue
     /// `i` with rte_flow (real NICs). `None`: the device pairs queues itself
     /// (memif: queue i reaches the peer's queue i) or there is one worker.
@@ -123,7 +126,8 @@ impl<A> std::fmt::Debug for Nexus<A> {
 
 impl<A> Nexus<A> {
     /// Initialises EAL, creates the pool, opens and starts the port with one
-    /// queue pair per EAL core, and waits for link-up.
+    /// queue pair per EAL core, and waits for link-up (as long as
+    /// `cfg.link_timeout` says, or until `cfg.stop` is set).
     pub fn new(cfg: NexusConfig, handlers: HandlerTable<A>) -> Result<Self, RuntimeError> {
         Self::open(cfg, None, handlers)
     }
@@ -135,10 +139,24 @@ impl<A> Nexus<A> {
         device: Option<&Device>,
         handlers: HandlerTable<A>,
     ) -> Result<Self, RuntimeError> {
+        if let Some(d) = device {
+            d.check_free()?;
+        }
         let eal = cfg.eal.clone().init()?;
         let workers = eal.lcores().len() as u16;
         cfg.port.queues = workers;
-        cfg.port.start_retry = cfg.link_timeout;
+        let wait = LinkWait {
+            limit: cfg.link_timeout,
+            stop: cfg.stop.as_ref().map(StopHandle::flag),
+        };
+        cfg.port.start_wait = Some(wait.clone());
+        // What a stopped wait names: the device as a person knows it.
+        let stopped = |e: DpdkError| match e {
+            DpdkError::Stopped { .. } => RuntimeError::Stopped {
+                device: device.map_or_else(|| cfg.device.clone(), Device::to_string),
+            },
+            e => e.into(),
+        };
         let per_queue =
             cfg.port.rx_desc as u32 + cfg.port.tx_desc as u32 + 4 * crate::dpdk::BURST as u32 + 512;
         let n = if cfg.pool_mbufs == 0 {
@@ -160,8 +178,8 @@ impl<A> Nexus<A> {
             Some(d) => d.rx_ring_entries(cfg.port.rx_desc),
             None => cfg.port.rx_desc as usize,
         };
-        let port = Port::open(&eal, &cfg.device, &cfg.port, pool.clone())?;
-        port.wait_link_up(cfg.link_timeout)?;
+        let port = Port::open(&eal, &cfg.device, &cfg.port, pool.clone()).map_err(stopped)?;
+        port.wait_link_up(wait).map_err(stopped)?;
         if let (Some(base), true) = (cfg.steer_udp_base, workers > 1) {
             for q in 0..workers {
                 port.steer_udp_dst_port(base + q, q).map_err(|e| {

@@ -1,12 +1,15 @@
 //! [`StopHandle`]: a flag any thread (a signal handler's thread, a timer, a
-//! worker that finished) sets to end every worker's run loop, and the one
+//! worker that finished) sets to end every worker's run loop and a
+//! [`Nexus`](super::Nexus)'s wait for its link
+//! ([`NexusBuilder::stop_on`](super::NexusBuilder::stop_on)), and the one
 //! call that ties it to Ctrl-C ([`StopHandle::stop_on_signals`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// A shared stop flag; clones refer to the same flag. Workers poll it with
-/// [`Rpc::run_until_stopped`](super::Rpc::run_until_stopped).
+/// [`Rpc::run_until_stopped`](super::Rpc::run_until_stopped); opening a
+/// Nexus polls it while it waits for the link.
 #[derive(Clone, Debug, Default)]
 pub struct StopHandle {
     flag: Arc<AtomicBool>,
@@ -46,5 +49,18 @@ impl StopHandle {
     #[inline]
     pub fn is_stopped(&self) -> bool {
         self.flag.load(Ordering::Acquire)
+    }
+    /// The flag itself, for the DPDK layer's waits (`dpdk::LinkWait`).
+    pub(super) fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.flag)
+    }
+}
+
+impl From<Arc<AtomicBool>> for StopHandle {
+    /// A handle on a flag something else sets, e.g. one registered with
+    /// `signal_hook::flag::register` for SIGINT: the run loops and the
+    /// wait for the link stop when the signal comes.
+    fn from(flag: Arc<AtomicBool>) -> Self {
+        StopHandle { flag }
     }
 }
