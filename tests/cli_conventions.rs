@@ -159,7 +159,8 @@ fn sizes_take_suffixes_in_set_and_name_the_key_when_bad() {
         ),
     ] {
         let r = run(CLIENT, &["--set", set, "--print-config"], LIMIT);
-        assert_eq!(r.code, Some(1), "{set}: {}", r.stderr);
+        // A config error, as a usage error: exit 2.
+        assert_eq!(r.code, Some(2), "{set}: {}", r.stderr);
         assert!(
             r.stderr.contains(k) && r.stderr.contains(says),
             "{set}: names {k}: {}",
@@ -178,7 +179,7 @@ fn sizes_take_suffixes_in_set_and_name_the_key_when_bad() {
         &["--set=transport.credits=4k", "--print-config"],
         LIMIT,
     );
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("transport.credits"), "{}", r.stderr);
     // The flag's own parser says the same of a bad size (exit 2).
     usage_error(
@@ -201,7 +202,7 @@ fn one_spelling_per_value_and_the_other_accepted() {
             &["floor", "--link", kind, "--cores", "0"],
             LIMIT,
         );
-        assert_eq!(r.code, Some(1), "{kind}: {}", r.stderr);
+        assert_eq!(r.code, Some(2), "{kind}: {}", r.stderr);
         assert!(r.stderr.contains("--cores needs two cores"), "{}", r.stderr);
     }
     // Help lists the canonical spelling only.
@@ -237,10 +238,10 @@ fn floor_and_port_check_take_a_config_file_and_overrides() {
     // name, before any port is opened.
     let ring = TempConfig::new("[link]\nkind = \"ring\"\n");
     let r = run(bench_bin(), &["floor", "-c", ring.path()], LIMIT);
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("ring is single-process"), "{}", r.stderr);
     let r = run(bench_bin(), &["floor", "--set", "link.kind=null"], LIMIT);
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("null is single-process"), "{}", r.stderr);
     // ... and a shortcut over the file wins only where --set does not.
     let r = run(
@@ -257,7 +258,7 @@ fn floor_and_port_check_take_a_config_file_and_overrides() {
     assert!(r.stderr.contains("pcap is single-process"), "{}", r.stderr);
     for sub in ["floor", "port-check"] {
         let r = run(bench_bin(), &[sub, "-c", "/nonexistent/rpc.toml"], LIMIT);
-        assert_eq!(r.code, Some(1), "{sub}: {}", r.stderr);
+        assert_eq!(r.code, Some(2), "{sub}: {}", r.stderr);
         assert!(
             r.stderr
                 .contains("cannot read config file /nonexistent/rpc.toml"),
@@ -265,7 +266,7 @@ fn floor_and_port_check_take_a_config_file_and_overrides() {
             r.stderr
         );
         let r = run(bench_bin(), &[sub, "--set=link.colour=blue"], LIMIT);
-        assert_eq!(r.code, Some(1), "{sub}: {}", r.stderr);
+        assert_eq!(r.code, Some(2), "{sub}: {}", r.stderr);
         assert!(r.stderr.contains("link.colour"), "{sub}: {}", r.stderr);
     }
     // The two-host sides are `floor --peer`; the hidden subcommand is gone.

@@ -247,7 +247,7 @@ fn bad_cli_arguments_are_rejected() {
     assert_eq!(r.code, Some(2), "clap usage error: {}", r.stderr);
     assert!(r.stderr.contains("carrier-pigeon"));
     let r = run(BIN, &["floor", "--link", "ring"], LIMIT);
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, Some(2), "a link the floor cannot use: {}", r.stderr);
     assert!(r.stderr.contains("single-process"), "{}", r.stderr);
 }
 
@@ -278,10 +278,10 @@ fn sizes_take_suffixes_and_bad_seconds_are_named() {
         assert!(r.stderr.contains(says), "{args:?}: {}", r.stderr);
         assert!(r.stderr.contains(args[0]), "names the flag: {}", r.stderr);
     }
-    // A missing config file: its cause once, exit 1.
+    // A missing config file: its cause once, exit 2 (a config error).
     let server = common::server_bin();
     let r = run(server, &["-c", "/nonexistent/rpc.toml"], LIMIT);
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(
         r.stderr
             .contains("cannot read config file /nonexistent/rpc.toml"),

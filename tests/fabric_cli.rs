@@ -340,7 +340,8 @@ fn bad_input_is_an_error_naming_the_problem() {
     ];
     for (args, named) in cases {
         let r = fabric(args);
-        assert_eq!(r.code, Some(1), "{args:?}: exit {:?}\n{}", r.code, r.stderr);
+        // Refused settings: a usage error, exit 2.
+        assert_eq!(r.code, Some(2), "{args:?}: exit {:?}\n{}", r.code, r.stderr);
         assert!(
             r.stderr.contains("rpc-bench: error"),
             "{args:?}: {}",
@@ -384,7 +385,7 @@ fn config_file_with_flag_overrides_and_unknown_keys() {
     std::fs::write(&bad, "scenario = \"incast\"\nsenders = 8\n").expect("write temp config");
     let r = fabric(&["-c", bad.to_str().expect("utf-8 path")]);
     let _ = std::fs::remove_file(&bad);
-    assert_eq!(r.code, Some(1), "exit {:?}: {}", r.code, r.stderr);
+    assert_eq!(r.code, Some(2), "exit {:?}: {}", r.code, r.stderr);
     assert!(r.stderr.contains("rpc-bench: error"), "{}", r.stderr);
     assert!(
         r.stderr.contains("senders"),

@@ -1,6 +1,6 @@
 //! The output convention end to end, through the real binaries and with no
 //! DPDK port except one null device: a bad output path (`--plot`, `--csv`,
-//! `--hist-out`, `--capture`) fails at once, exit 1, naming the flag,
+//! `--hist-out`, `--capture`) fails at once, exit 2, naming the flag,
 //! before anything starts; a plot name not ending in `.svg` is refused the
 //! same way; with `--json` stdout is exactly one line, the summary stamped
 //! with the build, the DPDK, the time, the host and the configuration,
@@ -114,8 +114,8 @@ fn bad_output_paths_fail_fast_naming_the_flag() {
         let what = format!("{} {args:?}", bin.rsplit('/').next().unwrap_or(bin));
         assert_eq!(
             r.code,
-            Some(1),
-            "{what}: exit 1:\n{}\n{}",
+            Some(2),
+            "{what}: exit 2:\n{}\n{}",
             r.stdout,
             r.stderr
         );

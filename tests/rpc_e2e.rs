@@ -192,7 +192,8 @@ fn bad_configs_are_rejected_with_the_key_named() {
     ];
     for (args, key) in cases {
         let r = run(CLIENT, args, LIMIT);
-        assert_eq!(r.code, Some(1), "{args:?} must fail cleanly: {}", r.stderr);
+        // A config error: exit 2, as a usage error.
+        assert_eq!(r.code, Some(2), "{args:?} must fail cleanly: {}", r.stderr);
         assert!(
             r.stderr.contains(key),
             "{args:?}: stderr must name {key}:\n{}",
@@ -205,7 +206,7 @@ fn bad_configs_are_rejected_with_the_key_named() {
     let f = dir.join("bad.toml");
     std::fs::write(&f, "[link]\nkind = \"memif\"\ncolour = \"blue\"\n").unwrap();
     let r = run(SERVER, &["-c", f.to_str().unwrap()], LIMIT);
-    assert_eq!(r.code, Some(1));
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("colour"), "{}", r.stderr);
     let _ = std::fs::remove_dir_all(&dir);
 }

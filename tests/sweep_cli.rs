@@ -33,23 +33,24 @@ fn bad_inputs_fail_fast_naming_the_flag() {
             2,
         ),
         (&["--msg-sizes", "32", "--credits", "1x"], &["--credits"], 2),
-        // Checked by the command before loading anything: exit 1.
+        // Checked by the command before loading anything: a refused
+        // flag value, exit 2 as well.
         (
             &["--msg-sizes", "32", "--plot", "x.png"],
             &["--plot x.png", "SVG"],
-            1,
+            2,
         ),
         (
             &["--msg-sizes", "32", "--csv", &csv_dir],
             &["--csv", "does not exist"],
-            1,
+            2,
         ),
-        (&["--credits", "1x", "--csv", &csv_dir], &["--csv"], 1),
-        // Every point validated before the first run.
+        (&["--credits", "1x", "--csv", &csv_dir], &["--csv"], 2),
+        // Every point validated before the first run: a config error.
         (
             &["--msg-sizes", "32,16M"],
             &["--msg-sizes 16M", "transport.max_msg_size"],
-            1,
+            2,
         ),
     ];
     for (args, needles, code) in cases {
@@ -68,7 +69,7 @@ fn bad_inputs_fail_fast_naming_the_flag() {
         &["incast", "--fan-in", "1", "--csv", &csv_dir],
         Duration::from_secs(30),
     );
-    assert_eq!(r.code, Some(1), "{}", r.stderr);
+    assert_eq!(r.code, Some(2), "{}", r.stderr);
     assert!(r.stderr.contains("--csv"), "{}", r.stderr);
 }
 

@@ -14,19 +14,23 @@
 //! `timestamp`), and optionally an SVG of slowdown by flow size
 //! ([`crate::plot`]), whose path is checked before anything runs. Every
 //! check of the values (ranges, overrides a scenario has no use for) is
-//! the simulator's; its message is passed on as the error.
+//! the simulator's; its message is passed on as the error, a
+//! [`PlanError`] (exit 2). Ctrl-C is checked between regimes
+//! ([`run_until`]): the report holds what finished. The settings
+//! themselves, flags and file, are [`crate::settings`]'.
 
 use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
 use crate::fabric::{
-    not_applied, run_regime_in, Buffers, FabricConfig, FabricRegime, FabricReport, RegimeResult,
+    run_regime_in, Buffers, FabricConfig, FabricRegime, FabricReport, RegimeResult,
 };
 use crate::progress::ProgressLine;
 use crate::seeds::SeedsReport;
+pub use crate::settings::FabricSettings;
+use crate::settings::{checked_transport, transport_sets, LINK_GBPS};
 use crate::table::{render_seeds_table, render_table, seed_range};
 use anyhow::{anyhow, bail, Context};
 use clap::Args;
-use engine::config::{Source, TransportConfig};
-use serde::{Deserialize, Serialize};
+use engine::config::Source;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -62,203 +66,24 @@ pub struct FabricArgs {
     /// bars per size, one bar per regime.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Print no table (errors and progress lines still go to stderr): with
+    /// --json, the JSON line alone.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
-/// The settings of a run: each a flag, and the same name a key of the `-c`
-/// file (every key optional, unknown keys an error naming the key).
-#[derive(Args, Clone, Debug, Default, Deserialize, Serialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct FabricSettings {
-    /// The experiment: incast, victim, slow-receiver, websearch, hadoop,
-    /// permutation or alltoall (required unless the -c file names one).
-    #[arg(long, value_name = "NAME")]
-    pub scenario: Option<String>,
-    /// Regimes to run, comma-separated, in this order [default:
-    /// ib,roce,irn,srd,erpc,lossy].
-    #[arg(long, value_name = "LIST", value_delimiter = ',')]
-    pub regimes: Option<Vec<String>>,
-    /// Hosts: senders for incast, all hosts otherwise (scenario default if
-    /// absent).
-    #[arg(long, value_name = "N")]
-    pub hosts: Option<usize>,
-    /// Offered load per host link, in (0, 1] (websearch, hadoop).
-    #[arg(long, value_name = "X")]
-    pub load: Option<f64>,
-    /// Bytes per flow (scenarios with fixed-size flows).
-    #[arg(long, value_name = "BYTES")]
-    pub flow_size: Option<u64>,
-    /// Number of flows, as the scenario counts them (in all for websearch
-    /// and hadoop, per sender for incast).
-    #[arg(long, value_name = "N")]
-    pub flows: Option<usize>,
-    /// Seed of every random choice; one seed gives one result [default: 1].
-    #[arg(long, value_name = "S")]
-    pub seed: Option<u64>,
-    /// Run every regime with N seeds, --seed and the N-1 after it, and
-    /// report each metric's mean and 95 % confidence interval (Student's t)
-    /// [default: 1, a single run].
-    #[arg(long, value_name = "N")]
-    pub seeds: Option<u64>,
-    /// Rate of every link in Gb/s instead of the scenario's (calibration:
-    /// the rate a real link sustains).
-    #[arg(long, value_name = "GBPS")]
-    pub link_gbps: Option<f64>,
-    /// One-way delay of every link in microseconds [default: 1].
-    #[arg(long, value_name = "US")]
-    pub link_delay_us: Option<f64>,
-    /// Probability that a host's NIC loses a frame it sends (injected,
-    /// seeded), as `faults.drop = uniform` on a real link.
-    #[arg(long, value_name = "P")]
-    pub loss: Option<f64>,
-    /// Switch buffer per port in KiB [default: 256].
-    #[arg(long, value_name = "KIB")]
-    pub buffer_kb: Option<u64>,
-    /// Receive ring entries of every host; a full ring drops
-    /// (`drops_host_ring`) [default: 1024].
-    #[arg(long, value_name = "N")]
-    pub ring: Option<usize>,
-    /// The receiver takes one frame per this many microseconds (incast's
-    /// receiver, slow-receiver's slow host) [slow-receiver default: 1].
-    #[arg(long, value_name = "US")]
-    pub service_us: Option<f64>,
-    /// Move every payload byte through the endpoints, as on a real link;
-    /// without it they move headers only (same results, much faster).
-    #[arg(long)]
-    #[serde(default)]
-    pub copy_payload: bool,
-    /// The run config's `[transport]` keys given (the `-c` file's section,
-    /// then `--set`), over every regime's but for those a regime or the
-    /// fabric's links set (`fabric_regime::not_applied`).
-    #[arg(skip)]
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub transport: Option<toml::Table>,
+/// The settings were refused before anything was simulated with them: a
+/// value of the `-c` file, a flag or a `--set`, a name, the `--plot`
+/// path, what the scenario builder or a regime's set-up refuses.
+/// `rpc-lab` and `rpc-bench fabric` exit 2 on it, as on a usage error.
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+pub struct PlanError(pub anyhow::Error);
+
+/// `e` as a [`PlanError`].
+fn refused(e: anyhow::Error) -> anyhow::Error {
+    PlanError(e).into()
 }
-
-impl FabricSettings {
-    /// These settings, each filled from `file` where it is not set here
-    /// (the flags over the file).
-    pub fn over(&self, file: FabricSettings) -> FabricSettings {
-        let f = self.clone();
-        FabricSettings {
-            scenario: f.scenario.or(file.scenario),
-            regimes: f.regimes.or(file.regimes),
-            hosts: f.hosts.or(file.hosts),
-            load: f.load.or(file.load),
-            flow_size: f.flow_size.or(file.flow_size),
-            flows: f.flows.or(file.flows),
-            seed: f.seed.or(file.seed),
-            seeds: f.seeds.or(file.seeds),
-            link_gbps: f.link_gbps.or(file.link_gbps),
-            link_delay_us: f.link_delay_us.or(file.link_delay_us),
-            loss: f.loss.or(file.loss),
-            buffer_kb: f.buffer_kb.or(file.buffer_kb),
-            ring: f.ring.or(file.ring),
-            service_us: f.service_us.or(file.service_us),
-            copy_payload: f.copy_payload || file.copy_payload,
-            transport: match (file.transport, f.transport) {
-                (Some(mut t), Some(flags)) => {
-                    t.extend(flags);
-                    Some(t)
-                }
-                (t, flags) => flags.or(t),
-            },
-        }
-    }
-
-    /// Reads and parses `path`; the error names the file, and for an
-    /// unknown key or a wrong type, the key and its line.
-    pub fn read(path: &Path) -> anyhow::Result<FabricSettings> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config {}", path.display()))?;
-        Self::parse(&text).with_context(|| format!("config {}", path.display()))
-    }
-
-    /// Parses a whole TOML document: the settings above, by their names,
-    /// and a run config's `[transport]` (checked as `checked_transport`
-    /// checks it). A run config's other sections are noted on stderr as
-    /// not used here; a `[transport]` key at the top level is an error that
-    /// says where it belongs.
-    pub fn parse(text: &str) -> anyhow::Result<FabricSettings> {
-        let mut doc: toml::Table =
-            toml::from_str(text).map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
-        let transport = match doc.remove("transport") {
-            Some(toml::Value::Table(t)) => Some(t),
-            Some(_) => bail!("transport: expected a table ([transport]) of run-config keys"),
-            None => None,
-        };
-        let sections: Vec<String> = doc
-            .iter()
-            .filter(|(_, v)| v.is_table())
-            .map(|(k, _)| k.clone())
-            .collect();
-        for key in sections {
-            doc.remove(&key);
-            eprintln!("rpc-lab: [{key}] is not used in the fabric (a run config's section; rpc-lab reads [transport])");
-        }
-        for (key, v) in &doc {
-            let mut one = toml::Table::new();
-            one.insert(key.clone(), v.clone());
-            if TransportConfig::deserialize(toml::Value::Table(one)).is_ok() {
-                bail!("{key} is a [transport] key: put it under [transport] (or --set transport.{key}=...)");
-            }
-        }
-        let mut s = FabricSettings::deserialize(toml::Value::Table(doc))
-            .map_err(|e| anyhow!("{}", e.to_string().trim_end()))?;
-        if let Some(t) = transport {
-            checked_transport(&t)?;
-            s.transport = Some(t);
-        }
-        Ok(s)
-    }
-}
-
-/// The `--set transport.KEY=VALUE` items as a `[transport]` table. A value
-/// is read as TOML (`16`, `true`, `"x"`), else taken as a string (`lossy`).
-pub fn transport_sets(items: &[String]) -> anyhow::Result<Option<toml::Table>> {
-    if items.is_empty() {
-        return Ok(None);
-    }
-    let mut t = toml::Table::new();
-    for item in items {
-        let Some((key, raw)) = item.split_once('=') else {
-            bail!("--set {item}: expected transport.KEY=VALUE");
-        };
-        let Some(key) = key
-            .trim()
-            .strip_prefix("transport.")
-            .filter(|k| !k.contains('.'))
-        else {
-            bail!("--set {item}: only [transport] keys are set so (transport.KEY=VALUE); the fabric's own settings are flags (--hosts, --link-gbps, ...)");
-        };
-        let raw = raw.trim();
-        let value = match format!("v = {raw}").parse::<toml::Table>() {
-            Ok(mut one) => one.remove("v").unwrap_or_else(|| raw.into()),
-            Err(_) => toml::Value::String(raw.to_string()),
-        };
-        t.insert(key.to_string(), value);
-    }
-    checked_transport(&t)?;
-    Ok(Some(t))
-}
-
-/// `t` as the engine's `[transport]`, with the engine's type checks and
-/// validation: a section the run config accepts, the lab accepts, and
-/// refuses alike. Notes on stderr each key the fabric does not apply.
-fn checked_transport(t: &toml::Table) -> anyhow::Result<TransportConfig> {
-    let config = TransportConfig::deserialize(toml::Value::Table(t.clone()))
-        .map_err(|e| anyhow!("transport: {}", e.to_string().trim_end()))?;
-    config.validate()?;
-    for key in t.keys().map(|k| format!("transport.{k}")) {
-        if let Some(why) = not_applied(&key).filter(|_| key != LINK_GBPS) {
-            eprintln!("rpc-lab: {key} is not applied in the fabric ({why})");
-        }
-    }
-    Ok(config)
-}
-
-/// The run config's line rate, which the lab takes as every link's rate
-/// (`--link-gbps`), as a calibration against a real run needs.
-const LINK_GBPS: &str = "transport.link_gbps";
 
 /// What to run, resolved from the flags over the file.
 #[derive(Clone, Debug, PartialEq)]
@@ -397,36 +222,66 @@ pub fn parse_regimes(list: &[String]) -> anyhow::Result<Vec<FabricRegime>> {
     Ok(out)
 }
 
-/// Runs the command (`rpc-lab`, `rpc-bench fabric`): builds the scenario,
-/// runs every regime (with each seed), prints the table, writes the plot,
-/// prints the JSON.
+/// Runs the command (`rpc-lab`, `rpc-bench fabric`) to the end: builds
+/// the scenario, runs every regime (with each seed), prints the table,
+/// writes the plot, prints the JSON.
 pub fn run(a: &FabricArgs) -> anyhow::Result<()> {
-    let settings = a.resolved()?;
-    let plan = plan_of(&settings)?;
+    run_until(a, &|| false)
+}
+
+/// [`run`], stopping between regimes once `stop()` says so (Ctrl-C): the
+/// report then holds what finished (the first seed's finished regimes, or
+/// the seeds that finished every regime) and, in the JSON,
+/// `"interrupted": true`. Refused settings are a [`PlanError`].
+pub fn run_until(a: &FabricArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<()> {
+    let settings = a.resolved().map_err(refused)?;
+    let plan = plan_of(&settings).map_err(refused)?;
     // Before the simulation, which can take minutes.
     if let Some(p) = &a.plot {
-        check_plot_path(p)?;
+        check_plot_path(p).map_err(refused)?;
     }
-    let seeds: Vec<u64> = (0..plan.seeds).map(|k| plan.spec.seed + k).collect();
-    // With --json, stdout carries the JSON line alone.
-    let mut human: Box<dyn Write> = if a.json {
-        Box::new(std::io::stderr())
-    } else {
-        Box::new(std::io::stdout())
+    let planned: Vec<u64> = (0..plan.seeds).map(|k| plan.spec.seed + k).collect();
+    // With --json, stdout carries the JSON line alone; -q: no table.
+    let mut human: Box<dyn Write> = match (a.quiet, a.json) {
+        (true, _) => Box::new(std::io::sink()),
+        (false, true) => Box::new(std::io::stderr()),
+        (false, false) => Box::new(std::io::stdout()),
     };
     // One list of per-regime results per seed.
-    let mut runs: Vec<Vec<RegimeResult>> = Vec::with_capacity(seeds.len());
-    for &seed in &seeds {
-        let w = workload(&plan, seed)?;
+    let mut runs: Vec<Vec<RegimeResult>> = Vec::with_capacity(planned.len());
+    for &seed in &planned {
+        let w = workload(&plan, seed).map_err(refused)?;
         if runs.is_empty() {
-            writeln!(human, "{}", header(&plan, &w, &seeds))?;
+            writeln!(human, "{}", header(&plan, &w, &planned))?;
             human.flush()?;
         }
-        runs.push(run_all(&plan, &w, seed, seeds.len() > 1)?);
+        let results = run_all(&plan, &w, seed, planned.len() > 1, stop)?;
+        let whole = results.len() == plan.regimes.len();
+        // A seed cut short is kept alone (its regimes, no statistics).
+        if whole || (runs.is_empty() && !results.is_empty()) {
+            runs.push(results);
+        }
+        if !whole || stop() {
+            break;
+        }
+    }
+    let interrupted = stop();
+    if runs.is_empty() {
+        bail!("interrupted before a regime finished: nothing to report");
+    }
+    let seeds = &planned[..runs.len()];
+    if interrupted {
+        eprintln!(
+            "fabric: interrupted: reporting {} seed(s) of {}, the first with {} regime(s) of {}",
+            seeds.len(),
+            planned.len(),
+            runs[0].len(),
+            plan.regimes.len()
+        );
     }
     let sim_pkts_per_sec = a.timing.then(|| sim_rate(runs.iter().flatten()));
     let name = plan.spec.scenario.name();
-    let seeds_report = (seeds.len() > 1).then(|| SeedsReport::new(name, seeds.clone(), &runs));
+    let seeds_report = (seeds.len() > 1).then(|| SeedsReport::new(name, seeds.to_vec(), &runs));
     match &seeds_report {
         Some(rep) => write!(human, "{}", render_seeds_table(rep))?,
         None => write!(human, "{}", render_table(&runs[0]))?,
@@ -442,7 +297,7 @@ pub fn run(a: &FabricArgs) -> anyhow::Result<()> {
         // One seed's flows per chart: the first seed's.
         let of = match seeds.len() {
             1 => String::new(),
-            _ => format!(" of {}", seed_range(&seeds)),
+            _ => format!(" of {}", seed_range(seeds)),
         };
         let title = format!("{name}: FCT slowdown by flow size (seed {}{of})", seeds[0]);
         crate::plot::plot_slowdown_by_size(path, &title, &runs[0])?;
@@ -463,8 +318,13 @@ pub fn run(a: &FabricArgs) -> anyhow::Result<()> {
             }),
         };
         let mut report = report.context("fabric report as JSON")?;
+        if interrupted {
+            report["interrupted"] = true.into();
+        }
         crate::meta::stamp(&mut report, effective_settings(settings, &plan));
-        println!("{report}");
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{report}")?;
+        out.flush()?;
     }
     Ok(())
 }
@@ -536,12 +396,13 @@ fn header(plan: &FabricPlan, w: &Workload, seeds: &[u64]) -> String {
 
 /// Runs every regime of `plan` on `w` with `seed`, in order, with a
 /// progress line and a closing line per regime on stderr (naming the seed
-/// when there are several).
+/// when there are several); stops before the next regime once `stop()`.
 fn run_all(
     plan: &FabricPlan,
     w: &Workload,
     seed: u64,
     name_seed: bool,
+    stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<Vec<RegimeResult>> {
     let base = &plan.fabric;
     let tty = std::io::stderr().is_terminal();
@@ -553,13 +414,18 @@ fn run_all(
         false => Buffers::headers_only(),
     };
     for &regime in &plan.regimes {
+        if stop() {
+            break;
+        }
         let label = match name_seed {
             true => format!("{} seed {seed}", regime.name()),
             false => regime.name().to_string(),
         };
         let mut line = ProgressLine::new(&label, tty);
+        // Every refusal of run_regime_in comes before its simulation
+        // starts: the regime's settings cannot be set up.
         let r = run_regime_in(&bufs, w, regime, base, seed, &mut |p| line.update(p))
-            .map_err(|e| anyhow!("regime {label}: {e}"))?;
+            .map_err(|e| refused(anyhow!("regime {label}: {e}")))?;
         line.clear();
         eprintln!(
             "fabric: {label} done in {:.1} s wall, {:.2} M simulated packets/s",

@@ -9,8 +9,9 @@
 //!
 //! - [`fabric`]: the simulator, its regimes, scenarios and metrics.
 //! - [`cli`]: the command, `rpc-lab` (and `rpc-bench fabric`, which hands
-//!   its flags to [`cli::run`]): flags and `-c` file to a plan, the runs,
-//!   the report; [`table`] (text tables), [`seeds`] (statistics across
+//!   its flags to [`cli::run_until`]): flags and `-c` file
+//!   ([`settings`]) to a plan, the runs (Ctrl-C between regimes keeps what
+//!   finished), the report; [`table`] (text tables), [`seeds`] (statistics across
 //!   seeds and their JSON) and [`plot`] (the SVG chart) are what it prints;
 //!   [`meta`] stamps its JSON with the build, the time and the machine.
 
@@ -22,4 +23,5 @@ pub mod meta;
 pub mod plot;
 pub mod progress;
 pub mod seeds;
+pub mod settings;
 pub mod table;

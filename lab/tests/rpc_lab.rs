@@ -91,7 +91,8 @@ fn bad_input_is_an_error_naming_the_problem() {
     ] {
         let out = rpc_lab(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        // Refused settings: a usage error, exit 2.
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
         assert!(stderr.contains("rpc-lab: error"), "{args:?}: {stderr}");
         assert!(stderr.contains(named), "{args:?} names `{named}`: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");

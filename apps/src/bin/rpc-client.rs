@@ -2,9 +2,11 @@
 //! against rpc-server and prints a latency report: on stdout, or on stderr
 //! with --json, which leaves stdout to the stamped JSON summary alone
 //! (rpc-bench reads it back as the last line).
-//! Exits 1 if any request failed or any response had a wrong byte; it waits
-//! for its server without limit (or --wait), and SIGINT / SIGTERM at any
-//! point exit 130 / 143, after the report of what ran.
+//! It waits for its server without limit (or --wait). Exits 1 if any
+//! request failed or any response had a wrong byte, 2 on a usage or config
+//! error, 130 (SIGINT) or 143 (SIGTERM) when a signal cut the wait or the
+//! run short: its report, marked `"interrupted": true`, covers what
+//! completed (`apps::exit`).
 
 use apps::config::cli::{client_params, client_report, node_spec, CaptureArgs, ConfigArgs};
 use apps::config::link::Role;
@@ -35,11 +37,12 @@ struct Cli {
     print_config: bool,
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    apps::exit::install_interrupt();
     match run(&cli) {
-        Ok(ok) => std::process::exit(apps::run::waiting::client_exit_code(ok)),
-        Err(e) => apps::run::waiting::fail("rpc-client", &e),
+        Ok(false) => apps::exit::failed(),
+        r => apps::exit::finish("rpc-client", r.map(drop)),
     }
 }
 
@@ -49,7 +52,7 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     let capture = cli.capture.spec()?;
     let cfg = cli.cfg.load(Role::Client)?;
     if cli.print_config {
-        print!("{}", cfg.print_resolved(&cfg.resolved()?));
+        apps::report::output::print_stdout(&cfg.print_resolved(&cfg.resolved()?));
         return Ok(true);
     }
     let mut spec = node_spec(&cfg, Role::Client);
@@ -72,6 +75,10 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     };
     let mut rep = client_report(&cfg, &result);
     rep.server = server;
+    if apps::exit::interrupted() {
+        // A signal ended the run early: the report covers what completed.
+        rep.extra.insert("interrupted".into(), true.into());
+    }
     cli.out.human(&rep.render_text());
     for e in &result.errors {
         eprintln!("rpc-client: {e}");

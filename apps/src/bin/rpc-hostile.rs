@@ -47,7 +47,7 @@ struct Cli {
     victim_port: Option<u16>,
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
     let result = (|| -> anyhow::Result<()> {
         let cfg = cli.cfg.load(Role::Client)?;
@@ -69,11 +69,9 @@ fn main() {
             core: cli.core,
         };
         let report = inject(&cfg.link_args(), &p)?;
-        println!("{}", serde_json::to_string(&report)?);
+        let line = serde_json::to_string(&report)?;
+        apps::report::output::print_stdout(&format!("{line}\n"));
         Ok(())
     })();
-    if let Err(e) = result {
-        eprintln!("rpc-hostile: error: {e:#}");
-        std::process::exit(1);
-    }
+    apps::exit::finish("rpc-hostile", result)
 }

@@ -7,6 +7,7 @@
 
 use apps::config::cli::{node_spec, server_params, CaptureArgs, ServerConfigArgs};
 use apps::config::link::Role;
+use apps::report::output::print_stdout;
 use apps::run::node::ServerSummary;
 use clap::Parser;
 
@@ -37,13 +38,15 @@ struct Cli {
     print_config: bool,
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    // SIGINT/SIGTERM are how a server is stopped: its run loop's flag
+    // (`run::node`), not an interruption, so the status stays 0.
     let result = (|| -> anyhow::Result<()> {
         let metrics = cli.metrics.listen()?;
         let cfg = cli.cfg.load(Role::Server)?;
         if cli.print_config {
-            print!("{}", cfg.print_resolved(&cfg.resolved()?));
+            print_stdout(&cfg.print_resolved(&cfg.resolved()?));
             return Ok(());
         }
         let mut spec = node_spec(&cfg, Role::Server);
@@ -55,14 +58,17 @@ fn main() {
             // One stdout line, read back by rpc-bench; stamped like every summary.
             let mut v = serde_json::to_value(&summary)?;
             apps::report::meta::stamp(&mut v, Some(&cfg));
-            println!("{v}");
+            print_stdout(&format!("{v}\n"));
         } else {
-            print!("{}", render(&summary));
+            print_stdout(&render(&summary));
         }
         Ok(())
     })();
-    if let Err(e) = result {
-        apps::run::waiting::fail("rpc-server", &e);
+    match result {
+        // Stopped by its signal while serving: the normal end, status 0.
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // Refused, failed, or interrupted while it waited for a client.
+        r => apps::exit::finish("rpc-server", r),
     }
 }
 

@@ -307,7 +307,9 @@ impl CaptureArgs {
         };
         let mib = self.capture_limit;
         if !(mib.is_finite() && mib > 0.0) {
-            anyhow::bail!("--capture-limit must be a positive number of MiB, got {mib}");
+            return Err(crate::exit::usage(format!(
+                "--capture-limit must be a positive number of MiB, got {mib}"
+            )));
         }
         crate::report::output::check_writable("--capture", path)?;
         Ok(Some(CaptureSpec {

@@ -10,14 +10,18 @@
 //!   its finished points;
 //! - every output path is checked before the run starts
 //!   ([`check_writable`]): a typo fails in a millisecond, not after a
-//!   two-minute run.
+//!   two-minute run, as a usage error ([`crate::exit::UsageError`], exit 2);
+//! - stdout is written through [`Stdout`], so a reader that goes away
+//!   (`| head -1`) costs neither noise nor the run's files and status.
 
 use super::meta::stamp;
 use crate::config::Config;
+use crate::exit::usage;
 use anyhow::Context;
 use clap::Args;
 use serde_json::Value;
 use std::fs::File;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Output flags shared by rpc-client and rpc-bench run.
@@ -108,7 +112,7 @@ impl ReportArgs {
             w.push(&flat_row(&v))?;
         }
         if self.json || self.json_stream {
-            println!("{v}");
+            print_stdout(&format!("{v}\n"));
         }
         Ok(())
     }
@@ -157,7 +161,41 @@ pub fn print_human(json: bool, text: &str) {
     if json {
         eprint!("{text}");
     } else {
-        print!("{text}");
+        print_stdout(text);
+    }
+}
+
+/// Writes `text` to stdout through [`Stdout`] and flushes it. Any other
+/// failure than a closed pipe is said on stderr; the run goes on (its
+/// files and status do not depend on a terminal).
+pub fn print_stdout(text: &str) {
+    let mut out = Stdout;
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        eprintln!("warning: cannot write to stdout: {e}");
+    }
+}
+
+/// This process's stdout, where a reader that went away (`rpc-bench man |
+/// head -1`, a report piped into `head`) is not an error: what it did not
+/// read is dropped, quietly, and the run goes on to write its files and
+/// end with its own status. Rust ignores SIGPIPE, so a write to a closed
+/// pipe fails with `BrokenPipe`, which `print!` would turn into a panic.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stdout;
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match std::io::stdout().lock().write(buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(buf.len()),
+            r => r,
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match std::io::stdout().lock().flush() {
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => r,
+        }
     }
 }
 
@@ -165,23 +203,26 @@ pub fn print_human(json: bool, text: &str) {
 /// format this build draws (plotters' SVG backend; no bitmap backend).
 pub fn check_plot(flag: &str, path: &Path) -> anyhow::Result<()> {
     if !super::plot::is_svg(path) {
-        anyhow::bail!(
+        return Err(usage(format!(
             "{flag} {}: only SVG plots are supported; give a file name ending in .svg",
             path.display()
-        );
+        )));
     }
     check_writable(flag, path)
 }
 
 /// Fails, naming `flag`, unless `path` can be created or overwritten: its
-/// folder exists and is writable and the path is not a folder. Creates
-/// nothing that was not there.
+/// folder exists and is writable and the path is not a folder (a
+/// [`crate::exit::UsageError`]: exit 2). Creates nothing that was not there.
 pub fn check_writable(flag: &str, path: &Path) -> anyhow::Result<()> {
     if path.as_os_str().is_empty() {
-        anyhow::bail!("{flag}: empty path");
+        return Err(usage(format!("{flag}: empty path")));
     }
     if path.is_dir() {
-        anyhow::bail!("{flag} {}: is a folder, not a file", path.display());
+        return Err(usage(format!(
+            "{flag} {}: is a folder, not a file",
+            path.display()
+        )));
     }
     let existed = path.exists();
     let parent = match path.parent() {
@@ -189,17 +230,17 @@ pub fn check_writable(flag: &str, path: &Path) -> anyhow::Result<()> {
         _ => Path::new("."),
     };
     if !parent.is_dir() {
-        anyhow::bail!(
+        return Err(usage(format!(
             "{flag} {}: folder {} does not exist",
             path.display(),
             parent.display()
-        );
+        )));
     }
     std::fs::OpenOptions::new()
         .append(true)
         .create(true)
         .open(path)
-        .with_context(|| format!("{flag} {}: cannot write", path.display()))?;
+        .map_err(|e| usage(format!("{flag} {}: cannot write: {e}", path.display())))?;
     if !existed {
         // Best effort: leave no empty file behind if the run fails later.
         let _ = std::fs::remove_file(path);
@@ -270,8 +311,11 @@ mod tests {
         let e = check_writable("--csv", Path::new("/nonexistent-dir-x/a.csv")).unwrap_err();
         let m = format!("{e:#}");
         assert!(m.contains("--csv") && m.contains("does not exist"), "{m}");
+        // A refused flag value: exit 2, as clap's own refusals.
+        assert_eq!(crate::exit::error_status(&e), crate::exit::USAGE);
         let e = check_writable("--plot", &std::env::temp_dir()).unwrap_err();
         assert!(format!("{e:#}").contains("is a folder"), "{e:#}");
+        assert_eq!(crate::exit::error_status(&e), crate::exit::USAGE);
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! client); stop at once on SIGINT or SIGTERM while they wait (the engine
 //! polls the signal flag every 10 ms: `NexusBuilder::stop_on`); say on
 //! stderr what they wait for; and give an interrupted process the exit
-//! code 128 + the signal's number (130 for SIGINT, 143 for SIGTERM).
+//! code 128 + the signal's number (130 for SIGINT, 143 for SIGTERM:
+//! `crate::exit`).
 //!
 //! `rpc-bench` passes its children an explicit `--wait`, so a benchmark
 //! whose peer never comes fails instead of hanging.
@@ -96,34 +97,6 @@ pub fn open<A>(
     })
 }
 
-/// The exit code of a process whose run ended with `e`: 128 + the signal
-/// for an interrupted wait, else 1.
-pub fn exit_code(e: &anyhow::Error) -> i32 {
-    e.downcast_ref::<Interrupted>()
-        .map_or(1, |i| 128 + i.signal)
-}
-
-/// Prints `e` after `prog` ("rpc-server: error: ...", or for an
-/// interrupted wait "rpc-server: interrupted by SIGINT while ...") and
-/// exits with [`exit_code`].
-pub fn fail(prog: &str, e: &anyhow::Error) -> ! {
-    match e.downcast_ref::<Interrupted>() {
-        Some(i) => eprintln!("{prog}: {i}"),
-        None => eprintln!("{prog}: error: {e:#}"),
-    }
-    std::process::exit(exit_code(e))
-}
-
-/// The exit code of a client whose run returned (`ok`: every request
-/// completed right): 128 + the signal if SIGINT or SIGTERM cut it short,
-/// after it printed what it had.
-pub fn client_exit_code(ok: bool) -> i32 {
-    match sys::interrupt_signal() {
-        Some(sig) => 128 + sig,
-        None => i32::from(!ok),
-    }
-}
-
 fn signal_name(signal: i32) -> String {
     match signal {
         libc::SIGINT => "SIGINT".into(),
@@ -137,7 +110,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_interrupted_wait_exits_128_plus_the_signal_and_names_it() {
+    fn an_interrupted_wait_names_the_signal_and_what_it_waited_for() {
         let e = |signal| {
             anyhow::Error::from(Interrupted {
                 signal,
@@ -145,15 +118,10 @@ mod tests {
                 device: "memif socket /tmp/x.sock".into(),
             })
         };
-        assert_eq!(exit_code(&e(libc::SIGINT)), 130);
-        assert_eq!(exit_code(&e(libc::SIGTERM)), 143);
         assert_eq!(
             e(libc::SIGTERM).to_string(),
             "interrupted by SIGTERM while waiting for a client on memif socket /tmp/x.sock"
         );
-        assert_eq!(exit_code(&anyhow::anyhow!("no port")), 1);
-        // Wrapped in context, it is still an interruption.
-        assert_eq!(exit_code(&e(libc::SIGINT).context("opening")), 130);
     }
 
     #[test]

@@ -6,14 +6,17 @@
 //!
 //! Every command follows one output convention
 //! ([`apps::report::output`]): the text report on stdout, or with `--json`
-//! on stderr while stdout carries the stamped JSON summary alone; output
-//! paths are checked before anything starts.
+//! on stderr while stdout carries the stamped JSON summary alone, none with
+//! `-q`; output paths are checked before anything starts. And one rule for
+//! how it ends ([`apps::exit`]): 0, 1 for a failed run, 2 for a usage or
+//! config error, 130/143 after Ctrl-C/SIGTERM with what finished reported.
 
 use anyhow::Context;
 use apps::config::cli::{ConfigArgs, PortArgs};
 use apps::config::link::{LinkKind, Role};
+use apps::exit::usage;
 use apps::report::meta::stamp;
-use apps::report::output::print_human;
+use apps::report::output::{print_human, print_stdout, Stdout};
 use bench::measure::bdp::{fit_lines, resolve_pair, BdpOrigin};
 use bench::measure::floor::{self, ClientPlan};
 use bench::measure::floor_report;
@@ -21,6 +24,8 @@ use bench::measure::link::{floor_pair, measure_once};
 use bench::run::child::install_signal_handlers;
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use serde_json::json;
+use std::io::Write;
+use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -143,6 +148,10 @@ struct EngineArgs {
     /// report goes to stderr).
     #[arg(long)]
     json: bool,
+    /// Print no text report (errors still go to stderr): with --json, the
+    /// JSON line alone.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -156,6 +165,10 @@ struct KernelUdpArgs {
     /// report goes to stderr).
     #[arg(long)]
     json: bool,
+    /// Print no text report (errors still go to stderr): with --json, the
+    /// JSON line alone.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -174,9 +187,13 @@ struct PortCheckArgs {
     /// report goes to stderr).
     #[arg(long)]
     json: bool,
+    /// Print no text report (errors still go to stderr): with --json, the
+    /// JSON line alone.
+    #[arg(long, short = 'q')]
+    quiet: bool,
 }
 
-fn main() {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.cmd {
         Some(Cmd::Run(a)) => run_cmd(a),
@@ -187,23 +204,45 @@ fn main() {
         Some(Cmd::Compare(a)) => bench::compare::compare_cmd(&a),
         Some(Cmd::Sweep(a)) => bench::compare::sweep_cmd(&a),
         Some(Cmd::Incast(a)) => bench::compare::incast_cmd(&a),
-        Some(Cmd::Fabric(a)) => lab::cli::run(&a),
+        Some(Cmd::Fabric(a)) => fabric_cmd(&a),
         Some(Cmd::Completions(a)) => {
-            let mut cmd = Cli::command();
-            clap_complete::generate(a.shell, &mut cmd, "rpc-bench", &mut std::io::stdout());
-            Ok(())
+            let mut script = Vec::new();
+            clap_complete::generate(a.shell, &mut Cli::command(), "rpc-bench", &mut script);
+            write_out(&script).context("cannot write the completion script")
         }
-        Some(Cmd::Man) => clap_mangen::Man::new(Cli::command())
-            .render(&mut std::io::stdout())
-            .context("cannot write the man page"),
+        Some(Cmd::Man) => man_page().context("cannot write the man page"),
         // No subcommand: `run` with the flags given (none: the default
         // benchmark, 32 B latency over memif + floor).
         None => run_cmd(cli.run),
     };
-    if let Err(e) = result {
-        eprintln!("rpc-bench: error: {e:#}");
-        std::process::exit(1);
-    }
+    apps::exit::finish("rpc-bench", result)
+}
+
+/// The man page, rendered whole before it is written (a reader such as
+/// `head -1` that leaves early then meets one write, not hundreds).
+fn man_page() -> anyhow::Result<()> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+    write_out(&page)
+}
+
+/// `bytes` on stdout; a reader that went away is not an error ([`Stdout`]).
+fn write_out(bytes: &[u8]) -> anyhow::Result<()> {
+    Stdout.write_all(bytes)?;
+    Stdout.flush()?;
+    Ok(())
+}
+
+/// `rpc-bench fabric`: the lab's command, Ctrl-C between regimes as the
+/// other commands; a setting the lab refuses is a usage error (exit 2).
+fn fabric_cmd(a: &lab::cli::FabricArgs) -> anyhow::Result<()> {
+    apps::exit::install_interrupt();
+    lab::cli::run_until(a, &apps::exit::interrupted).map_err(|e| {
+        match e.downcast::<lab::cli::PlanError>() {
+            Ok(refused) => usage(format!("{:#}", refused.0)),
+            Err(e) => e,
+        }
+    })
 }
 
 /// Unique per invocation, so a leftover socket or prefix cannot collide.
@@ -224,13 +263,17 @@ fn floor_cmd(a: FloorArgs) -> anyhow::Result<serde_json::Value> {
     let cores = match a.cores.as_deref() {
         None => [cfg.cores.client[0], cfg.cores.server[0]],
         Some(&[client, server]) => [client, server],
-        Some(other) => anyhow::bail!("--cores needs two cores (client,server), got {other:?}"),
+        Some(other) => {
+            return Err(usage(format!(
+                "--cores needs two cores (client,server), got {other:?}"
+            )))
+        }
     };
     if matches!(link.link, LinkKind::Ring | LinkKind::Null | LinkKind::Pcap) {
-        anyhow::bail!(
+        return Err(usage(format!(
             "the floor needs a two-process link (memif, af_packet or pci); {} is single-process",
             link.link.as_str()
-        );
+        )));
     }
     match a.peer {
         Some(role) => floor_peer(&a, &cfg, &link, role, cores),
@@ -273,12 +316,12 @@ fn floor_peer(
             if a.json {
                 let mut stamped = v.clone();
                 stamp(&mut stamped, Some(cfg));
-                println!("{stamped}");
+                print_stdout(&format!("{stamped}\n"));
             } else if !a.quiet {
-                println!(
-                    "floor server: echoed {} frames, ignored {}, port rx_missed {}, mbufs in use at start {} and end {}",
+                print_stdout(&format!(
+                    "floor server: echoed {} frames, ignored {}, port rx_missed {}, mbufs in use at start {} and end {}\n",
                     v["echoed"], v["ignored"], v["port_rx_missed"], v["mbufs_in_use_start"], v["mbufs_in_use_end"]
-                );
+                ));
             }
             if v["quit_received"] != true {
                 anyhow::bail!(
@@ -306,7 +349,7 @@ fn print_floor(v: &serde_json::Value, a: &FloorArgs, cfg: &apps::config::Config)
     if json {
         let mut v = v.clone();
         stamp(&mut v, Some(cfg));
-        println!("{v}");
+        print_stdout(&format!("{v}\n"));
     }
 }
 
@@ -343,6 +386,11 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         cfg.cores.client
     );
     let mut rep = bench::run::bench::run_pair_streaming(&cfg, a.out.json_stream)?;
+    let interrupted = apps::exit::interrupted();
+    if interrupted {
+        // Ctrl-C: the client stopped and reported what completed.
+        rep.extra.insert("interrupted".into(), true.into());
+    }
     if let Some(f) = &floor {
         rep.floor_p50_us = f["p50_us"].as_f64();
         rep.floor_p99_us = f["p99_us"].as_f64();
@@ -371,6 +419,14 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         && !rep.extra.contains_key("errors")
         && !rep.extra.contains_key("server_error");
     a.out.emit(&rep, false, Some(&cfg))?;
+    if interrupted {
+        // What was cut short is not a failure; the status says 130/143.
+        eprintln!(
+            "rpc-bench: interrupted: the report covers {:.2} s of the {} s run",
+            rep.seconds, cfg.workload.seconds
+        );
+        return Ok(());
+    }
     if !ok {
         anyhow::bail!(
             "the run had failures: {} failed request(s){}",
@@ -386,7 +442,10 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
 
 fn kernel_udp_cmd(a: KernelUdpArgs) -> anyhow::Result<()> {
     if a.cores.len() < 2 {
-        anyhow::bail!("--cores needs two cores (client,echo), got {:?}", a.cores);
+        return Err(usage(format!(
+            "--cores needs two cores (client,echo), got {:?}",
+            a.cores
+        )));
     }
     let mut v = bench::measure::kudp::run((a.cores[0], a.cores[1]), a.pings, 1000)?;
     let f = |k: &str| v[k].as_f64().unwrap_or(f64::NAN);
@@ -394,11 +453,13 @@ fn kernel_udp_cmd(a: KernelUdpArgs) -> anyhow::Result<()> {
         "kernel UDP over loopback, 64 B ping-pong, threads on cores {:?}: p50 {:.2} us  p99 {:.2} us  p99.9 {:.2} us  ({} pings, {} lost)\n",
         a.cores, f("kernel_udp_p50_us"), f("kernel_udp_p99_us"), f("kernel_udp_p999_us"), v["kernel_udp_pings"], v["kernel_udp_lost"]
     );
-    print_human(a.json, &text);
+    if !a.quiet {
+        print_human(a.json, &text);
+    }
     if a.json {
         v["config"] = json!({"cores": a.cores, "pings": a.pings, "warmup": 1000});
         stamp(&mut v, None);
-        println!("{v}");
+        print_stdout(&format!("{v}\n"));
     }
     Ok(())
 }
@@ -411,10 +472,12 @@ fn engine_cmd(a: EngineArgs) -> anyhow::Result<()> {
         "engine cost, no wire ({} B requests, {} B responses, window {}): {:.0} ns per RPC (both endpoints), {:.0} ns per packet, {:.3} Mrps, {:.2} Gbps on one core\n",
         cfg.workload.req_size, cfg.workload.resp_size, cfg.window(), f("engine_ns_per_rpc"), f("engine_ns_per_packet"), f("engine_mrps"), f("engine_gbps")
     );
-    print_human(a.json, &text);
+    if !a.quiet {
+        print_human(a.json, &text);
+    }
     if a.json {
         stamp(&mut v, Some(&cfg));
-        println!("{v}");
+        print_stdout(&format!("{v}\n"));
     }
     Ok(())
 }
@@ -423,14 +486,16 @@ fn port_check_cmd(a: PortCheckArgs) -> anyhow::Result<()> {
     let cfg = a.port.load()?;
     let link = a.port.link_args(&cfg);
     let mut v = bench::measure::portcheck::run(&link, a.core, a.frames, a.rx_wait_ms)?;
-    print_human(a.json, &bench::measure::portcheck::render_text(&v));
+    if !a.quiet {
+        print_human(a.json, &bench::measure::portcheck::render_text(&v));
+    }
     if a.json {
         v["check"] = json!({
             "link": link.to_args(), "core": a.core, "frames": a.frames,
             "rx_wait_ms": a.rx_wait_ms,
         });
         stamp(&mut v, Some(&cfg));
-        println!("{v}");
+        print_stdout(&format!("{v}\n"));
     }
     Ok(())
 }

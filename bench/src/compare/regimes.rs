@@ -18,8 +18,8 @@
 //! so a per-regime override wins over the regime (e.g. `--regime-set
 //! irn:transport.lossy_credit_multiple=2`).
 
-use anyhow::bail;
 use apps::config::{Config, CreditMultiple, FlowMode, LossPolicy};
+use apps::exit::usage;
 use clap::Args;
 use engine::regimes::CreditRule;
 
@@ -61,10 +61,10 @@ pub fn parse_regime(name: &str) -> anyhow::Result<Regime> {
     let name = name.trim();
     match Regime::from_name(name) {
         Some(r) => Ok(r),
-        None => bail!(
+        None => Err(usage(format!(
             "unknown regime {name:?}: the regimes are {}",
             Regime::ALL.map(Regime::name).join(", ")
-        ),
+        ))),
     }
 }
 
@@ -85,16 +85,16 @@ pub fn for_flow_mode(base: &Config, mode: FlowMode, credits: Option<u16>) -> Con
 pub fn parse_regimes(list: &[String]) -> anyhow::Result<Vec<Regime>> {
     let mut v = Vec::new();
     for name in list.iter().filter(|n| !n.trim().is_empty()) {
-        let r = parse_regime(name).map_err(|e| anyhow::anyhow!("--regimes: {e}"))?;
+        let r = parse_regime(name).map_err(|e| usage(format!("--regimes: {e}")))?;
         if !v.contains(&r) {
             v.push(r);
         }
     }
     if v.is_empty() {
-        bail!(
+        return Err(usage(format!(
             "--regimes needs at least one of {}",
             Regime::ALL.map(Regime::name).join(", ")
-        );
+        )));
     }
     Ok(v)
 }
@@ -103,11 +103,15 @@ pub fn parse_regimes(list: &[String]) -> anyhow::Result<Vec<Regime>> {
 /// override (split at the first colon, so values may hold colons).
 pub fn parse_regime_set(item: &str) -> anyhow::Result<(Regime, String)> {
     let Some((name, set)) = item.split_once(':').filter(|(m, _)| !m.contains('=')) else {
-        bail!("--regime-set {item:?} is not REGIME:KEY=VALUE (e.g. irn:transport.rto_low_us=200)");
+        return Err(usage(format!(
+            "--regime-set {item:?} is not REGIME:KEY=VALUE (e.g. irn:transport.rto_low_us=200)"
+        )));
     };
-    let r = parse_regime(name).map_err(|e| anyhow::anyhow!("--regime-set {item:?}: {e}"))?;
+    let r = parse_regime(name).map_err(|e| usage(format!("--regime-set {item:?}: {e}")))?;
     if !set.contains('=') {
-        bail!("--regime-set {item:?}: {set:?} is not KEY=VALUE");
+        return Err(usage(format!(
+            "--regime-set {item:?}: {set:?} is not KEY=VALUE"
+        )));
     }
     Ok((r, set.trim().to_string()))
 }
@@ -155,7 +159,7 @@ impl RegimeOverrides {
         for item in &self.regime_set {
             let (r, _) = parse_regime_set(item)?;
             if !running.contains(&r) {
-                bail!(
+                return Err(usage(format!(
                     "--regime-set {item:?}: regime {} is not in --regimes ({})",
                     r.name(),
                     running
@@ -163,7 +167,7 @@ impl RegimeOverrides {
                         .map(|r| r.name())
                         .collect::<Vec<_>>()
                         .join(",")
-                );
+                )));
             }
         }
         Ok(())

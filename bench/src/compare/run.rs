@@ -3,7 +3,8 @@
 //! output follows [`apps::report::output`]: tables on stdout (stderr with
 //! `--json`), one JSON object keyed by regime, each regime stamped with its
 //! own configuration, and a CSV row per regime written as the regime's run
-//! finishes.
+//! finishes. Ctrl-C stops the running regime (its numbers are discarded)
+//! and reports the ones that finished, `"interrupted": true` in the JSON.
 
 use super::probes::*;
 use super::regimes::*;
@@ -138,6 +139,10 @@ pub struct CompareArgs {
     /// soon as the regime's run ends.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Print no tables (errors and progress lines still go to stderr): with
+    /// --json, the JSON line alone.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 /// The run configuration as loaded (`common`), and per regime: the regime
@@ -298,12 +303,24 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
     let mut reports = Vec::new();
     let mut by_regime = Vec::new();
     for (p, cfg, r) in &runs {
+        if crate::run::child::interrupted() {
+            break;
+        }
         eprintln!(
             "rpc-bench compare: {} run, {} credits",
             p.name(),
             r.credits()
         );
-        let mut rep = measure(cfg, &probes).with_context(|| format!("{} run", p.name()))?;
+        let result = measure(cfg, &probes);
+        if crate::run::child::interrupted() {
+            // Stopped mid-run: its numbers cover part of the interval.
+            eprintln!(
+                "rpc-bench compare: {}: interrupted: the pair was stopped, the run is discarded",
+                p.name()
+            );
+            break;
+        }
+        let mut rep = result.with_context(|| format!("{} run", p.name()))?;
         // The column and the JSON key (and the JSON's `mode`): the regime
         // (irn runs in flow mode lossy).
         rep.mode = p.name().to_string();
@@ -322,16 +339,31 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
         by_regime.push((rep.mode.clone(), v));
         reports.push(rep);
     }
+    let interrupted = crate::run::child::interrupted();
+    if reports.is_empty() {
+        // Only an interrupt ends the loop before the first regime's report.
+        eprintln!("rpc-bench compare: interrupted before a regime finished: nothing to report");
+        return Ok(());
+    }
     let refs: Vec<&Report> = reports.iter().collect();
     let tables = [
         render_columns(&refs),
         render_drop_sources(&refs),
         render_recovery(&refs),
     ];
-    output::print_human(a.json, &format!("\n{}", tables.concat()));
+    if !a.quiet {
+        output::print_human(a.json, &format!("\n{}", tables.concat()));
+    }
+    if interrupted {
+        eprintln!(
+            "rpc-bench compare: interrupted: {} of {} regimes finished",
+            reports.len(),
+            runs.len()
+        );
+    }
     if let Some(path) = &a.plot {
         let label = |(p, _, r): &(Regime, Config, Resolved)| (p.name(), r.credits());
-        let title: Vec<String> = runs
+        let title: Vec<String> = runs[..reports.len()]
             .iter()
             .map(label)
             .map(|(n, c)| format!("{n} ({c} credits)"))
@@ -355,7 +387,12 @@ pub fn compare_cmd(a: &CompareArgs) -> anyhow::Result<()> {
         eprintln!("latency plot: {}", path.display());
     }
     if a.json {
-        println!("{}", json_by_regime(&by_regime));
+        let mut v = json_by_regime(&by_regime);
+        if interrupted {
+            // Beside the regimes' objects, only when cut short.
+            v["interrupted"] = true.into();
+        }
+        output::print_stdout(&format!("{v}\n"));
     }
     let bad: Vec<String> = reports
         .iter()

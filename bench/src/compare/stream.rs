@@ -12,8 +12,8 @@
 //! summary: one stamped JSON object (`--json`, `--json-stream`) with every
 //! finished point and `"interrupted"`. A point whose run was cut short by
 //! the interrupt is discarded (its numbers cover a fraction of the
-//! interval); the ones before it are kept. The commands exit 130 when
-//! interrupted ([`exit_interrupted`]).
+//! interval); the ones before it are kept. The commands then exit 130
+//! (SIGINT) or 143 (SIGTERM): `apps::exit`'s rule, applied by `main`.
 //!
 //! [`run_points`] is the bookkeeping alone (what ran, what was kept, when
 //! to stop), driven by a "run point i" closure and an "interrupted?"
@@ -22,7 +22,7 @@
 use super::report::{clean, Point};
 use anyhow::bail;
 use apps::config::Config;
-use apps::report::output::{check_writable, CsvRows};
+use apps::report::output::{check_writable, CsvRows, Stdout};
 use clap::Args;
 use serde_json::{json, Map, Value};
 use std::io::Write;
@@ -53,6 +53,10 @@ pub struct PointsOut {
     /// latency in FILE, goodput in FILE-goodput.svg.
     #[arg(long, value_name = "FILE.svg")]
     pub plot: Option<PathBuf>,
+    /// Print no table (errors and progress lines still go to stderr): with
+    /// --json, the JSON line alone.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
 }
 
 impl PointsOut {
@@ -69,10 +73,10 @@ impl PointsOut {
                 .and_then(|e| e.to_str())
                 .is_some_and(|e| e.eq_ignore_ascii_case("svg"));
             if !svg {
-                bail!(
+                return Err(apps::exit::usage(format!(
                     "--plot {}: plots are drawn as SVG only; name the file FILE.svg",
                     p.display()
-                );
+                )));
             }
             check_writable("--plot", p)?;
             for s in plot_suffixes {
@@ -247,13 +251,14 @@ pub(super) struct Sink {
 }
 
 impl Sink {
-    /// stdout/stderr as `out` says, and the CSV file (created now,
-    /// truncating: call this after the configuration is known to be good).
+    /// stdout/stderr as `out` says (nothing with `-q`), and the CSV file
+    /// (created now, truncating: call this after the configuration is
+    /// known to be good).
     pub fn new(out: &PointsOut, columns: &[Column], csv_leading: &[&str]) -> anyhow::Result<Sink> {
-        let human: Box<dyn Write> = if out.json_on_stdout() {
-            Box::new(std::io::stderr())
-        } else {
-            Box::new(std::io::stdout())
+        let human: Box<dyn Write> = match (out.quiet, out.json_on_stdout()) {
+            (true, _) => Box::new(std::io::sink()),
+            (false, true) => Box::new(std::io::stderr()),
+            (false, false) => Box::new(Stdout),
         };
         let csv = match &out.csv {
             Some(p) => Some(CsvRows::create(p, csv_leading)?),
@@ -262,7 +267,7 @@ impl Sink {
         Ok(Sink::with_writers(
             columns,
             human,
-            Box::new(std::io::stdout()),
+            Box::new(Stdout),
             csv,
             out.json_stream,
         ))
@@ -419,8 +424,9 @@ pub(super) fn summary_json(command: &str, swept: &str, o: &Outcome, base: &Confi
 
 /// The end of every multi-point command: the "interrupted" line, the
 /// plots (`plot`, given the finished points; skipped when none
-/// succeeded), the summary line; then the verdict: exit 130 when
-/// interrupted, an error naming the points that failed, or Ok.
+/// succeeded), the summary line; then the verdict: an error naming the
+/// finished points that failed, or Ok (after an interrupt `main` exits
+/// 130/143 either way).
 pub(super) fn conclude(
     command: &str,
     swept: &str,
@@ -445,9 +451,6 @@ pub(super) fn conclude(
         }
     }
     sink.summary(out, &summary_json(command, swept, o, base))?;
-    if o.interrupted {
-        exit_interrupted();
-    }
     failures(&o.done)
 }
 
@@ -468,15 +471,6 @@ pub(super) fn failures(done: &[Done]) -> anyhow::Result<()> {
         bail!("runs with failures: {}", bad.join("; "));
     }
     Ok(())
-}
-
-/// Exits 130 (128 + SIGINT, the shell's code for a command stopped by
-/// Ctrl-C) once everything is written: rows are flushed as they are
-/// written and the children were stopped by the run that saw the signal.
-pub(super) fn exit_interrupted() -> ! {
-    let _ = std::io::stdout().flush();
-    let _ = std::io::stderr().flush();
-    std::process::exit(130)
 }
 
 #[cfg(test)]

@@ -5,9 +5,9 @@
 
 use super::regimes::RegimeOverrides;
 use super::stream::PointsOut;
-use anyhow::bail;
 use apps::config::cli::ConfigArgs;
 use apps::config::units::parse_size_u32;
+use apps::exit::usage;
 use clap::{Args, ValueEnum};
 
 /// One entry of `--credits`: a multiple of the BDP ("4x") or a count ("16").
@@ -34,20 +34,24 @@ pub fn parse_credit_list(s: &str) -> anyhow::Result<Vec<CreditSpec>> {
         let spec = if let Some(m) = item.strip_suffix(['x', 'X']) {
             match m.trim().parse::<f64>() {
                 Ok(f) if f.is_finite() && f > 0.0 => CreditSpec::Multiple(f),
-                _ => bail!(
-                    "--credits: {item:?} is not a positive multiple of the BDP (e.g. 0.5x, 4x)"
-                ),
+                _ => {
+                    return Err(usage(format!(
+                        "--credits: {item:?} is not a positive multiple of the BDP (e.g. 0.5x, 4x)"
+                    )))
+                }
             }
         } else {
             match item.parse::<u16>() {
                 Ok(n) if n > 0 => CreditSpec::Absolute(n),
-                _ => bail!("--credits: {item:?} is neither a multiple of the BDP (4x) nor a credit count in 1..=65535"),
+                _ => return Err(usage(format!("--credits: {item:?} is neither a multiple of the BDP (4x) nor a credit count in 1..=65535"))),
             }
         };
         v.push(spec);
     }
     if v.is_empty() {
-        bail!("--credits needs at least one value, e.g. 0.5x,1x,2x,4x,8x,16x");
+        return Err(usage(
+            "--credits needs at least one value, e.g. 0.5x,1x,2x,4x,8x,16x",
+        ));
     }
     Ok(v)
 }

@@ -72,6 +72,10 @@ pub fn floor_pair(
     let mut client = ChildProc::spawn("floor client", &exe, &peer_args(Role::Client))?;
     let limit = Duration::from_secs_f64(plan.max_secs + 10.0);
     let client_out = client.wait(limit);
+    if crate::run::child::interrupted() {
+        // The peers were stopped mid-measurement: nothing to report.
+        anyhow::bail!("interrupted before the floor finished");
+    }
     let server_out = server.wait(if client_out.is_ok() {
         Duration::from_secs(10)
     } else {

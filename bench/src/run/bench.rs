@@ -3,7 +3,7 @@
 //! their cores, gather both sides' counters, and merge them into one report
 //! (with the raw floor from the same invocation when asked).
 
-use crate::run::child::{last_json, ChildProc};
+use crate::run::child::{last_json, ChildProc, NODE_GRACE};
 use anyhow::{bail, Context};
 use apps::config::link::LinkKind;
 use apps::config::Config;
@@ -114,6 +114,7 @@ fn client_flags(conf: String, json_stream: bool) -> Vec<String> {
 /// Starts the client; with `json_stream` its interval lines pass through.
 fn spawn_client(name: &str, args: &[String], json_stream: bool) -> anyhow::Result<ChildProc> {
     let mut c = ChildProc::spawn(name, &sibling("rpc-client")?, args)?;
+    c.grace(NODE_GRACE);
     if json_stream {
         c.pass_intervals();
     }
@@ -140,6 +141,7 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path, json_stream: bool) -> anyhow::Re
             "--json".to_string(),
         ],
     )?;
+    server.grace(NODE_GRACE);
     std::thread::sleep(Duration::from_millis(300));
     let client_args = client_flags(conf, json_stream);
     let mut client = spawn_client("rpc-client", &client_args, json_stream)?;

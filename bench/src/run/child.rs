@@ -1,21 +1,37 @@
 //! Child processes of `rpc-bench`: launched with their stdout captured, killed
 //! if the parent dies (PR_SET_PDEATHSIG), and stopped by PID on drop, on error
-//! and on Ctrl-C, so no poll-mode process outlives a benchmark. A child's
-//! `--json-stream` interval lines can be passed through to our stdout as
-//! they arrive ([`ChildProc::pass_intervals`]).
+//! and on Ctrl-C, so no poll-mode process outlives a benchmark. On Ctrl-C
+//! (SIGINT or SIGTERM to rpc-bench) a child is asked to finish (SIGTERM:
+//! a client reports what completed, a server its counters) and what it
+//! printed is returned, so the command can report what finished
+//! ([`apps::exit`]'s rule). A child's `--json-stream` interval lines can
+//! be passed through to our stdout as they arrive
+//! ([`ChildProc::pass_intervals`]).
 
 use anyhow::{bail, Context};
+use apps::report::output::Stdout;
 use std::io::BufRead;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Routes SIGINT/SIGTERM to a flag that `wait` checks, so children get stopped.
+/// How long a child may take to end after SIGTERM before SIGKILL, unless
+/// [`ChildProc::grace`] says otherwise.
+const STOP_GRACE: Duration = Duration::from_secs(1);
+
+/// The grace of an rpc-server or rpc-client child: after SIGTERM it leaves
+/// its run loop, says goodbye to its peers (at most 200 ms), closes its
+/// port and prints its summary, which an interrupted `rpc-bench` reports.
+pub const NODE_GRACE: Duration = Duration::from_secs(5);
+
+/// Routes SIGINT/SIGTERM to the flag that `wait` checks, so children get
+/// stopped and the command exits 130/143 ([`apps::exit::install_interrupt`]).
 pub fn install_signal_handlers() {
-    apps::run::sys::install_interrupt_flag();
+    apps::exit::install_interrupt();
 }
 
+/// Whether SIGINT or SIGTERM arrived ([`apps::exit::interrupted`]).
 pub fn interrupted() -> bool {
-    apps::run::sys::interrupted()
+    apps::exit::interrupted()
 }
 
 #[derive(Debug)]
@@ -25,6 +41,8 @@ pub struct ChildProc {
     stdout: String,
     /// Copy the child's interval lines to our stdout as they arrive.
     pass_intervals: bool,
+    /// How long the child may take to end after SIGTERM.
+    grace: Duration,
 }
 
 impl ChildProc {
@@ -47,7 +65,14 @@ impl ChildProc {
             child: Some(child),
             stdout: String::new(),
             pass_intervals: false,
+            grace: STOP_GRACE,
         })
+    }
+
+    /// Gives the child `grace` to end after SIGTERM (its summary written)
+    /// before it is killed; [`STOP_GRACE`] by default.
+    pub fn grace(&mut self, grace: Duration) {
+        self.grace = grace;
     }
 
     /// From now on, every stdout line of the child that is a
@@ -77,8 +102,10 @@ impl ChildProc {
         Ok(exited.stdout)
     }
 
-    /// Waits for exit up to `timeout`, successful or not; on timeout or
-    /// Ctrl-C the child is killed and an error returned.
+    /// Waits for exit up to `timeout`, successful or not. On Ctrl-C the
+    /// child is asked to finish (SIGTERM, SIGKILL after its grace) and how
+    /// it ended is returned with what it printed; on timeout it is killed
+    /// and an error returned.
     pub fn wait_exit(&mut self, timeout: Duration) -> anyhow::Result<Exited> {
         let start = Instant::now();
         let Some(child) = self.child.as_mut() else {
@@ -102,9 +129,8 @@ impl ChildProc {
             while matches!(r.read_line(&mut line), Ok(n) if n > 0) {
                 if pass && is_interval_line(&line) {
                     use std::io::Write;
-                    let mut me = std::io::stdout().lock();
-                    let _ = me.write_all(line.as_bytes());
-                    let _ = me.flush();
+                    let _ = Stdout.write_all(line.as_bytes());
+                    let _ = Stdout.flush();
                 }
                 s.push_str(&line);
                 line.clear();
@@ -116,8 +142,7 @@ impl ChildProc {
                 break st;
             }
             if interrupted() {
-                self.stop();
-                bail!("interrupted: stopped {}", self.name);
+                break end_within(child, self.grace)?;
             }
             if start.elapsed() > timeout {
                 self.stop();
@@ -130,23 +155,31 @@ impl ChildProc {
         Ok(Exited { status, stdout })
     }
 
-    /// SIGTERM, then SIGKILL after 1 s; waits for the process to be reaped.
+    /// SIGTERM, then SIGKILL after the grace; waits for the process to be
+    /// reaped.
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            if let Ok(None) = c.try_wait() {
-                apps::run::sys::terminate(c.id());
-                let t = Instant::now();
-                while t.elapsed() < Duration::from_secs(1) {
-                    if let Ok(Some(_)) = c.try_wait() {
-                        return;
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                let _ = c.kill();
-            }
-            let _ = c.wait();
+            let _ = end_within(&mut c, self.grace);
         }
     }
+}
+
+/// Ends `child`: SIGTERM by its PID, then SIGKILL if it is still running
+/// after `grace`; its exit status once reaped.
+fn end_within(child: &mut Child, grace: Duration) -> std::io::Result<std::process::ExitStatus> {
+    if let Some(st) = child.try_wait()? {
+        return Ok(st);
+    }
+    apps::run::sys::terminate(child.id());
+    let t = Instant::now();
+    while t.elapsed() < grace {
+        if let Some(st) = child.try_wait()? {
+            return Ok(st);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = child.kill();
+    child.wait()
 }
 
 impl Drop for ChildProc {

@@ -1,7 +1,14 @@
 //! rpc-lab: the fabric lab's command line, the same flags as `rpc-bench
-//! fabric` (both run [`lab::cli::run`]).
+//! fabric` (both run [`lab::cli::run_until`]), and the same exit statuses
+//! (docs/output.md): 0; 1 when a run fails; 2 when the settings are
+//! refused ([`lab::cli::PlanError`]) or clap refuses the flags; 128 + N
+//! when signal N (SIGINT, SIGTERM) stopped it between regimes, after the
+//! report of what finished.
 
 use clap::Parser;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -15,10 +22,41 @@ struct Cli {
     args: lab::cli::FabricArgs,
 }
 
-fn main() {
+fn main() -> ExitCode {
     let cli = Cli::parse();
-    if let Err(e) = lab::cli::run(&cli.args) {
-        eprintln!("rpc-lab: error: {e:#}");
-        std::process::exit(1);
+    // The signal that stopped the run (0: none), checked between regimes.
+    // The lab has no DPDK and no apps crate: signal-hook's flag directly,
+    // as `apps::exit` does for the other binaries.
+    let signal = Arc::new(AtomicUsize::new(0));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register_usize(sig, Arc::clone(&signal), sig as usize) {
+            eprintln!("rpc-lab: warning: cannot catch signal {sig}: {e}");
+        }
     }
+    let result = lab::cli::run_until(&cli.args, &|| signal.load(Ordering::SeqCst) != 0);
+    let status = match result {
+        Ok(()) => 0,
+        // A reader that went away (`rpc-lab ... | head -1`): nothing to say.
+        Err(e) if is_closed_pipe(&e) => 0,
+        Err(e) => {
+            eprintln!("rpc-lab: error: {e:#}");
+            if e.is::<lab::cli::PlanError>() {
+                2
+            } else {
+                1
+            }
+        }
+    };
+    match signal.load(Ordering::SeqCst) {
+        0 => ExitCode::from(status),
+        sig => ExitCode::from(128u8.saturating_add(sig as u8)),
+    }
+}
+
+/// Whether `e` is stdout's reader going away (a broken pipe).
+fn is_closed_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
