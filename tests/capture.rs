@@ -232,7 +232,7 @@ fn memif_capture_read_back_by_tshark_with_the_dissector() {
         format!("--capture-limit={SERVER_LIMIT_MIB}"),
     ];
     let (v, srv, cli_stderr, srv_stderr) = exchange(&dir.0, &server_args, &[]);
-    assert_eq!(v["completed"], REQUESTS, "{v}");
+    assert_eq!(v["completed_total"], REQUESTS, "{v}");
     assert_eq!(srv["handled"], REQUESTS, "{srv}");
     let retransmissions = v["retransmissions"].as_u64().expect("retransmissions");
 
@@ -329,7 +329,7 @@ fn two_workers_capture_into_one_file_each() {
     std::fs::create_dir_all(&dir.0).expect("temp dir");
     let cores = ["--set=cores.server=[0, 1]", "--set=cores.client=[0, 1]"];
     let (v, _, cli_stderr, _) = exchange(&dir.0, &[], &cores);
-    assert_eq!(v["completed"], 2 * REQUESTS, "{v}");
+    assert_eq!(v["completed_total"], 2 * REQUESTS, "{v}");
     let retransmissions = v["retransmissions"].as_u64().expect("retransmissions");
     let mut requests = 0;
     for (worker, file, port) in [(0, "client.pcap", 31851), (1, "client.w1.pcap", 31852)] {

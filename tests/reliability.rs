@@ -164,7 +164,7 @@ fn background_handlers_answer_every_request() {
     );
     assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
     let v = r.json();
-    assert_eq!(u(&v, &["completed"]), 2000, "{v}");
+    assert_eq!(u(&v, &["completed_total"]), 2000, "{v}");
     assert_eq!(u(&v, &["bad_responses"]), 0, "{v}");
     // Each request ran its (background) handler exactly once.
     assert_eq!(u(&srv, &["stats", "handler_invocations"]), 2000, "{srv}");

@@ -42,7 +42,7 @@ fn memif_small_rpcs_complete() {
         &memif_link(),
         &["--set=workload.max_requests=20000", "--seconds=30"],
     );
-    assert_eq!(v["completed"], 20000, "{v}");
+    assert_eq!(v["completed_total"], 20000, "{v}");
     assert_eq!(
         srv["handled"], 20000,
         "each request handled exactly once: {srv}"
@@ -73,7 +73,7 @@ fn the_server_answers_the_size_the_client_asks_for() {
     let r = run(CLIENT, &args, LIMIT);
     r.assert_ok("rpc-client with sizes the server was not given");
     let v = r.json();
-    assert_eq!(v["completed"], 3000, "{v}");
+    assert_eq!(v["completed_total"], 3000, "{v}");
     assert_eq!(v["bad_responses"], 0, "{v}");
     // Goodput counts 4096 + 1000 B per RPC.
     assert_eq!(v["msg_size"], 4096, "{v}");
@@ -91,7 +91,7 @@ fn the_server_answers_the_size_the_client_asks_for() {
     assert_eq!(r.code, Some(1), "{}{}", r.stdout, r.stderr);
     assert!(
         r.stderr
-            .contains("answered 32 B where this client expects 64 B")
+            .contains("answered 32 B where --resp-size 64 asked for 64 B")
             && r.stderr.contains("--resp-size"),
         "{}",
         r.stderr
@@ -112,7 +112,7 @@ fn memif_8mib_rpcs_every_byte_checked() {
             "--set=workload.warmup_seconds=0.0",
         ],
     );
-    assert_eq!(v["completed"], 4, "{v}");
+    assert_eq!(v["completed_total"], 4, "{v}");
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn memif_with_injected_loss_recovers() {
             "--seconds=60",
         ],
     );
-    assert_eq!(v["completed"], 5000, "{v}");
+    assert_eq!(v["completed_total"], 5000, "{v}");
     assert!(
         v["retransmissions"].as_u64().unwrap() > 0,
         "loss must have been repaired: {v}"
@@ -156,7 +156,7 @@ fn memif_8mib_with_injected_loss_recovers() {
             "--set=workload.warmup_seconds=0.0",
         ],
     );
-    assert_eq!(v["completed"], 2, "{v}");
+    assert_eq!(v["completed_total"], 2, "{v}");
     assert!(v["retransmissions"].as_u64().unwrap() > 0, "{v}");
 }
 
@@ -173,7 +173,7 @@ fn af_packet_on_veth_rpcs_complete() {
         format!("--set=link.client_netns=\"{ns}\""),
     ];
     let (v, _) = exchange(&link, &["--set=workload.max_requests=3000", "--seconds=30"]);
-    assert_eq!(v["completed"], 3000, "{v}");
+    assert_eq!(v["completed_total"], 3000, "{v}");
     assert_eq!(v["link"], "af_packet");
 }
 
@@ -358,7 +358,7 @@ fn ring_loopback_in_one_process() {
     );
     assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
     let v = r.json();
-    assert_eq!(v["completed"], 5000, "{v}");
+    assert_eq!(v["completed_total"], 5000, "{v}");
     assert_eq!(v["link"], "ring");
     assert_eq!(
         v["server"]["handled"], 5000,
@@ -383,7 +383,7 @@ fn two_workers_per_process_each_with_its_own_queue() {
     assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
     let v = r.json();
     assert_eq!(v["client_workers"], 2, "{v}");
-    assert_eq!(v["completed"], 4000, "2000 per client worker: {v}");
+    assert_eq!(v["completed_total"], 4000, "2000 per client worker: {v}");
     assert_eq!(v["failed"], 0);
     assert_eq!(srv["workers"], 2, "{srv}");
     assert_eq!(srv["handled"], 4000, "{srv}");

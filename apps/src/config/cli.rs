@@ -410,8 +410,12 @@ pub fn mode_name(cfg: &Config) -> &'static str {
 /// The client's report from its merged results.
 pub fn client_report(cfg: &Config, r: &crate::run::node::ClientResult) -> Report {
     let mut rep = Report::from_config(cfg);
-    rep.completed = r.completed;
+    // The headline counts the measured window only, as the rates do; the
+    // warm-up's and the drain's completions are in `completed_total`.
+    rep.completed = r.completed_measured;
     rep.measured = Some(r.completed_measured);
+    rep.extra
+        .insert("completed_total".into(), r.completed.into());
     rep.failed = r.failed;
     rep.seconds = r.seconds;
     rep.latency = r.hist.clone();

@@ -183,6 +183,9 @@ impl Default for LinkConfig {
 pub struct CoresConfig {
     pub server: Vec<u32>,
     pub client: Vec<u32>,
+    /// Lets a server and a client one tool starts on this machine share a
+    /// core (refused otherwise: two poll-mode loops time-slice it).
+    pub allow_shared: bool,
 }
 
 impl Default for CoresConfig {
@@ -190,6 +193,7 @@ impl Default for CoresConfig {
         CoresConfig {
             server: vec![1],
             client: vec![0],
+            allow_shared: false,
         }
     }
 }

@@ -69,6 +69,7 @@ impl Config {
     /// measured, so the rate cap waits for the line rate.
     pub fn validate_pair(&self, env: &ValidationEnv) -> Result<(), ConfigError> {
         self.check_sections(env, None)?;
+        self.validate_core_sharing()?;
         self.validate_builders()?;
         let r = self.resolve_with(true, None, true)?;
         self.validate_workload()?;
@@ -94,6 +95,30 @@ impl Config {
             self.validate_cores(r, on_this_machine.then_some(env))?;
         }
         Ok(())
+    }
+
+    /// A server and a client one tool runs together on this machine
+    /// (rpc-bench; elsewhere a config may name two machines' cores, as
+    /// `configs/real-nic.toml` does) must not share a core: two poll-mode loops would time-slice it, and
+    /// every figure would measure the scheduler (milliseconds per RPC)
+    /// with nothing else saying so. `cores.allow_shared = true` is for
+    /// measuring that on purpose. net_ring runs one process on the
+    /// client's first core and leaves the server's unused.
+    fn validate_core_sharing(&self) -> Result<(), ConfigError> {
+        let c = &self.cores;
+        if c.allow_shared || self.link.kind == LinkKind::Ring {
+            return Ok(());
+        }
+        match c.server.iter().find(|s| c.client.contains(s)) {
+            Some(core) => Err(ConfigError::invalid(
+                "cores.client",
+                format!(
+                    "cores.server = {:?} and cores.client = {:?} both contain core {core}: the server and the client would time-slice it, and the run would measure the scheduler; give them different cores, or set cores.allow_shared = true to measure a shared core on purpose",
+                    c.server, c.client
+                ),
+            )),
+            None => Ok(()),
+        }
     }
 
     /// Addresses and the device keys the engine cannot judge (its limits
@@ -249,6 +274,7 @@ impl Config {
                 ),
             ));
         }
+        self.validate_workload_flags()?;
         match w.rate_rps {
             None if w.kind == WorkloadKind::OpenLoop => {
                 return Err(ConfigError::invalid(
@@ -276,6 +302,31 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// Settings the chosen workload would silently ignore or contradict
+    /// are refused, naming the key, its flag and the workload: a run must
+    /// not report what it was not asked to measure.
+    fn validate_workload_flags(&self) -> Result<(), ConfigError> {
+        let w = &self.workload;
+        let kind = w.kind.as_str();
+        if let Some(r) = w.rate_rps.filter(|_| w.kind != WorkloadKind::OpenLoop) {
+            return Err(ConfigError::invalid(
+                "workload.rate_rps",
+                format!(
+                    "workload.rate_rps (--rate) = {r} does not apply to the {kind} workload, which sends each request as a response returns; only workload.kind = open_loop sends at a rate"
+                ),
+            ));
+        }
+        match w.window {
+            Some(n) if n != 1 && w.kind == WorkloadKind::Latency => Err(ConfigError::invalid(
+                "workload.window",
+                format!(
+                    "workload.window (--window) = {n} does not apply to the latency workload, which keeps one request outstanding per session; use workload.kind = throughput for a window"
+                ),
+            )),
+            _ => Ok(()),
+        }
     }
 
     fn validate_faults(&self) -> Result<(), ConfigError> {
@@ -442,6 +493,30 @@ mod tests {
             "{e}"
         );
         assert_eq!(rejected_key(&["cores.client=[]"]), "cores.client");
+        // One machine running both: a shared core is refused, naming both
+        // keys and the core, unless asked for; one role alone cannot know.
+        let shared = with(&["cores.client=[0, 1]"]).unwrap();
+        let e = shared.validate_pair(&ENV).unwrap_err();
+        assert_eq!(e.key(), Some("cores.client"));
+        assert!(
+            e.to_string()
+                .contains("cores.server = [1] and cores.client = [0, 1] both contain core 1")
+                && e.to_string().contains("cores.allow_shared = true"),
+            "{e}"
+        );
+        // Two machines (or two processes started by hand): not this check's.
+        shared.validate(&ENV).unwrap();
+        shared.validate_for(&ENV, Role::Client).unwrap();
+        shared.validate_for(&ENV, Role::Server).unwrap();
+        with(&["cores.client=[0, 1]", "cores.allow_shared=true"])
+            .unwrap()
+            .validate_pair(&ENV)
+            .unwrap();
+        // net_ring is one process on the client's core.
+        with(&["cores.client=[1]", "link.kind=ring"])
+            .unwrap()
+            .validate_pair(&ENV)
+            .unwrap();
         assert_eq!(rejected_key(&["cores.server=[1, 1]"]), "cores.server");
         // Two machines: the client host checks only its own cores.
         let c = with(&["cores.server=[7]"]).unwrap();
@@ -515,6 +590,12 @@ mod tests {
             ),
             (&["workload.window=0"], "workload.window"),
             (&["workload.window=65"], "workload.window"),
+            (&["workload.window=8"], "workload.window"),
+            (&["workload.rate_rps=1000"], "workload.rate_rps"),
+            (
+                &["workload.kind=throughput", "workload.rate_rps=1000"],
+                "workload.rate_rps",
+            ),
             (
                 &["workload.sessions_per_thread=0"],
                 "workload.sessions_per_thread",
@@ -610,6 +691,27 @@ mod tests {
             e.contains(r#"link.iface = "fifteen-bytes!!": the client opens its veth peer "fifteen-bytes!!p", which must be 1..=15 bytes"#),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_setting_the_workload_ignores_is_refused_naming_flag_and_workload() {
+        let e = msg(&["workload.rate_rps=1000"]);
+        assert!(
+            e.contains("workload.rate_rps (--rate) = 1000 does not apply to the latency workload"),
+            "{e}"
+        );
+        let e = msg(&["workload.window=4"]);
+        assert!(
+            e.contains("workload.window (--window) = 4 does not apply to the latency workload"),
+            "{e}"
+        );
+        for ok in [
+            &["workload.kind=open_loop", "workload.rate_rps=1000"][..],
+            &["workload.window=1"],
+            &["workload.kind=throughput", "workload.window=4"],
+        ] {
+            with(ok).unwrap().validate(&ENV).unwrap();
+        }
     }
 
     #[test]

@@ -326,7 +326,7 @@ impl Report {
     /// A readable multi-line report for terminals.
     pub fn render_text(&self) -> String {
         let mut o = String::new();
-        let _ = writeln!(
+        let _ = write!(
             o,
             "{} over {} ({}), request {} B, response {} B: {} completed, {} failed in {:.2} s",
             self.workload,
@@ -338,6 +338,14 @@ impl Report {
             self.failed,
             self.seconds
         );
+        // The headline is the measured window's; say what it left out.
+        let total = self.extra.get("completed_total").and_then(Value::as_u64);
+        match total.map(|t| t.saturating_sub(self.completed)) {
+            Some(n) if n > 0 => {
+                let _ = writeln!(o, " (+{n} completed in the warm-up and drain, not counted)");
+            }
+            _ => o.push('\n'),
+        }
         o.push_str("latency (us)");
         for (label, _, _) in PERCENTILES {
             let _ = write!(o, " {label:>9}");
@@ -392,9 +400,15 @@ impl Report {
         if !scalars.is_empty() {
             let _ = writeln!(o, "run          {}", scalars.join(", "));
         }
-        if let Some(errors) = self.extra.get("errors").and_then(|e| e.as_array()) {
-            for e in errors {
-                let _ = writeln!(o, "error        {}", e.as_str().unwrap_or_default());
+        for (key, label) in [("warnings", "warning"), ("errors", "error")] {
+            for e in self
+                .extra
+                .get(key)
+                .and_then(Value::as_array)
+                .into_iter()
+                .flatten()
+            {
+                let _ = writeln!(o, "{label:<12} {}", e.as_str().unwrap_or_default());
             }
         }
         let hist = self.latency.ascii_histogram(HIST_ROWS);

@@ -8,14 +8,57 @@ use super::live::{Board, Snapshot};
 use hdrhistogram::Histogram;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Where an interval lies against the measured window, so a reader of
+/// `--json-stream` can tell which lines the summary's totals count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Connecting or warming up: some RPCs of the interval are outside the
+    /// totals, or a worker has not reached its measured window yet.
+    Warmup,
+    /// Every RPC completed in the interval is in the summary's totals.
+    Measure,
+    /// After the measured window: the drain of the last requests.
+    Drain,
+}
+
+impl Phase {
+    /// Its name in the `phase` key.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Warmup => "warmup",
+            Phase::Measure => "measure",
+            Phase::Drain => "drain",
+        }
+    }
+
+    /// The phase of the interval from `a` to `b` on a board of `workers`,
+    /// from the workers' window gauges and the measured completions (a
+    /// worker that has not published yet counts as warming up).
+    pub fn between(a: &Snapshot, b: &Snapshot, workers: usize) -> Phase {
+        let warming = |s: &Snapshot| (workers as u64).saturating_sub(s.in_window + s.past_window);
+        let rpcs = b.rpcs.saturating_sub(a.rpcs);
+        let unmeasured = rpcs.saturating_sub(b.measured.saturating_sub(a.measured));
+        if warming(b) > 0 || (warming(a) > 0 && unmeasured > 0) {
+            Phase::Warmup
+        } else if b.past_window > 0 && (unmeasured > 0 || a.past_window > 0) {
+            Phase::Drain
+        } else {
+            Phase::Measure
+        }
+    }
+}
+
 /// What happened between two readings of a board.
 #[derive(Clone, Debug, PartialEq)]
 pub struct IntervalRecord {
+    pub phase: Phase,
     /// Seconds since the board was made, at the end of the interval.
     pub t_s: f64,
     pub interval_s: f64,
-    /// RPCs completed in the interval.
+    /// RPCs completed in the interval, and those of them inside the
+    /// measured window (what the summary's `completed` adds up).
     pub rpcs: u64,
+    pub measured_rpcs: u64,
     pub failed: u64,
     /// Frames' bytes sent and received in the interval, both directions.
     pub bytes: u64,
@@ -46,9 +89,11 @@ impl IntervalRecord {
                 .map(|h| h.value_at_quantile(q) as f64 / 1e3)
         };
         IntervalRecord {
+            phase: Phase::between(a, b, workers),
             t_s: t1,
             interval_s: (t1 - t0).max(0.0),
             rpcs: d(a.rpcs, b.rpcs),
+            measured_rpcs: d(a.measured, b.measured),
             failed: d(a.failed, b.failed),
             bytes: d(a.tx_bytes + a.rx_bytes, b.tx_bytes + b.rx_bytes),
             p50_us: pct(0.5),
@@ -77,9 +122,11 @@ impl IntervalRecord {
         let r3 = |x: f64| (x * 1e3).round() / 1e3;
         let line = IntervalLine {
             event: "interval",
+            phase: self.phase.as_str(),
             t_s: r3(self.t_s),
             interval_s: r3(self.interval_s),
             rpcs: self.rpcs,
+            measured_rpcs: self.measured_rpcs,
             mrps: (self.mrps() * 1e6).round() / 1e6,
             wire_gbps: r3(self.wire_gbps()),
             p50_us: self.p50_us.map(r3),
@@ -98,9 +145,14 @@ impl IntervalRecord {
     /// The human progress line (stderr).
     pub fn human(&self) -> String {
         let us = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.1}"));
+        let phase = match self.phase {
+            Phase::Measure => "",
+            Phase::Warmup => " (warm-up: not in the totals)",
+            Phase::Drain => " (drain: after the measured window)",
+        };
         format!(
             "  [{:>5.1} s] {} worker(s): {:>8.3} Mrps, {:>6.2} Gb/s on the wire, p50 {} us, p99 {} us, \
-             {} completed, {} failed, {} in flight, {} retransmitted, {} dropped",
+             {} completed, {} failed, {} in flight, {} retransmitted, {} dropped{phase}",
             self.t_s,
             self.workers,
             self.mrps(),
@@ -120,9 +172,11 @@ impl IntervalRecord {
 #[derive(serde::Serialize)]
 struct IntervalLine {
     event: &'static str,
+    phase: &'static str,
     t_s: f64,
     interval_s: f64,
     rpcs: u64,
+    measured_rpcs: u64,
     mrps: f64,
     wire_gbps: f64,
     p50_us: Option<f64>,

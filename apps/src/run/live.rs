@@ -93,12 +93,19 @@ pub struct Snapshot {
     pub sessions_open: u64,
     pub sessions_accepted: u64,
     pub sessions_reclaimed: u64,
+    /// Client: completions inside the measured window (the summary's
+    /// `completed`). Server: 0.
+    pub measured: u64,
+    /// Client: workers inside their measured window now, and workers past
+    /// it (gauges; a worker in neither is connecting or warming up).
+    pub in_window: u64,
+    pub past_window: u64,
     /// Received frames dropped, by [`DROP_REASONS`].
     pub drops: [u64; DROP_REASONS.len()],
 }
 
 /// Scalar fields of a [`Snapshot`] before its drops.
-const SCALARS: usize = 12;
+const SCALARS: usize = 15;
 /// Words one snapshot takes in a slot.
 const WORDS: usize = SCALARS + DROP_REASONS.len();
 
@@ -150,6 +157,9 @@ impl Snapshot {
             self.sessions_open,
             self.sessions_accepted,
             self.sessions_reclaimed,
+            self.measured,
+            self.in_window,
+            self.past_window,
         ]);
         w[SCALARS..].copy_from_slice(&self.drops);
         w
@@ -171,6 +181,9 @@ impl Snapshot {
             sessions_open: w[9],
             sessions_accepted: w[10],
             sessions_reclaimed: w[11],
+            measured: w[12],
+            in_window: w[13],
+            past_window: w[14],
             drops,
         }
     }
@@ -424,6 +437,9 @@ mod tests {
             sessions_open: k + 9,
             sessions_accepted: k + 10,
             sessions_reclaimed: k + 11,
+            measured: k + 12,
+            in_window: k + 13,
+            past_window: k + 14,
             drops: [0; DROP_REASONS.len()],
         };
         for (i, d) in s.drops.iter_mut().enumerate() {
@@ -552,13 +568,16 @@ mod tests {
         assert!((r.mrps() - 1.0).abs() < 1e-9);
         assert!((r.wire_gbps() - 1.0).abs() < 1e-9);
         let line = r.json_line();
+        // No worker has reached its measured window: a warm-up interval.
         assert!(
-            line.starts_with(r#"{"event":"interval","t_s":3.0,"#),
+            line.starts_with(r#"{"event":"interval","phase":"warmup","t_s":3.0,"#),
             "{line}"
         );
         let v: serde_json::Value = serde_json::from_str(&line).unwrap();
         for k in [
             "event",
+            "phase",
+            "measured_rpcs",
             "t_s",
             "interval_s",
             "rpcs",
@@ -580,6 +599,55 @@ mod tests {
         // Counters that went backwards (a worker restarted) read as 0, not a wrap.
         let back = IntervalRecord::between((0.0, &b), (1.0, &a), None, 1);
         assert_eq!(back.rpcs, 0);
+    }
+
+    #[test]
+    fn each_interval_says_whether_the_totals_count_it() {
+        use crate::run::interval::Phase;
+        // Two workers; `w` in window, `p` past it, `m` measured, `r` rpcs.
+        let s = |w: u64, p: u64, m: u64, r: u64| Snapshot {
+            in_window: w,
+            past_window: p,
+            measured: m,
+            rpcs: r,
+            ..Snapshot::default()
+        };
+        let start = Snapshot::default();
+        // Nobody published yet, or one still warming at the end: warm-up.
+        assert_eq!(Phase::between(&start, &s(0, 0, 0, 500), 2), Phase::Warmup);
+        assert_eq!(Phase::between(&start, &s(1, 0, 100, 500), 2), Phase::Warmup);
+        // Both in the window at the end, but warm-up RPCs in the interval.
+        assert_eq!(Phase::between(&start, &s(2, 0, 300, 500), 2), Phase::Warmup);
+        // No warm-up (warmup_seconds = 0): every RPC measured from the start.
+        assert_eq!(
+            Phase::between(&start, &s(2, 0, 500, 500), 2),
+            Phase::Measure
+        );
+        assert_eq!(
+            Phase::between(&s(2, 0, 500, 500), &s(2, 0, 900, 900), 2),
+            Phase::Measure
+        );
+        // Past the window with RPCs outside it, or wholly after it: drain.
+        assert_eq!(
+            Phase::between(&s(2, 0, 900, 900), &s(0, 2, 1000, 1010), 2),
+            Phase::Drain
+        );
+        assert_eq!(
+            Phase::between(&s(0, 2, 1000, 1010), &s(0, 2, 1000, 1010), 2),
+            Phase::Drain
+        );
+        let r = IntervalRecord::between((0.0, &start), (1.0, &s(2, 0, 300, 500)), None, 2);
+        assert_eq!((r.rpcs, r.measured_rpcs), (500, 300));
+        assert!(
+            r.json_line().contains(r#""phase":"warmup""#),
+            "{}",
+            r.json_line()
+        );
+        assert!(
+            r.human().ends_with("(warm-up: not in the totals)"),
+            "{}",
+            r.human()
+        );
     }
 
     #[test]

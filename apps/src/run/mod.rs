@@ -1,5 +1,6 @@
 //! Running: one process's server or client (`node`) with its workloads
-//! and the server's exit summary (`summary`),
+//! (`workload`, over the message format of `message`) and the server's
+//! exit summary (`summary`),
 //! the counters its workers publish while they run (`live`, read as
 //! `interval` records) and the
 //! server's OpenMetrics endpoint over them (`metrics`), and the
@@ -9,6 +10,7 @@
 
 pub mod interval;
 pub mod live;
+pub mod message;
 pub mod metrics;
 pub mod node;
 pub mod summary;

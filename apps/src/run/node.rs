@@ -590,6 +590,7 @@ fn client_snapshot<A>(rpc: &Rpc<A>, c: &ClientApp) -> Snapshot {
     snap.rpcs = c.completed;
     snap.failed = c.failed;
     snap.in_flight = c.in_flight as u64;
+    c.window_state(rpc.now(), &mut snap);
     snap
 }
 

@@ -2,106 +2,25 @@
 //! a chosen response size, optional busy work per request, optionally on a
 //! background thread) and the client's drivers (closed loop with a window per
 //! session for latency/throughput/large/incast; open loop at a fixed rate,
-//! timed from the intended send times so queueing is not hidden). Message
-//! bodies follow a fixed pattern with an 8-byte sequence number in front, so
-//! the receiver can check every byte.
+//! timed from the intended send times so queueing is not hidden). Messages
+//! follow `run::message`'s format, so the receiver can check every byte.
 //!
 //! A request of 12 bytes or more also names, in bytes 8..12, the response
 //! size its client expects: the server answers with that size, so a client
 //! run with `--resp-size 4096` needs no matching flag on the server.
 //! Shorter requests cannot carry it; the server then answers with its own
-//! `workload.resp_size`, and a mismatch is reported as such.
+//! `workload.resp_size`, and the client stops at the first response of the
+//! wrong size, naming both.
 
 use crate::measure::hist::LatencyHist;
+use crate::run::live::Snapshot;
+pub use crate::run::message::{
+    asked_resp_size, check_message, fill_message, pattern, pattern_byte, write_resp_size,
+    write_seq, REQ_ECHO, REQ_HEADER, RESP_HEADER,
+};
 use engine::proto::{MsgBuf, PeerAddr, ReqHandle, SessionId};
 use engine::runtime::{Completion, OnDone, Rpc};
 use engine::time::{Duration, Instant};
-
-/// The request type of the benchmark's echo RPC.
-pub const REQ_ECHO: u8 = 1;
-
-/// Bytes of a request before its pattern: the sequence number and the
-/// response size asked for.
-pub const REQ_HEADER: usize = 12;
-
-/// Bytes of a response before its pattern: the sequence number.
-pub const RESP_HEADER: usize = 8;
-
-/// Writes the response size a client expects into a request (no-op for
-/// requests shorter than [`REQ_HEADER`]).
-#[inline]
-pub fn write_resp_size(dst: &mut [u8], resp_size: usize) {
-    if let Some(b) = dst.get_mut(8..REQ_HEADER) {
-        b.copy_from_slice(&(resp_size.min(u32::MAX as usize) as u32).to_le_bytes());
-    }
-}
-
-/// The response size a request asks for, if it is long enough to say.
-#[inline]
-pub fn asked_resp_size(req: &[u8]) -> Option<usize> {
-    let b = req.get(8..REQ_HEADER)?;
-    Some(u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
-}
-
-/// Body pattern byte at position `i` (the first 8 bytes carry a sequence number).
-#[inline]
-pub fn pattern_byte(i: usize) -> u8 {
-    (i as u8).wrapping_mul(31).wrapping_add(7)
-}
-
-/// A buffer of `len` pattern bytes to copy message bodies from.
-pub fn pattern(len: usize) -> Vec<u8> {
-    (0..len).map(pattern_byte).collect()
-}
-
-/// Writes `seq` + pattern into `dst` from `template` (at least as long).
-#[inline]
-pub fn fill_message(dst: &mut [u8], template: &[u8], seq: u64) {
-    let n = dst.len();
-    dst.copy_from_slice(&template[..n]);
-    let k = n.min(8);
-    dst[..k].copy_from_slice(&seq.to_le_bytes()[..k]);
-}
-
-/// Writes only the sequence number (unverified runs: the body is whatever
-/// the pooled buffer held, as in eRPC's benchmarks).
-#[inline]
-pub fn write_seq(dst: &mut [u8], seq: u64) {
-    let k = dst.len().min(8);
-    dst[..k].copy_from_slice(&seq.to_le_bytes()[..k]);
-}
-
-/// Checks `msg` against the pattern past its first `header` bytes
-/// ([`REQ_HEADER`] or [`RESP_HEADER`]); returns the sequence number it
-/// carries. A message longer than the pattern (a hostile peer) is an
-/// error, never a panic.
-#[inline]
-pub fn check_message(
-    msg: &[u8],
-    template: &[u8],
-    expect_len: usize,
-    header: usize,
-) -> Result<u64, String> {
-    if msg.len() != expect_len {
-        return Err(format!("length {} != expected {expect_len}", msg.len()));
-    }
-    if msg.len() > template.len() {
-        let max = template.len();
-        return Err(format!(
-            "length {} exceeds the {max} bytes this side checks",
-            msg.len()
-        ));
-    }
-    let h = msg.len().min(header);
-    if msg[h..] != template[h..msg.len()] {
-        let at = (h..msg.len()).find(|&i| msg[i] != template[i]).unwrap_or(h);
-        return Err(format!("byte {at} of {} differs", msg.len()));
-    }
-    let k = msg.len().min(8);
-    let mut seq = [0u8; 8];
-    seq[..k].copy_from_slice(&msg[..k]);
-    Ok(u64::from_le_bytes(seq))
-}
 
 // ---------------------------------------------------------------- roles
 
@@ -366,6 +285,17 @@ impl ClientApp {
         !self.may_issue(now) && self.in_flight == 0
     }
 
+    /// This worker's measured window at `now`, for the live board:
+    /// completions measured so far, and whether it is inside the window or
+    /// past it (stopped early counts as past). The reporter marks each
+    /// interval's phase from these (`run::interval`).
+    pub fn window_state(&self, now: Instant, snap: &mut Snapshot) {
+        let past = now >= self.stop_at.min(self.measure_until);
+        snap.measured = self.completed_measured;
+        snap.in_window = u64::from(now >= self.measure_from && !past);
+        snap.past_window = u64::from(past);
+    }
+
     /// The measured window's latencies, completions and length in seconds.
     /// A run that ended inside its warm-up is measured whole instead.
     pub fn measurement(&self) -> (LatencyHist, u64, f64) {
@@ -429,19 +359,27 @@ fn on_response<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A, done: Completion<
     app.in_flight -= 1;
     match done.result {
         Ok(resp) => {
-            app.completed += 1;
-            if app.p.verify {
-                if let Err(e) = check_message(resp, &app.template, app.p.resp_size, RESP_HEADER) {
-                    app.bad_responses += 1;
-                    app.first_error
-                        .get_or_insert_with(|| explain_bad_response(e, resp.len(), &app.p));
+            if let Err(e) = judge_response(resp, &app.template, &app.p) {
+                // A wrong response is a failed RPC: not completed, not in
+                // the latencies or the goodput.
+                app.bad_responses += 1;
+                app.failed += 1;
+                if resp.len() != app.p.resp_size {
+                    // Every later response will be as wrong: stop issuing
+                    // now (the requests in flight drain, each counted).
+                    app.stop_at = app.stop_at.min(now);
                 }
-            }
-            if start >= app.measure_from && now <= app.measure_until {
+                app.first_error
+                    .get_or_insert_with(|| explain_bad_response(e, resp.len(), &app.p));
+            } else if start >= app.measure_from && now <= app.measure_until {
+                app.completed += 1;
                 app.hist.record_ns((now - start).as_nanos());
                 app.completed_measured += 1;
-            } else if start < app.measure_from {
-                app.hist_warm.record_ns((now - start).as_nanos());
+            } else {
+                app.completed += 1;
+                if start < app.measure_from {
+                    app.hist_warm.record_ns((now - start).as_nanos());
+                }
             }
             app.last_completion = now;
         }
@@ -457,21 +395,37 @@ fn on_response<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A, done: Completion<
     }
 }
 
+/// Whether `resp` is the response `p` asked for: its length always (one
+/// comparison, so a server answering another size is caught even
+/// unverified), every byte when `p.verify`.
+#[inline]
+fn judge_response(resp: &[u8], template: &[u8], p: &ClientParams) -> Result<(), String> {
+    if resp.len() != p.resp_size {
+        return Err(format!("length {} != expected {}", resp.len(), p.resp_size));
+    }
+    if p.verify {
+        check_message(resp, template, p.resp_size, RESP_HEADER)?;
+    }
+    Ok(())
+}
+
 /// The first bad response's error, with the likely cause when only its
 /// length is wrong.
 fn explain_bad_response(e: String, got: usize, p: &ClientParams) -> String {
     if got == p.resp_size {
         return format!("bad response: {e}");
     }
+    let want = p.resp_size;
+    let head = format!(
+        "the server answered {got} B where --resp-size {want} asked for {want} B (the client stopped at this first wrong response)"
+    );
     if p.req_size < REQ_HEADER {
         format!(
-            "the server answered {got} B where this client expects {} B (workload.resp_size): requests under {REQ_HEADER} B cannot ask for a size, so the server answered with its own workload.resp_size; start both sides with the same --resp-size",
-            p.resp_size
+            "{head}: requests under {REQ_HEADER} B cannot ask for a size, so the server answered with its own workload.resp_size; start both sides with the same --resp-size"
         )
     } else {
         format!(
-            "the server answered {got} B where this client asked for {} B: a server that predates sized requests, or one whose transport.max_msg_size is smaller",
-            p.resp_size
+            "{head}: a server that predates sized requests, or one whose transport.max_msg_size is smaller"
         )
     }
 }
@@ -643,6 +597,35 @@ mod tests {
     }
 
     #[test]
+    fn a_response_of_another_size_is_wrong_even_unverified() {
+        let mut p = ClientParams {
+            pace: Loop::Closed,
+            req_size: 8,
+            resp_size: 100,
+            window: 1,
+            sessions: 1,
+            warmup: Duration::ZERO,
+            run: Duration::ZERO,
+            max_requests: None,
+            verify: false,
+            live_every: None,
+        };
+        let t = pattern(100);
+        let mut resp = vec![0u8; 100];
+        fill_message(&mut resp, &t, 3);
+        assert_eq!(judge_response(&resp, &t, &p), Ok(()));
+        let e = judge_response(&resp[..32], &t, &p).unwrap_err();
+        assert_eq!(e, "length 32 != expected 100");
+        // Unverified bodies are not read; verified ones are.
+        resp[50] ^= 1;
+        assert_eq!(judge_response(&resp, &t, &p), Ok(()));
+        p.verify = true;
+        assert!(judge_response(&resp, &t, &p)
+            .unwrap_err()
+            .contains("byte 50"));
+    }
+
+    #[test]
     fn a_length_mismatch_says_why() {
         let mut p = ClientParams {
             pace: Loop::Closed,
@@ -657,10 +640,17 @@ mod tests {
             live_every: None,
         };
         let e = explain_bad_response("length 32 != expected 4096".into(), 32, &p);
-        assert!(e.contains("--resp-size") && e.contains("under 12 B"), "{e}");
+        assert!(
+            e.contains("answered 32 B where --resp-size 4096 asked for 4096 B")
+                && e.contains("under 12 B"),
+            "{e}"
+        );
         p.req_size = 32;
         let e = explain_bad_response("x".into(), 32, &p);
-        assert!(e.contains("asked for 4096 B"), "{e}");
+        assert!(
+            e.contains("asked for 4096 B") && e.contains("stopped"),
+            "{e}"
+        );
         assert!(explain_bad_response("byte 9".into(), 4096, &p).starts_with("bad response"));
     }
 }

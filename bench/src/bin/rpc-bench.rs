@@ -91,6 +91,11 @@ struct RunArgs {
     /// Pings per frame size for the floor measured in the same run.
     #[arg(long, default_value_t = 10_000)]
     floor_pings: u64,
+    /// Run the pair N times on the one measured link: p50, p99, p99.9,
+    /// Mrps and Gb/s with their min / median / max over the runs (text,
+    /// and `repeat` in the JSON); the rest of the report is the last run's.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    repeat: u32,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -385,7 +390,7 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         cfg.cores.server,
         cfg.cores.client
     );
-    let mut rep = bench::run::bench::run_pair_streaming(&cfg, a.out.json_stream)?;
+    let (mut rep, spread) = bench::run::repeat::run(&cfg, a.repeat, a.out.json_stream)?;
     let interrupted = apps::exit::interrupted();
     if interrupted {
         // Ctrl-C: the client stopped and reported what completed.
@@ -414,7 +419,12 @@ fn run_cmd(a: RunArgs) -> anyhow::Result<()> {
         rep.extra.insert("tx_wire_gbps".into(), wire.into());
         rep.extra.insert("ratio_cap".into(), (wire / cap).into());
     }
-    a.out.human(&format!("\n{}", rep.render_text()));
+    let mut text = format!("\n{}", rep.render_text());
+    if let Some(s) = &spread {
+        rep.extra.insert("repeat".into(), s.to_json());
+        text.push_str(&s.render_text());
+    }
+    a.out.human(&text);
     let ok = rep.failed == 0
         && !rep.extra.contains_key("errors")
         && !rep.extra.contains_key("server_error");

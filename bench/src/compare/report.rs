@@ -128,7 +128,7 @@ pub(super) fn annotate(cfg: &Config, r: &mut Report) {
     // figure that compares recovery cost across regimes.
     r.extra.insert(
         "retransmitted_per_rpc".into(),
-        json!(counters.per_rpc(r.completed)),
+        json!(counters.per_rpc(completed_all(r))),
     );
     let t = &cfg.transport;
     r.extra.insert("flow_mode".into(), json!(t.mode.as_str()));
@@ -157,11 +157,29 @@ pub(super) fn steal_text(r: &Report) -> String {
     steal(r).map_or("-".into(), |p| format!("{p:.0}%"))
 }
 
+/// The largest share of the run a pinned core gave to other work
+/// (`run::contention`), as a table cell.
+fn other_work_text(r: &Report) -> String {
+    r.extra
+        .get("core_other_pct_max")
+        .and_then(Value::as_f64)
+        .map_or("-".into(), |p| format!("{p:.0}%"))
+}
+
 pub(super) fn loss_rate(r: &Report) -> f64 {
     r.extra
         .get("loss_rate")
         .and_then(Value::as_f64)
         .unwrap_or(0.0)
+}
+
+/// Every RPC the run completed, warm-up and drain included: what the
+/// packet counters (which cover the whole run) are divided by.
+fn completed_all(r: &Report) -> u64 {
+    r.extra
+        .get("completed_total")
+        .and_then(Value::as_u64)
+        .unwrap_or(r.completed)
 }
 
 /// True when the run completed everything it started, with the right bytes.
@@ -331,6 +349,7 @@ pub fn render_drop_sources(reports: &[&Report]) -> String {
         ("frames sent", by_report(&|r| sent(r).to_string())),
         ("loss rate", by_report(&|r| format!("{:.3e}", loss_rate(r)))),
         ("vCPU steal during the run", by_report(&steal_text)),
+        ("other work on a pinned core", by_report(&other_work_text)),
     ];
     render_block("drops by source", reports, &rows)
 }
@@ -357,7 +376,7 @@ pub fn render_recovery(reports: &[&Report]) -> String {
     let per_rpc = counters
         .iter()
         .zip(reports)
-        .map(|(c, r)| format!("{:.3}", c.per_rpc(r.completed)))
+        .map(|(c, r)| format!("{:.3}", c.per_rpc(completed_all(r))))
         .collect();
     rows.insert(1, ("retransmitted per RPC", per_rpc));
     render_block("recovery and flow control (both sides)", reports, &rows)

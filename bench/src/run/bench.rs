@@ -1,9 +1,11 @@
 //! `rpc-bench`'s orchestration: write the run's config to a file both sides
 //! read, start `rpc-server` and `rpc-client` as separate processes pinned to
 //! their cores, gather both sides' counters, and merge them into one report
-//! (with the raw floor from the same invocation when asked).
+//! (with the raw floor from the same invocation when asked, and what else
+//! ran on the pinned cores meanwhile: `run::contention`).
 
 use crate::run::child::{last_json, ChildProc, NODE_GRACE};
+use crate::run::contention::{watch_while, Watched};
 use anyhow::{bail, Context};
 use apps::config::link::LinkKind;
 use apps::config::Config;
@@ -148,7 +150,20 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path, json_stream: bool) -> anyhow::Re
     // Client bound: connect + warm-up + run + drain + session timeout + startup.
     let limit =
         Duration::from_secs_f64(run_secs + cfg.transport.session_timeout_ms as f64 / 1e3 + 30.0);
-    let client_out = client.wait_exit(limit);
+    let watched = [
+        (&server, "server", &cfg.cores.server),
+        (&client, "client", &cfg.cores.client),
+    ]
+    .into_iter()
+    .filter_map(|(p, role, cores)| {
+        Some(Watched {
+            pid: p.pid()?,
+            role,
+            cores: cores.clone(),
+        })
+    })
+    .collect();
+    let (client_out, contention) = watch_while(watched, || client.wait_exit(limit));
     // Stop the server (SIGTERM: it prints its counters and exits 0).
     if let Some(pid) = server.pid() {
         apps::run::sys::terminate(pid);
@@ -162,6 +177,7 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path, json_stream: bool) -> anyhow::Re
     }
     let mut rep = Report::from_json(&last_json(&client_text)?)
         .map_err(|e| anyhow::anyhow!("client report: {e}"))?;
+    contention.annotate(&mut rep);
     let server = server_out.and_then(|s| {
         serde_json::from_value::<ServerSummary>(last_json(&s)?).context("server summary")
     });
@@ -193,7 +209,15 @@ fn run_loopback_child(cfg: &Config, conf: &str, json_stream: bool) -> anyhow::Re
     let limit = Duration::from_secs_f64(
         w.seconds + w.warmup_seconds + cfg.transport.session_timeout_ms as f64 / 1e3 + 30.0,
     );
-    let out = client.wait(limit)?;
-    let v = last_json(&out)?;
-    Report::from_json(&v).map_err(|e| anyhow::anyhow!("client report: {e}"))
+    // One process on the client's first core (`run::node::run_loopback`).
+    let watched = client.pid().map(|pid| Watched {
+        pid,
+        role: "loopback",
+        cores: cfg.cores.client.iter().take(1).copied().collect(),
+    });
+    let (out, contention) = watch_while(watched.into_iter().collect(), || client.wait(limit));
+    let v = last_json(&out?)?;
+    let mut rep = Report::from_json(&v).map_err(|e| anyhow::anyhow!("client report: {e}"))?;
+    contention.annotate(&mut rep);
+    Ok(rep)
 }
