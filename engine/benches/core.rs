@@ -14,7 +14,7 @@
 //!   `poll_transmit` of a queued 32 B request.
 //! - `rpc/round_trip_32B`: enqueue, transmit, server delivery, respond,
 //!   transmit, client delivery: both sides of one 32 B / 32 B RPC.
-//! - `rpc/request_8MiB`: an 8 MiB request (memcpy into 1448 B packets,
+//! - `rpc/request_8MiB`: an 8 MiB request (memcpy into 1444 B packets,
 //!   credit returns, reassembly) and a 32 B response; throughput in bytes.
 //!
 //! The two per-call benchmarks prepare a window of requests untimed, time the

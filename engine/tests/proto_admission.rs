@@ -379,6 +379,46 @@ fn from_half_full_the_table_asks_for_cookies_and_real_clients_still_connect() {
 }
 
 #[test]
+fn a_client_forgets_its_cookie_once_connected() {
+    // docs/wire.md: the SM body's server_token carries the cookie in the
+    // Retry and in the ConnectReqs after it, and 0 in every other body,
+    // KeepAlive and DisconnectReq included.
+    let server = EndpointConfig {
+        admission: Admission {
+            cookie_above_pct: 0,
+            ..Admission::default()
+        },
+        ..cfg(1)
+    };
+    let mut s = Endpoint::new(server).unwrap();
+    let mut c = Endpoint::new(cfg(2)).unwrap();
+    let cs = handshake(&mut c, &mut s, ms(1));
+    assert_eq!(c.stats().cookie_retries, 1, "connected through a cookie");
+    // Idle past keepalive_interval (1 s): the client sends a keepalive.
+    let (t, keepalive) = (2..3000)
+        .find_map(|t| {
+            c.handle_timeout(ms(t));
+            let out = drain(&mut c, ms(t));
+            out.into_iter()
+                .find(|f| sm_of(f).1.sm_type == SmType::KeepAlive)
+                .map(|f| (t, f))
+        })
+        .expect("an idle session sends a keepalive");
+    assert_eq!(sm_of(&keepalive).1.server_token, 0, "the keepalive's body");
+    carry(&[keepalive], &mut s, ms(t));
+    c.disconnect(ms(t), cs).unwrap();
+    let out = drain(&mut c, ms(t));
+    let (_, req) = sm_of(&out[0]);
+    assert_eq!((req.sm_type, req.server_token), (SmType::DisconnectReq, 0));
+    carry(&out, &mut s, ms(t));
+    let (_, resp) = sm_of(&drain(&mut s, ms(t))[0]);
+    assert_eq!(
+        (resp.sm_type, resp.status, resp.server_token),
+        (SmType::DisconnectResp, SmStatus::Ok, 0)
+    );
+}
+
+#[test]
 fn a_cookie_is_only_good_for_its_own_source() {
     let server = EndpointConfig {
         admission: Admission {

@@ -9,8 +9,9 @@ writes, in the formats htsim's sim/datacenter reads (FatTreeTopology::load,
 ConnectionMatrix::load). Nothing of htsim is copied.
 
 Why the parameters are what they are (docs/fabric.md, "htsim"):
-  * Frames: our IP MTU 1500 is a 1514-byte frame carrying 1448 payload bytes
-    (Ethernet 14 + IPv4 20 + UDP 8 + RPC 24 = 66 header bytes, docs/wire.md).
+  * Frames: our IP MTU 1500 is a 1514-byte frame carrying 1444 payload bytes
+    (Ethernet 14 + IPv4 20 + UDP 8 + RPC 28 = 70 header bytes, docs/wire.md;
+    wire version 1's 24-byte RPC header left 1448).
     htsim's RoCE/HPCC packet is its `-mtu` payload plus a 64-byte header
     (RocePacket::ACKSIZE), so `-mtu 1450` gives the same 1514-byte frame.
   * PFC: our `roce` regime pauses an ingress at xoff = max(buffer_per_port/4,
@@ -44,13 +45,14 @@ import time
 
 MASK64 = (1 << 64) - 1
 
-# Our frame (docs/wire.md): IP MTU + Ethernet header; payload after our 66
-# header bytes.
+# Our frame (docs/wire.md): IP MTU + Ethernet header; payload after our 70
+# header bytes (engine::wire::HEADERS_LEN; engine/tests/wire_docs.rs checks
+# that they agree).
 OUR_MTU = 1500
 ETH = 14
-OUR_HEADERS = 66
+OUR_HEADERS = 70
 FRAME = OUR_MTU + ETH  # 1514
-OUR_PAYLOAD = FRAME - OUR_HEADERS  # 1448
+OUR_PAYLOAD = FRAME - OUR_HEADERS  # 1444
 # htsim: packet on the wire = payload + RocePacket::ACKSIZE (64).
 HTSIM_HDR = 64
 HTSIM_MSS = FRAME - HTSIM_HDR  # 1450
@@ -324,7 +326,7 @@ def floor_us(sim, size, flows_into_bottleneck):
     """Time the bottleneck link needs for every data frame, by each
     simulator's own frame accounting (incast: the receiver's link)."""
     if sim == "ours":
-        # Full frames of 1448 payload bytes, then a short last one; the
+        # Full frames of OUR_PAYLOAD bytes, then a short last one; the
         # fabric serialises in whole ns, rounded up (Port::ser_ns).
         ps_per_byte = 8000 // LINK_GBPS
         full, rest = divmod(size, OUR_PAYLOAD)

@@ -81,7 +81,7 @@ f.sm_mtu = ProtoField.uint16("erpc.sm.mtu", "MTU", base.DEC)
 f.sm_req_window = ProtoField.uint16("erpc.sm.req_window", "Request window", base.DEC)
 f.sm_server_token = ProtoField.uint64("erpc.sm.server_token", "Server token or cookie", base.HEX)
 
-local ef_short_sm = ProtoExpert.new("erpc.sm.truncated", "SessionMgmt body shorter than 16 bytes",
+local ef_short_sm = ProtoExpert.new("erpc.sm.truncated", "SessionMgmt body shorter than " .. SM_BODY_LEN .. " bytes",
     expert.group.MALFORMED, expert.severity.ERROR)
 erpc.experts = { ef_short_sm }
 

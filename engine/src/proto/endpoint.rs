@@ -151,7 +151,7 @@ impl Endpoint {
         self.ledger.peer_bytes(ip)
     }
 
-    /// Payload bytes one packet carries (`mtu - 52`).
+    /// Payload bytes one packet carries (`mtu - PKT_OVERHEAD`, `mtu - 56`).
     pub fn max_data_per_pkt(&self) -> usize {
         self.cfg.dpp
     }

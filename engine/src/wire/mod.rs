@@ -1,7 +1,7 @@
 //! Wire format: byte views over Ethernet, IPv4, UDP, the 28-byte RPC header and
 //! the 20-byte session-management body, plus the two per-packet fast paths used
 //! by `proto`: [`parse_frame`] (one frame in, validated headers and a borrowed
-//! payload out) and [`HeaderTemplate::write`] (all 66 header bytes out from a
+//! payload out) and [`HeaderTemplate::write`] (all 70 header bytes out from a
 //! prebuilt template). This module holds no state and never allocates; every
 //! view validates its length once in `new_checked`, so getters cannot panic
 //! afterwards, and nothing here panics on bytes that came from the network.

@@ -474,8 +474,8 @@ impl<T: AsRef<[u8]>> SmBody<T> {
         get_u16(self.buffer.as_ref(), sm_field::REQ_WINDOW)
     }
 
-    /// ConnectResp (Ok): the token the server chose, bytes 12..20; every
-    /// later packet of the session carries it. 0 elsewhere.
+    /// Bytes 12..20: ConnectResp (Ok), the session's token; ConnectResp
+    /// (Retry) and the ConnectReqs after it, the cookie; else 0.
     #[inline]
     pub fn server_token(&self) -> u64 {
         get_u64(self.buffer.as_ref(), sm_field::SERVER_TOKEN)
@@ -551,7 +551,8 @@ pub struct SmRepr {
     pub req_window: u16,
     /// ConnectResp (Ok): the token the server chose for the session, which
     /// replaces the client's in every later packet, so only a peer that
-    /// received the ConnectResp can use the session. 0 elsewhere.
+    /// received the ConnectResp can use the session. ConnectResp (Retry)
+    /// and the ConnectReqs after it: the cookie. 0 in every other body.
     pub server_token: u64,
 }
 

@@ -212,11 +212,14 @@ mod tests {
     fn ideal_fct_of_one_packet_and_of_many() {
         let cfg = FabricConfig::default();
         let star = Topology::Star { hosts: 2 };
-        // 1448 data bytes per frame at mtu 1500: 66 bytes of headers.
-        let one = ideal_fct(&cfg, &star, 1448, 0, 1, 100);
-        // 166 B twice at 80 ps/B, 82 B twice, 4 delays of 1 us.
+        // 1444 data bytes per frame at mtu 1500: 70 bytes of headers.
+        let dpp = cfg.mtu - engine::proto::PKT_OVERHEAD;
+        assert_eq!(dpp, 1444);
+        let one = ideal_fct(&cfg, &star, dpp, 0, 1, 100);
+        // 170 B twice at 80 ps/B (13.6 ns, rounded up), 86 B twice, 4
+        // delays of 1 us.
         assert_eq!(one.as_nanos(), 2 * 14 + 2 * 7 + 4000);
-        let many = ideal_fct(&cfg, &star, 1448, 0, 1, 1448 * 100);
+        let many = ideal_fct(&cfg, &star, dpp, 0, 1, dpp as u64 * 100);
         // 99 full frames paced at 100 Gb/s (121.12 ns each) come first.
         assert!(many.as_nanos() > 99 * 121 + 4000, "{many:?}");
     }
