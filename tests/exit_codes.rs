@@ -14,12 +14,11 @@
 //! under ten seconds; each spawns its processes with unique socket paths.
 
 mod common;
-use common::{bench_bin, client_bin, run, server_bin, unique, Run, Server};
+use common::{bench_bin, client_bin, run, server_bin, unique, Run, Running, Server};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::io::Read;
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -30,115 +29,6 @@ fn lab_bin() -> String {
     let p = bench.with_file_name("rpc-lab");
     assert!(p.exists(), "{} is not built", p.display());
     p.display().to_string()
-}
-
-/// A process under test: stdout collected, stderr collected line by line
-/// as it comes (so a test can wait for a line), stopped by PID on drop.
-struct Running {
-    child: Child,
-    stdout: std::thread::JoinHandle<String>,
-    stderr: Arc<Mutex<String>>,
-    started: Instant,
-}
-
-impl Running {
-    fn start(bin: &str, args: &[&str]) -> Running {
-        let mut child = Command::new(bin)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
-        let mut out = child.stdout.take().expect("piped");
-        let stdout = std::thread::spawn(move || {
-            let mut s = String::new();
-            let _ = out.read_to_string(&mut s);
-            s
-        });
-        let stderr = Arc::new(Mutex::new(String::new()));
-        let err = child.stderr.take().expect("piped");
-        let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                let mut s = sink.lock().unwrap_or_else(|e| e.into_inner());
-                s.push_str(&line);
-                s.push('\n');
-            }
-        });
-        Running {
-            child,
-            stdout,
-            stderr,
-            started: Instant::now(),
-        }
-    }
-
-    fn stderr(&self) -> String {
-        self.stderr
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .clone()
-    }
-
-    /// Waits until stderr holds `needle` (panics after `limit`).
-    fn wait_for(&self, needle: &str, limit: Duration) {
-        let t = Instant::now();
-        while !self.stderr().contains(needle) {
-            assert!(
-                t.elapsed() < limit,
-                "no {needle:?} on stderr within {limit:?}:\n{}",
-                self.stderr()
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// Sends `sig` (INT, TERM) to the process by its PID.
-    fn signal(&self, sig: &str) {
-        // kill(1): libc is not a dev-dependency of the tests.
-        let st = Command::new("kill")
-            .arg(format!("-{sig}"))
-            .arg(self.child.id().to_string())
-            .status()
-            .expect("run kill");
-        assert!(st.success(), "kill -{sig} failed");
-    }
-
-    /// Waits for the exit (killing it after `limit`): the finished run.
-    fn finish(mut self, limit: Duration) -> Run {
-        let t = Instant::now();
-        let code = loop {
-            if let Some(st) = self.child.try_wait().expect("try_wait") {
-                break st.code();
-            }
-            if t.elapsed() > limit {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!("did not exit within {limit:?}:\n{}", self.stderr());
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let stdout = std::mem::replace(&mut self.stdout, std::thread::spawn(String::new));
-        let stdout = stdout.join().unwrap_or_default();
-        // The stderr reader ends with the pipe; give it a moment.
-        std::thread::sleep(Duration::from_millis(100));
-        Run {
-            code,
-            stdout,
-            stderr: self.stderr(),
-            elapsed: self.started.elapsed(),
-        }
-    }
-}
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
 }
 
 /// Stdout's last line as JSON.
@@ -190,7 +80,7 @@ fn ctrl_c_in_run_keeps_a_partial_report_and_exits_130() {
     let mut a: Vec<&str> = vec!["run", "--json"];
     a.extend(args.iter().map(String::as_str));
     let p = Running::start(bench_bin(), &a);
-    let pid = p.child.id();
+    let pid = p.pid();
     // The client's first progress line: the measured interval is running.
     p.wait_for("[  1.", Duration::from_secs(20));
     p.signal("INT");
@@ -218,7 +108,7 @@ fn ctrl_c_in_compare_keeps_the_finished_regimes() {
     let mut a: Vec<&str> = vec!["compare", "--regimes=lossless,lossy", "--json", &csv_arg];
     a.extend(args.iter().map(String::as_str));
     let p = Running::start(bench_bin(), &a);
-    let pid = p.child.id();
+    let pid = p.pid();
     // Once the second regime starts, the first has finished.
     p.wait_for("compare: lossy run", Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(1200));
@@ -249,7 +139,7 @@ fn ctrl_c_in_sweep_keeps_the_finished_points() {
     let mut a: Vec<&str> = vec!["sweep", "--msg-sizes=32,64", "--json"];
     a.extend(args.iter().map(String::as_str));
     let p = Running::start(bench_bin(), &a);
-    let pid = p.child.id();
+    let pid = p.pid();
     p.wait_for("[2/2]", Duration::from_secs(30));
     std::thread::sleep(Duration::from_millis(1200));
     p.signal("INT");

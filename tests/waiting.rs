@@ -7,10 +7,8 @@
 //! memif only: nothing here kills a peer mid-burst.
 
 mod common;
-use common::{client_bin, run, server_bin, unique};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use common::{client_bin, run, server_bin, unique, Running};
+use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 /// How long a process may take to answer a signal while it waits (the
@@ -20,105 +18,8 @@ const SIGNAL_ANSWER: Duration = Duration::from_secs(1);
 /// Start-up bound (EAL init on a busy 2-core machine).
 const START: Duration = Duration::from_secs(30);
 
-/// A running binary whose stderr lines arrive on a channel; killed (by
-/// PID) on drop if still running.
-struct Proc {
-    child: Child,
-    lines: Receiver<String>,
-    seen: String,
-}
-
-impl Proc {
-    fn start(bin: &str, args: &[&str]) -> Proc {
-        let mut child = Command::new(bin)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
-        let err = child.stderr.take().expect("piped");
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(err).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        Proc {
-            child,
-            lines,
-            seen: String::new(),
-        }
-    }
-
-    /// The first stderr line containing `text` (panics after `limit`).
-    fn line_with(&mut self, text: &str, limit: Duration) -> String {
-        let end = Instant::now() + limit;
-        loop {
-            let left = end.saturating_duration_since(Instant::now());
-            match self.lines.recv_timeout(left) {
-                Ok(l) => {
-                    self.seen.push_str(&l);
-                    self.seen.push('\n');
-                    if l.contains(text) {
-                        return l;
-                    }
-                }
-                Err(_) => panic!(
-                    "no stderr line with {text:?} within {limit:?}:\n{}",
-                    self.seen
-                ),
-            }
-        }
-    }
-
-    /// Sends `sig` (INT, TERM) by PID; the exit code and how long after
-    /// the signal it came, with the rest of stderr.
-    fn signal_and_wait(&mut self, sig: &str) -> (Option<i32>, Duration, String) {
-        let sent = Instant::now();
-        Command::new("kill")
-            .arg(format!("-{sig}"))
-            .arg(self.child.id().to_string())
-            .status()
-            .expect("kill(1)");
-        let code = self.wait(Duration::from_secs(15));
-        (code, sent.elapsed(), self.rest())
-    }
-
-    /// The exit code, waiting at most `limit` (then killed: `None`).
-    fn wait(&mut self, limit: Duration) -> Option<i32> {
-        let end = Instant::now() + limit;
-        while Instant::now() < end {
-            if let Ok(Some(st)) = self.child.try_wait() {
-                return st.code();
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        None
-    }
-
-    /// Every stderr line so far (the process has exited or will not print more).
-    fn rest(&mut self) -> String {
-        while let Ok(l) = self.lines.recv_timeout(Duration::from_millis(200)) {
-            self.seen.push_str(&l);
-            self.seen.push('\n');
-        }
-        self.seen.clone()
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        if let Ok(None) = self.child.try_wait() {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
+/// How long a signalled process may take to exit before the test fails.
+const STOP: Duration = Duration::from_secs(15);
 
 /// Waits until some process listens on memif socket `sock` (DPDK's memif
 /// server binds it when EAL probes the device: the server is then past EAL
@@ -137,11 +38,11 @@ fn wait_listening(sock: &str) {
 }
 
 /// A memif server waiting for a client on `sock`, in its wait for the link.
-fn waiting_server(sock: &str, extra: &[&str]) -> Proc {
+fn waiting_server(sock: &str, extra: &[&str]) -> Running {
     let socket = format!("--socket={sock}");
     let mut args = vec![socket.as_str()];
     args.extend_from_slice(extra);
-    let mut s = Proc::start(server_bin(), &args);
+    let s = Running::start(server_bin(), &args);
     let line = s.line_with("waiting for a client", START);
     assert_eq!(
         line,
@@ -156,10 +57,11 @@ fn waiting_server(sock: &str, extra: &[&str]) -> Proc {
 fn sigint_and_sigterm_stop_a_server_waiting_for_its_client() {
     for (sig, code, name) in [("INT", 130, "SIGINT"), ("TERM", 143, "SIGTERM")] {
         let sock = format!("/tmp/{}.sock", unique("waitsig"));
-        let mut s = waiting_server(&sock, &[]);
+        let s = waiting_server(&sock, &[]);
         // A few dozen polls into the wait.
         std::thread::sleep(Duration::from_millis(300));
-        let (got, took, err) = s.signal_and_wait(sig);
+        let (r, took) = s.signal_and_finish(sig, STOP);
+        let (got, err) = (r.code, r.stderr);
         assert_eq!(got, Some(code), "SIG{sig}: {err}");
         assert!(
             took < SIGNAL_ANSWER,
@@ -179,12 +81,13 @@ fn sigint_and_sigterm_stop_a_server_waiting_for_its_client() {
 fn sigint_stops_a_client_waiting_for_a_server_that_never_comes() {
     let sock = format!("/tmp/{}.sock", unique("waitcli"));
     let socket = format!("--socket={sock}");
-    let mut c = Proc::start(client_bin(), &[&socket, "--seconds=1"]);
+    let c = Running::start(client_bin(), &[&socket, "--seconds=1"]);
     // Printed by the engine's dial loop, past EAL init.
     let line = c.line_with("waiting for memif server", START);
     assert!(line.contains(&sock) && !line.contains("up to"), "{line}");
     std::thread::sleep(Duration::from_millis(500));
-    let (got, took, err) = c.signal_and_wait("INT");
+    let (r, took) = c.signal_and_finish("INT", STOP);
+    let (got, err) = (r.code, r.stderr);
     assert_eq!(got, Some(130), "{err}");
     assert!(took < SIGNAL_ANSWER, "answered after {took:?}: {err}");
     assert!(
@@ -242,7 +145,7 @@ fn scrape(addr: &str) -> String {
 fn metrics_answer_while_the_server_waits_for_its_client() {
     let sock = format!("/tmp/{}.sock", unique("waitmet"));
     let socket = format!("--socket={sock}");
-    let mut s = Proc::start(server_bin(), &[&socket, "--metrics=127.0.0.1:0"]);
+    let s = Running::start(server_bin(), &[&socket, "--metrics=127.0.0.1:0"]);
     let line = s.line_with("metrics at http://", START);
     let addr = line
         .split("http://")
@@ -257,7 +160,8 @@ fn metrics_answer_while_the_server_waits_for_its_client() {
     assert!(text.contains("rpc_server_sessions_open 0"), "{text}");
     assert!(text.contains("rpc_server_rpcs_served_total 0"), "{text}");
     assert!(text.contains("rpc_server_uptime_seconds"), "{text}");
-    let (got, took, err) = s.signal_and_wait("TERM");
+    let (r, took) = s.signal_and_finish("TERM", STOP);
+    let (got, err) = (r.code, r.stderr);
     assert_eq!(got, Some(143), "{err}");
     assert!(took < SIGNAL_ANSWER, "answered after {took:?}: {err}");
 }
@@ -265,7 +169,7 @@ fn metrics_answer_while_the_server_waits_for_its_client() {
 #[test]
 fn a_second_server_on_a_socket_in_use_says_so() {
     let sock = format!("/tmp/{}.sock", unique("waittwo"));
-    let mut first = waiting_server(&sock, &[]);
+    let first = waiting_server(&sock, &[]);
     let second = run(
         server_bin(),
         &[&format!("--socket={sock}"), "--wait=5"],
@@ -287,6 +191,7 @@ fn a_second_server_on_a_socket_in_use_says_so() {
         second.elapsed
     );
     // The first one still waits, and still answers a signal.
-    let (got, _, err) = first.signal_and_wait("INT");
+    let (r, _) = first.signal_and_finish("INT", STOP);
+    let (got, err) = (r.code, r.stderr);
     assert_eq!(got, Some(130), "{err}");
 }

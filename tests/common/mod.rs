@@ -2,6 +2,10 @@
 //! unique names for sockets and veth pairs, a veth pair torn down on drop.
 #![allow(dead_code)]
 
+mod running;
+#[allow(unused_imports)] // not every test binary drives a running process
+pub use running::Running;
+
 use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
