@@ -109,6 +109,9 @@ pub struct TransportConfig {
     /// Server: how long a live session's liveness probe may go unanswered
     /// before a ConnectReq with a new token replaces it.
     pub restart_probe_wait_ms: u64,
+    /// Server: copies of a request's last packet whose grant is served
+    /// again, per request.
+    pub regrants_per_request: u8,
     /// Server: from this fill of the session table (per cent) a ConnectReq
     /// must bring the server's cookie.
     pub cookie_above_pct: u8,
@@ -192,11 +195,12 @@ pub const REGIME_KEYS: [&str; 9] = [
 /// The keys of a server's defences against its peers (session and ring
 /// shares, cookies, the wrong-token limit): what a tool whose every host is
 /// its own (the fabric lab) leaves open.
-pub const ADMISSION_KEYS: [&str; 6] = [
+pub const ADMISSION_KEYS: [&str; 7] = [
     "transport.max_sessions_per_peer",
     "transport.session_ring_share_pct",
     "transport.peer_ring_share_pct",
     "transport.restart_probe_wait_ms",
+    "transport.regrants_per_request",
     "transport.cookie_above_pct",
     "transport.wrong_tokens_per_sec",
 ];
@@ -223,8 +227,8 @@ impl TransportConfig {
     }
 
     /// What a server lets its peers hold: the ring shares (the engine's
-    /// where unset), the restart probe's wait, the cookie threshold and
-    /// the wrong-token rate.
+    /// where unset), the restart probe's wait, the re-grants, the cookie
+    /// threshold and the wrong-token rate.
     pub fn admission(&self) -> Admission {
         let d = Admission::default();
         Admission {
@@ -233,6 +237,7 @@ impl TransportConfig {
                 .unwrap_or(d.session_ring_share_pct),
             peer_ring_share_pct: self.peer_ring_share_pct.unwrap_or(d.peer_ring_share_pct),
             restart_probe_wait: Duration::from_millis(self.restart_probe_wait_ms),
+            regrants_per_request: self.regrants_per_request,
             cookie_above_pct: self.cookie_above_pct,
             wrong_tokens_per_sec: self.wrong_tokens_per_sec,
         }
@@ -262,6 +267,7 @@ impl Default for TransportConfig {
             session_ring_share_pct: None,
             peer_ring_share_pct: None,
             restart_probe_wait_ms: ms(adm.restart_probe_wait),
+            regrants_per_request: adm.regrants_per_request,
             cookie_above_pct: adm.cookie_above_pct,
             wrong_tokens_per_sec: adm.wrong_tokens_per_sec,
             mem_per_worker_mib: mib(mem.per_worker),

@@ -24,6 +24,11 @@ pub struct Admission {
     /// session number replaces it. A restarted client is connected again
     /// within this plus one `connect_retry`.
     pub restart_probe_wait: Duration,
+    /// Copies of a request's last packet whose grant (up to the session's
+    /// credits of response packets after Response(0)) a server serves
+    /// again, per request: the repair of a lost Response(0). Later copies
+    /// bring Response(0) alone. 0: never re-served.
+    pub regrants_per_request: u8,
     /// From how full the session table is (live sessions, in per cent of
     /// `max_sessions`) the server answers a ConnectReq without a valid
     /// cookie with ConnectResp(Retry) and its cookie, creating nothing, so
@@ -39,10 +44,12 @@ pub struct Admission {
 impl Admission {
     /// This policy for peers that are all genuine (a simulated fabric's
     /// own hosts, each table sized to its flows): no cookie round trip at
-    /// any fill of the table.
+    /// any fill of the table, and every copy of a request's last packet
+    /// served its grant again (as many as a `u8` counts).
     pub fn trusting_peers(self) -> Admission {
         Admission {
             cookie_above_pct: 100,
+            regrants_per_request: u8::MAX,
             ..self
         }
     }
@@ -54,11 +61,16 @@ impl Default for Admission {
     /// live client answers in one round trip, microseconds, and 100 ms
     /// outlasts this kind of VM's vCPU stalls (a few ms) by far while a
     /// restarted client still reconnects well within the 1 s connect timeout.
+    /// One re-grant per request: a lost Response(0) (or a spurious
+    /// timeout) is repaired in one round trip as before; only a second
+    /// copy of the same request's last packet finds its grant spent, and
+    /// its client fetches the rest with RFRs after a timeout.
     fn default() -> Self {
         Admission {
             session_ring_share_pct: 25,
             peer_ring_share_pct: 25,
             restart_probe_wait: Duration::from_millis(100),
+            regrants_per_request: 1,
             cookie_above_pct: 50,
             wrong_tokens_per_sec: 64,
         }

@@ -364,6 +364,7 @@ impl Endpoint {
         let gaps = GapRule {
             selective: self.cfg.retransmit == Retransmit::Selective,
             nak: self.cfg.nak,
+            regrants: self.cfg.admission.regrants_per_request,
         };
         let max_msg = self.cfg.max_msg_size;
         let armed = srv.expiry_armed;

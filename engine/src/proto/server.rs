@@ -101,6 +101,11 @@ pub(crate) struct ServerSlot {
     /// Response packets after Response(0) the client granted credits for
     /// (from the newest copy of the request's last packet).
     pub grant: u32,
+    /// Duplicates of the request's last packet whose grant was served
+    /// (`GapRule::regrants` bounds them; later ones bring Response(0)
+    /// alone, so a peer that never reads cannot pull 1 + credits packets
+    /// per copy).
+    pub regrants: u8,
     /// A cumulative credit return is queued and not yet written.
     pub cr_pending: bool,
     /// Selective mode: request packets stored out of order, bit `i` for
@@ -201,7 +206,8 @@ fn step_for(len: usize, end: usize) -> (usize, usize) {
 impl ServerSlot {
     /// The grant of the request's last packet (or of a copy of it): at
     /// most the session's `credits`, whatever the packet asks, so a
-    /// request and each duplicate bring back at most 1 + credits packets.
+    /// request brings back at most 1 + credits packets (a duplicate as
+    /// many only while `regrants` allows, see `server_rx.rs`).
     pub fn set_grant(&mut self, asked: u16, credits: u16) {
         self.grant = u32::from(asked.min(credits));
     }
@@ -228,6 +234,7 @@ impl ServerSession {
                     rfr_next: 1,
                     dup_in_handler: false,
                     grant: 0,
+                    regrants: 0,
                     cr_pending: false,
                     ooo: None,
                     nak_sent: None,

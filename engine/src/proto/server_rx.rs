@@ -10,6 +10,14 @@
 //! with the response packets the duplicate grants), a later k is dropped
 //! (the client will go back to it).
 //!
+//! Bytes out per packet in: every packet is answered with at most one
+//! packet, except the request's last, whose grant brings up to `credits`
+//! response packets after Response(0): once when the answer is stored,
+//! and again for at most `regrants` copies of that packet per request
+//! (the repair of a lost Response(0)); later copies bring Response(0)
+//! alone (`drops.dup_request_regrant_spent`), so a peer that never reads
+//! its responses pulls one packet per packet it sends, not 1 + credits.
+//!
 //! Credit returns are cumulative (`docs/wire.md`): an accepted non-last
 //! packet queues a CR only if none is queued for the slot yet, a duplicate
 //! always queues one; the CR written later names the highest packet
@@ -76,11 +84,14 @@ pub(crate) enum RequestRx<'f> {
 }
 
 /// How the server side repairs gaps: selective (store and Sack) or
-/// go-back-N, with or without a Nak per gap.
+/// go-back-N, with or without a Nak per gap; and how often a duplicate of
+/// a request's last packet may bring back its grant again
+/// (`Admission::regrants_per_request`).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct GapRule {
     pub selective: bool,
     pub nak: bool,
+    pub regrants: u8,
 }
 
 impl ServerSession {
@@ -98,7 +109,11 @@ impl ServerSession {
         now: Instant,
         d: &mut Drops,
     ) -> RequestRx<'f> {
-        let GapRule { selective, nak } = gaps;
+        let GapRule {
+            selective,
+            nak,
+            regrants,
+        } = gaps;
         let rpc = &p.rpc;
         let (r, k, len) = (rpc.req_num, rpc.pkt_num as u32, rpc.msg_size as usize);
         if len > max_msg {
@@ -184,7 +199,20 @@ impl ServerSession {
                         Answer::Response(_) => AnswerKind::Response,
                         Answer::Error(_) => AnswerKind::Error,
                     };
-                    let count = 1 + granted_after_first(answer, slot.grant, dpp);
+                    let mut extra = granted_after_first(answer, slot.grant, dpp);
+                    if extra > 0 {
+                        // A lost Response(0) is repaired with its grant
+                        // `regrants` times per request; after that a copy
+                        // brings Response(0) alone (the client asks for
+                        // the rest with RFRs, one packet each).
+                        if slot.regrants < regrants {
+                            slot.regrants += 1;
+                        } else {
+                            d.dup_request_regrant_spent += 1;
+                            extra = 0;
+                        }
+                    }
+                    let count = 1 + extra;
                     return RequestRx::Reanswer {
                         kind,
                         first: 0,
@@ -214,6 +242,7 @@ impl ServerSession {
                 slot.phase = Phase::Receiving;
                 slot.dup_in_handler = false;
                 slot.grant = 0;
+                slot.regrants = 0;
                 slot.cr_pending = false;
                 if let Some(w) = slot.ooo.as_deref_mut() {
                     *w = Window::default();

@@ -197,6 +197,10 @@ pub struct Drops {
     /// responded yet (nothing to re-send; the client will retry). A subset
     /// of `dup_request`.
     pub dup_request_no_response: u64,
+    /// Duplicate of a request's last packet answered with Response(0)
+    /// alone, not its grant: the request had used its re-grants
+    /// (`Admission::regrants_per_request`). A subset of `dup_request`.
+    pub dup_request_regrant_spent: u64,
     /// ConnectReqs with a new token for a live session's key, dropped while
     /// the old session's liveness probe is out (`admission::restart`).
     pub restart_pending: u64,
