@@ -8,8 +8,9 @@
 # throughout: a forged restart aimed at a victim client that runs the whole
 # soak from a fixed address, a ring hog (1023 credits asked from a spoofed
 # address), grant amplification from a spoofed source, a connect flood
-# from ever new spoofed addresses, and memory pinning by a peer with 48
-# real sessions (rpc-hostile --attack; docs/reliability.md). The last line
+# from ever new spoofed addresses, memory pinning by a peer with 48
+# real sessions, and copies of a request for 1 MiB from a peer with a real
+# session that never reads (rpc-hostile --attack; docs/reliability.md). The last line
 # is one JSON object:
 #   failed              RPCs that failed, other than by their own client being killed
 #   wrong_bytes         responses or requests with a wrong byte
@@ -33,11 +34,15 @@
 #                       clients that came meanwhile connected through one)
 #   server_tx_over_rx   bytes the server sent over bytes it received (<= 3:
 #                       no amplification; legit echo traffic is about 1)
+#   dup_copies_alone_pct  of the dup-amplify peer's frames, the per cent the
+#                       server answered with Response(0) alone (its grant
+#                       spent: transport.regrants_per_request); >= 90
 #   goal_met
 # Goal: 0, 0, 0, true, >= 1, < 8192 + 65536 (the pool's bounded retention of
 # the pinning peer's freed buffers), every hostile frame counted, the victim
 # completed with 0 failed, server_tx_over_rx <= 3, cookies_sent > 0,
-# mem_pin_sessions 48, vm_peak_growth_mib < 256, reassembly_budget_drops > 0.
+# mem_pin_sessions 48, vm_peak_growth_mib < 256, reassembly_budget_drops > 0,
+# dup_copies_alone_pct >= 90.
 # Every process it starts is stopped by PID; the veth pair is removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -94,7 +99,7 @@ VICTIM_IP=127.77.2.1
 VICTIM=$!
 PIDS+=("$VICTIM")
 sleep 1
-ATTACKS=(forged-restart ring-hog grant-amplify connect-flood mem-pin)
+ATTACKS=(forged-restart ring-hog grant-amplify connect-flood mem-pin dup-amplify)
 ATTACK_PIDS=()
 for a in "${ATTACKS[@]}"; do
   # The connect flood needs 512 half-open sessions within the 2 s
@@ -103,6 +108,7 @@ for a in "${ATTACKS[@]}"; do
   fps=100; ip=$VICTIM_IP
   [ "$a" = connect-flood ] && fps=400
   [ "$a" = mem-pin ] && { fps=20000; ip=127.77.3.1; }
+  [ "$a" = dup-amplify ] && ip=127.77.3.2
   "$B/rpc-hostile" "${CLIENT_LINK[@]}" --set "link.file_prefix=\"${TAG}$a\"" \
     --attack "$a" --victim-ip "$ip" --duration "$((SECONDS_TOTAL - 2))" --fps "$fps" \
     --seed "$$" >"$WORK/attack.$a.json" 2>"$WORK/attack.$a.err" &
@@ -184,7 +190,8 @@ for i in range(1, n + 1):
 
 victim = last_json(f"{work}/victim.json") or {}
 attacks = {a: (last_json(f"{work}/attack.{a}.json") or {}).get("sent", 0)
-           for a in ("forged-restart", "ring-hog", "grant-amplify", "connect-flood", "mem-pin")}
+           for a in ("forged-restart", "ring-hog", "grant-amplify", "connect-flood", "mem-pin",
+                     "dup-amplify")}
 pin = last_json(f"{work}/attack.mem-pin.json") or {}
 srv = last_json(f"{work}/server.json") or {}
 stats = srv.get("stats", {})
@@ -228,6 +235,8 @@ out = {
     "mem_pin_sessions": pin.get("connected", 0),
     "vm_peak_growth_mib": (vm_peak - vm_start) // 1024,
     "reassembly_budget_drops": drops.get("reassembly_budget", 0),
+    "dup_copies_alone_pct": round(100 * drops.get("dup_request_regrant_spent", 0)
+                                  / max(1, attacks["dup-amplify"]), 1),
 }
 out["goal_met"] = (
     out["failed"] == 0 and out["wrong_bytes"] == 0 and out["mbufs_leaked"] == 0
@@ -240,6 +249,7 @@ out["goal_met"] = (
     and out["cookies_sent"] > 0
     and out["mem_pin_sessions"] == 48 and out["vm_peak_growth_mib"] < 256
     and out["reassembly_budget_drops"] > 0
+    and out["dup_copies_alone_pct"] >= 90
 )
 print(json.dumps(out))
 sys.exit(0 if out["goal_met"] else 3)

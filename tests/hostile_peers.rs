@@ -5,8 +5,9 @@
 //! 65,535 response packets from a spoofed source bring back no more than 3x
 //! the bytes sent, and a connect flood from spoofed addresses does not keep
 //! a normal client out (cookies), and a peer with real sessions cannot pin
-//! more server memory than its budget. docs/reliability.md lists these
-//! promises.
+//! more server memory than its budget, and copies of a request from a peer
+//! with a real session bring back one packet each, not the session's
+//! credits. docs/reliability.md lists these promises.
 
 mod common;
 use common::{run, u, unique, Server, Veth};
@@ -153,6 +154,54 @@ fn grant_amplification_from_a_spoofed_source_stays_under_3x() {
     // server token.
     assert_eq!(u(&srv, &["handled"]), 0, "{srv}");
     assert!(u(&srv, &["stats", "drops", "bad_token"]) > 0, "{srv}");
+}
+
+#[test]
+fn copies_of_a_request_from_a_sighted_peer_bring_back_one_packet_each() {
+    let seg = Segment::new("dupamp");
+    let server = Server::start(&seg.link(
+        "s",
+        &[
+            "--set=workload.resp_size=1048576",
+            "--set=workload.kind=\"large\"",
+        ],
+    ));
+    std::thread::sleep(Duration::from_millis(300));
+    // A real handshake from the attacker's own address, one 102-byte
+    // request for 1 MiB granting 65,535 packets, then 2,000 copies of it a
+    // second, never read.
+    let sent = attack(&seg.link(
+        "h",
+        &[
+            "--attack=dup-amplify",
+            "--duration=2",
+            "--fps=2000",
+            "--victim-ip=127.77.3.2",
+        ],
+    ));
+    let srv = server.stop();
+    assert_eq!(u(&sent, &["connected"]), 1, "{sent}");
+    let copies = u(&sent, &["by_kind", "dup_amplify"]);
+    assert!(copies > 2000, "{sent}");
+    let st = &srv["stats"];
+    let (rx, tx) = (u(st, &["rx_bytes"]), u(st, &["tx_bytes"]));
+    eprintln!(
+        "dup-amplify: {copies} frames sent, server rx {rx} B, tx {tx} B: {:.1}x, {} copies answered with Response(0) alone",
+        tx as f64 / rx as f64,
+        u(st, &["drops", "dup_request_regrant_spent"])
+    );
+    // One request reached the handler; every copy after the first was
+    // answered with Response(0) alone: 1,514 B per 102 B (14.8x) and the
+    // two grants (2 x 43 x 1,514 B) on top. It was 43 x 1,514 / 102 = 638x.
+    assert_eq!(u(&srv, &["handled"]), 1, "{srv}");
+    assert!(
+        u(st, &["drops", "dup_request_regrant_spent"]) > 2000,
+        "{srv}"
+    );
+    assert!(
+        (tx as f64) < 20.0 * rx as f64,
+        "the server sent {tx} B for {rx} B received: {srv}"
+    );
 }
 
 #[test]

@@ -4,6 +4,7 @@
 
 use crate::config::link::{LinkArgs, Role};
 use crate::config::setup::{self, PortShape};
+use crate::hostile::amplify;
 use crate::hostile::attacks::{Attack, AttackGen};
 use crate::hostile::pin::{self, PinSource};
 use crate::hostile::{HostileGen, HostileReport, Target};
@@ -35,13 +36,16 @@ pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport
     let nexus = setup::open(link, Role::Client, b, HandlerTable::<()>::new())?;
     let pool = nexus.pool();
     let (mut rx, mut tx) = nexus.port().queue_pair(0)?;
+    let src = PinSource {
+        mac: nexus.mac(),
+        ip: p.victim.0,
+        port: p.victim.1,
+    };
     if p.attack == Attack::MemPin {
-        let src = PinSource {
-            mac: nexus.mac(),
-            ip: p.victim.0,
-            port: p.victim.1,
-        };
         return pin::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
+    }
+    if p.attack == Attack::DupAmplify {
+        return amplify::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
     }
     let mut mix = HostileGen::new(p.seed, p.target);
     let mut attack = AttackGen::new(p.attack, p.seed, p.target, p.victim);

@@ -4,6 +4,7 @@
 //! from made-up addresses. A seeded generator (same seed, same frames);
 //! `inject.rs` sends them over a DPDK port.
 
+pub mod amplify;
 pub mod attacks;
 pub mod inject;
 pub mod pin;
@@ -46,6 +47,8 @@ pub enum HostileKind {
     GrantAmplify,
     /// `--attack mem-pin` (`pin_attack.rs`).
     MemPin,
+    /// `--attack dup-amplify` (`amplify.rs`).
+    DupAmplify,
 }
 
 impl HostileKind {
@@ -120,7 +123,8 @@ impl HostileGen {
             HostileKind::ForgedRestart
             | HostileKind::RingHog
             | HostileKind::GrantAmplify
-            | HostileKind::MemPin => {
+            | HostileKind::MemPin
+            | HostileKind::DupAmplify => {
                 unreachable!("not in the mix: attacks.rs writes them")
             }
         };
@@ -177,7 +181,7 @@ pub struct HostileReport {
     pub by_kind: std::collections::BTreeMap<HostileKind, u64>,
     /// Frames the driver's TX ring did not take before the run ended.
     pub not_sent: u64,
-    /// `--attack mem-pin`: sessions it opened by real handshakes (0 for
+    /// `--attack mem-pin`, `dup-amplify`: sessions it opened by real handshakes (0 for
     /// the blind attacks).
     pub connected: u64,
 }
