@@ -32,6 +32,9 @@ pub enum Attack {
     /// Real sessions from the attacker's own address, each request slot
     /// holding the start of an 8 MiB request (`pin_attack.rs`).
     MemPin,
+    /// Real sessions for the whole ring from several addresses behind one
+    /// MAC (`multi_addr.rs`).
+    MultiAddrHog,
 }
 
 /// The attacker's own MAC (the frames' source on the segment).
@@ -105,6 +108,7 @@ impl AttackGen {
             }
             Attack::Mix => unreachable!("the mix is HostileGen's"),
             Attack::MemPin => unreachable!("mem-pin receives too: pin_attack.rs"),
+            Attack::MultiAddrHog => unreachable!("multi-addr-hog receives too: multi_addr.rs"),
         }
     }
 
