@@ -299,3 +299,38 @@ impl<'a> Out<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn asks_and_requests_carry_what_the_server_checks() {
+        let t = HeaderTemplate::new(
+            (MULTI_ADDR_MAC, Ipv4Addr::new(127, 77, 4, 3), 31851),
+            (
+                MacAddr([2, 0, 0, 0, 0, 1]),
+                Ipv4Addr::new(127, 77, 0, 2),
+                31851,
+            ),
+        );
+        let mut buf = vec![0u8; 1514];
+        let n = request(&t, &mut buf, 7, 0xfeed, 42);
+        let p = parse_frame(&buf[..n]).unwrap();
+        assert_eq!(p.src_mac, MULTI_ADDR_MAC);
+        assert_eq!(
+            (
+                p.rpc.pkt_type,
+                p.rpc.dest_session,
+                p.rpc.token,
+                p.rpc.req_num
+            ),
+            (PktType::Request, 7, 0xfeed, 42)
+        );
+        assert_eq!(p.payload.len(), 32);
+        // A new generation is a new token (a new connect to the server),
+        // and slots never share one.
+        assert_ne!(client_token(3, 0), client_token(3, 1));
+        assert_ne!(client_token(3, 0), client_token(4, 0));
+    }
+}
