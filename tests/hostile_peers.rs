@@ -300,6 +300,8 @@ fn a_peer_with_several_addresses_does_not_lock_a_client_out() {
     assert!(u(&sent, &["ring_entries"]) <= 256, "{sent}");
     assert!(u(&sent, &["refused"]) > 0, "{sent}");
     assert!(u(&srv, &["stats", "refused_mac_limit"]) > 0, "{srv}");
+    // Its requests were well-formed (the ring, not the bytes, is the attack).
+    assert_eq!(u(&srv, &["bad_requests"]), 0, "{srv}");
     // The normal client got every credit it asked for.
     assert_eq!(
         u(&normal.json(), &["client_stats", "credits_lowered"]),

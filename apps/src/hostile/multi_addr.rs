@@ -13,6 +13,7 @@
 //! must leave a normal client its credits.
 
 use crate::hostile::{HostileKind, HostileReport, Target};
+use crate::run::message::{pattern_byte, write_resp_size};
 use engine::dpdk::{MbufBatch, Mempool, RxQueue, TxQueue};
 use engine::wire::{
     parse_frame, HeaderTemplate, MacAddr, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType,
@@ -157,7 +158,10 @@ fn client_token(c: u16, generation: u64) -> u64 {
 
 /// A one-packet 32 B request on server session `num`: the session's first
 /// packet (the server reserves its ring entries then), and after it the
-/// proof that the session is still held.
+/// proof that the session is still held. Its bytes are a well-formed
+/// echo request (sequence number, a 32 B response asked, the pattern), so
+/// the server's application counts no bad request: what is hostile is how
+/// much ring the sessions hold, not their bytes.
 fn request(t: &HeaderTemplate, buf: &mut [u8], num: u16, token: u64, req_num: u64) -> usize {
     let rpc = RpcRepr {
         pkt_type: PktType::Request,
@@ -170,7 +174,12 @@ fn request(t: &HeaderTemplate, buf: &mut [u8], num: u16, token: u64, req_num: u6
         token,
     };
     let n = t.write(buf, &rpc, 32);
-    buf[n..n + 32].fill(0x4d);
+    let body = &mut buf[n..n + 32];
+    for (i, b) in body.iter_mut().enumerate() {
+        *b = pattern_byte(i);
+    }
+    body[..8].copy_from_slice(&req_num.to_le_bytes());
+    write_resp_size(body, 32);
     n + 32
 }
 
@@ -303,6 +312,7 @@ impl<'a> Out<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::message::{asked_resp_size, check_message, pattern, REQ_HEADER};
 
     #[test]
     fn asks_and_requests_carry_what_the_server_checks() {
@@ -328,6 +338,10 @@ mod tests {
             (PktType::Request, 7, 0xfeed, 42)
         );
         assert_eq!(p.payload.len(), 32);
+        // A request the echo server takes as well-formed.
+        let template = pattern(64);
+        assert_eq!(check_message(p.payload, &template, 32, REQ_HEADER), Ok(42));
+        assert_eq!(asked_resp_size(p.payload), Some(32));
         // A new generation is a new token (a new connect to the server),
         // and slots never share one.
         assert_ne!(client_token(3, 0), client_token(3, 1));
