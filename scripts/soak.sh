@@ -9,8 +9,9 @@
 # soak from a fixed address, a ring hog (1023 credits asked from a spoofed
 # address), grant amplification from a spoofed source, a connect flood
 # from ever new spoofed addresses, memory pinning by a peer with 48
-# real sessions, and copies of a request for 1 MiB from a peer with a real
-# session that never reads (rpc-hostile --attack; docs/reliability.md). The last line
+# real sessions, copies of a request for 1 MiB from a peer with a real
+# session that never reads, and a ring hog answering for five addresses
+# behind one MAC (rpc-hostile --attack; docs/reliability.md). The last line
 # is one JSON object:
 #   failed              RPCs that failed, other than by their own client being killed
 #   wrong_bytes         responses or requests with a wrong byte
@@ -29,6 +30,9 @@
 #                       the attacks (pinning asks for 3 GiB; the peer's
 #                       budget is 128 MiB)
 #   reassembly_budget_drops  packets the memory budget refused
+#   multi_addr_ring_entries  ring entries the five-address hog held at the
+#                       end (its MAC's share: 512 here; 1,020 unbounded)
+#   refused_mac_limit   connects the per-MAC limits refused
 #   cookies_sent        ConnectReqs the server answered with a cookie (the
 #                       connect flood pushed its table past half full; the
 #                       clients that came meanwhile connected through one)
@@ -42,7 +46,7 @@
 # the pinning peer's freed buffers), every hostile frame counted, the victim
 # completed with 0 failed, server_tx_over_rx <= 3, cookies_sent > 0,
 # mem_pin_sessions 48, vm_peak_growth_mib < 256, reassembly_budget_drops > 0,
-# dup_copies_alone_pct >= 90.
+# dup_copies_alone_pct >= 90, 0 < multi_addr_ring_entries <= 512, refused_mac_limit > 0.
 # Every process it starts is stopped by PID; the veth pair is removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,8 +77,13 @@ CLIENT_LINK=("${LINK[@]}" --set "link.client_netns=\"$NS\"")
 # Short idle timers so dead clients are reclaimed well within a minute.
 TIMERS=(--set transport.idle_timeout_ms=4000 --set transport.half_open_timeout_ms=2000
         --set transport.keepalive_ms=500)
+# Every client here shares the veth end's MAC (as clients behind a router
+# share the router's): half the ring per MAC, so they and the pinning peer
+# fit beside the multi-address hog's MAC, and no newcomers' reserve (no
+# client has a MAC of its own to be a newcomer with).
+SHARES=(--set transport.mac_ring_share_pct=50 --set transport.ring_reserve_pct=0)
 
-"$B/rpc-server" "${LINK[@]}" "${TIMERS[@]}" --set "link.file_prefix=\"${TAG}s\"" \
+"$B/rpc-server" "${LINK[@]}" "${TIMERS[@]}" "${SHARES[@]}" --set "link.file_prefix=\"${TAG}s\"" \
   --set faults.drop=\"uniform\" --set faults.p=0.01 --set faults.direction=\"rx\" \
   --max-seconds $((SECONDS_TOTAL + 60)) --json >"$WORK/server.json" 2>"$WORK/server.err" &
 SERVER=$!
@@ -99,7 +108,7 @@ VICTIM_IP=127.77.2.1
 VICTIM=$!
 PIDS+=("$VICTIM")
 sleep 1
-ATTACKS=(forged-restart ring-hog grant-amplify connect-flood mem-pin dup-amplify)
+ATTACKS=(forged-restart ring-hog grant-amplify connect-flood mem-pin dup-amplify multi-addr-hog)
 ATTACK_PIDS=()
 for a in "${ATTACKS[@]}"; do
   # The connect flood needs 512 half-open sessions within the 2 s
@@ -109,6 +118,9 @@ for a in "${ATTACKS[@]}"; do
   [ "$a" = connect-flood ] && fps=400
   [ "$a" = mem-pin ] && { fps=20000; ip=127.77.3.1; }
   [ "$a" = dup-amplify ] && ip=127.77.3.2
+  # multi-addr-hog answers for 127.77.4.1..5 (--addresses 5) from a MAC
+  # of its own.
+  [ "$a" = multi-addr-hog ] && { fps=5000; ip=127.77.4.1; }
   "$B/rpc-hostile" "${CLIENT_LINK[@]}" --set "link.file_prefix=\"${TAG}$a\"" \
     --attack "$a" --victim-ip "$ip" --duration "$((SECONDS_TOTAL - 2))" --fps "$fps" \
     --seed "$$" >"$WORK/attack.$a.json" 2>"$WORK/attack.$a.err" &
@@ -191,7 +203,8 @@ for i in range(1, n + 1):
 victim = last_json(f"{work}/victim.json") or {}
 attacks = {a: (last_json(f"{work}/attack.{a}.json") or {}).get("sent", 0)
            for a in ("forged-restart", "ring-hog", "grant-amplify", "connect-flood", "mem-pin",
-                     "dup-amplify")}
+                     "dup-amplify", "multi-addr-hog")}
+multi = last_json(f"{work}/attack.multi-addr-hog.json") or {}
 pin = last_json(f"{work}/attack.mem-pin.json") or {}
 srv = last_json(f"{work}/server.json") or {}
 stats = srv.get("stats", {})
@@ -237,6 +250,8 @@ out = {
     "reassembly_budget_drops": drops.get("reassembly_budget", 0),
     "dup_copies_alone_pct": round(100 * drops.get("dup_request_regrant_spent", 0)
                                   / max(1, attacks["dup-amplify"]), 1),
+    "multi_addr_ring_entries": multi.get("ring_entries", 0),
+    "refused_mac_limit": stats.get("refused_mac_limit", 0),
 }
 out["goal_met"] = (
     out["failed"] == 0 and out["wrong_bytes"] == 0 and out["mbufs_leaked"] == 0
@@ -250,6 +265,7 @@ out["goal_met"] = (
     and out["mem_pin_sessions"] == 48 and out["vm_peak_growth_mib"] < 256
     and out["reassembly_budget_drops"] > 0
     and out["dup_copies_alone_pct"] >= 90
+    and 0 < out["multi_addr_ring_entries"] <= 512 and out["refused_mac_limit"] > 0
 )
 print(json.dumps(out))
 sys.exit(0 if out["goal_met"] else 3)

@@ -5,9 +5,11 @@
 //! 65,535 response packets from a spoofed source bring back no more than 3x
 //! the bytes sent, and a connect flood from spoofed addresses does not keep
 //! a normal client out (cookies), and a peer with real sessions cannot pin
-//! more server memory than its budget, and copies of a request from a peer
+//! more server memory than its budget, copies of a request from a peer
 //! with a real session bring back one packet each, not the session's
-//! credits. docs/reliability.md lists these promises.
+//! credits, and a peer answering for several addresses behind one MAC
+//! cannot take the receive ring from a normal client.
+//! docs/reliability.md lists these promises.
 
 mod common;
 use common::{run, u, unique, Server, Veth};
@@ -302,5 +304,59 @@ fn memory_pinning_from_real_sessions_stays_within_the_peer_budget() {
     assert!(
         grew_mib < 256,
         "server peak virtual size grew {grew_mib} MiB: {srv}"
+    );
+}
+
+#[test]
+fn a_peer_with_several_addresses_does_not_lock_a_client_out() {
+    let seg = Segment::new("madr");
+    // Lossless (the default mode on both ends), a 1024-entry ring: one
+    // port (one MAC) answering for 127.77.4.1..5 asks for 1023 credits on
+    // 64 sessions from each address (the server grants its own 9: 10
+    // entries each), completes every handshake it is allowed, holds what
+    // it got with a request every 100 ms and asks again for the rest. Per
+    // address alone (25 %), four addresses held the whole ring and the
+    // normal client was refused NoRingSpace.
+    let server = Server::start(&seg.link("s", &["--set=link.rx_desc=1024"]));
+    let hog_args = seg.link(
+        "h",
+        &[
+            "--attack=multi-addr-hog",
+            "--duration=6",
+            "--fps=5000",
+            "--victim-ip=127.77.4.1",
+            "--addresses=5",
+        ],
+    );
+    let hog = std::thread::spawn(move || attack(&hog_args));
+    std::thread::sleep(Duration::from_millis(1500));
+    let normal = client(&seg).join().expect("client thread");
+    let sent = hog.join().expect("hog thread");
+    let srv = server.stop();
+    eprintln!(
+        "multi-addr-hog: {} frames, {} sessions holding {} ring entries at the end, {} refusals; server refused_mac_limit {}, refused_ring_reserve {}, no_ring_space {}",
+        u(&sent, &["sent"]),
+        u(&sent, &["connected"]),
+        u(&sent, &["ring_entries"]),
+        u(&sent, &["refused"]),
+        u(&srv, &["stats", "refused_mac_limit"]),
+        u(&srv, &["stats", "refused_ring_reserve"]),
+        u(&srv, &["stats", "drops", "no_ring_space"]),
+    );
+    assert_unharmed(&normal);
+    // The attacker held its MAC's quarter (256 entries: 25 sessions of 9
+    // credits) and no more, and was told so.
+    assert!(u(&sent, &["connected"]) >= 1, "{sent}");
+    assert!(u(&sent, &["ring_entries"]) <= 256, "{sent}");
+    assert!(u(&sent, &["refused"]) > 0, "{sent}");
+    assert!(u(&srv, &["stats", "refused_mac_limit"]) > 0, "{srv}");
+    // Its requests were well-formed (the ring, not the bytes, is the attack).
+    assert_eq!(u(&srv, &["bad_requests"]), 0, "{srv}");
+    // The normal client got every credit it asked for.
+    assert_eq!(
+        u(&normal.json(), &["client_stats", "credits_lowered"]),
+        0,
+        "{}",
+        normal.stdout
     );
 }

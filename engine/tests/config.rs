@@ -326,6 +326,18 @@ fn every_refusal_names_its_key() {
             "transport.cookie_above_pct",
         ),
         (
+            with(|t| t.mac_ring_share_pct = Some(0)),
+            "transport.mac_ring_share_pct",
+        ),
+        (
+            with(|t| t.ring_reserve_pct = Some(100)),
+            "transport.ring_reserve_pct",
+        ),
+        (
+            with(|t| t.max_sessions_per_mac = Some(0)),
+            "transport.max_sessions_per_mac",
+        ),
+        (
             with(|t| t.half_open_timeout_ms = 1000),
             "transport.half_open_timeout_ms",
         ),
@@ -435,5 +447,62 @@ fn the_configs_defaults_build_the_engines_default_endpoint() {
     assert_eq!(
         TransportConfig::default().rto_low(),
         Duration::from_micros(500)
+    );
+}
+
+/// The per-MAC limits and the newcomers' reserve: the engine's defaults
+/// when unset, at least one address's limits and never cutting one
+/// address below its share, and what a file sets when set.
+#[test]
+fn mac_limits_and_the_reserve_follow_the_address_limits_unless_set() {
+    let a = TransportConfig::default().admission();
+    assert_eq!(
+        (
+            a.mac_ring_share_pct,
+            a.ring_reserve_pct,
+            a.max_sessions_per_mac
+        ),
+        (25, 25, 256)
+    );
+    let trusted = with(|t| {
+        t.peer_ring_share_pct = Some(100);
+        t.max_sessions_per_peer = 20_000;
+    })
+    .admission();
+    assert_eq!(
+        (
+            trusted.mac_ring_share_pct,
+            trusted.ring_reserve_pct,
+            trusted.max_sessions_per_mac
+        ),
+        (100, 0, 20_000)
+    );
+    let set = with(|t| {
+        t.peer_ring_share_pct = Some(60);
+        t.mac_ring_share_pct = Some(50);
+        t.ring_reserve_pct = Some(10);
+        t.max_sessions_per_mac = Some(64);
+    })
+    .admission();
+    assert_eq!(
+        (
+            set.mac_ring_share_pct,
+            set.ring_reserve_pct,
+            set.max_sessions_per_mac
+        ),
+        (50, 10, 64)
+    );
+    // Unset, the reserve leaves a 60 % address its share.
+    assert_eq!(
+        with(|t| t.peer_ring_share_pct = Some(60))
+            .admission()
+            .ring_reserve_pct,
+        25
+    );
+    assert_eq!(
+        with(|t| t.peer_ring_share_pct = Some(80))
+            .admission()
+            .ring_reserve_pct,
+        20
     );
 }

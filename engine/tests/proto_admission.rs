@@ -547,3 +547,173 @@ fn server_tokens_use_all_64_bits() {
     distinct.dedup();
     assert_eq!(distinct.len(), tokens.len());
 }
+
+/// The source MAC of hostile host `m`.
+fn hostile_mac(m: u8) -> MacAddr {
+    MacAddr([0x02, 0xee, 0xad, 0xd7, 0, m])
+}
+
+/// A host behind MAC `hostile_mac(m)` that answers for `ips` addresses
+/// (10.0.<100 + m>.1..): one real client endpoint per address, each with
+/// the MAC, so every reply reaches it. Each opens `sessions` sessions
+/// asking for 1023 credits, completes every handshake the server allows
+/// and sends a request on each session it got, so the server reserves
+/// their ring entries. Returns the endpoints.
+fn multi_address_host(
+    s: &mut Endpoint,
+    m: u8,
+    ips: u8,
+    sessions: usize,
+    now: Instant,
+) -> Vec<Endpoint> {
+    let mut eps: Vec<Endpoint> = (1..=ips)
+        .map(|i| {
+            // Lossy at its own end: it reserves nothing of its own ring
+            // for what it asks (the server's mode is what matters).
+            let mut c = EndpointConfig {
+                session_credits: 1023,
+                mode: engine::proto::FlowMode::Lossy,
+                seed: u64::from(m) << 8 | u64::from(i),
+                ..cfg(2)
+            };
+            c.local.mac = hostile_mac(m);
+            c.local.ip = Ipv4Addr::new(10, 0, 100 + m, i);
+            Endpoint::new(c).unwrap()
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for (e, ep) in eps.iter_mut().enumerate() {
+        for _ in 0..sessions {
+            ids.push((e, ep.connect(now, PeerAddr::from(addr(1))).unwrap()));
+        }
+    }
+    // Handshakes (cookie round trips included), the server's replies routed
+    // to the address they name: all of them reach the one MAC.
+    for _ in 0..4 {
+        for ep in &mut eps {
+            carry(&drain(ep, now), s, now);
+        }
+        for f in drain(s, now) {
+            let dst = wire::parse_frame(&f).unwrap().dst_ip;
+            if let Some(ep) = eps.iter_mut().find(|ep| ep.local_addr().ip == dst) {
+                let _ = ep.handle_frame(now, &f);
+            }
+        }
+    }
+    for &(e, id) in &ids {
+        if eps[e].session_state(id) == Some(SessionState::Connected) {
+            one_request(&mut eps[e], s, id, now);
+        }
+    }
+    eps
+}
+
+/// A normal client (its own MAC and address) connecting asking for 64
+/// credits: what the server answered, and whether a request then reached
+/// the server's application.
+fn normal_client(s: &mut Endpoint, now: Instant) -> (SmStatus, u16, bool) {
+    let mut c = Endpoint::new(EndpointConfig {
+        session_credits: 64,
+        ..cfg(3)
+    })
+    .unwrap();
+    let cs = c.connect(now, PeerAddr::from(addr(1))).unwrap();
+    let mut answer = (SmStatus::Ok, 0);
+    for _ in 0..3 {
+        carry(&drain(&mut c, now), s, now);
+        for f in drain(s, now) {
+            let (_, sm) = sm_of(&f);
+            if sm.sm_type == SmType::ConnectResp && sm.status != SmStatus::Retry {
+                answer = (sm.status, sm.credits);
+            }
+            let _ = c.handle_frame(now, &f);
+        }
+    }
+    if c.session_state(cs) != Some(SessionState::Connected) {
+        return (answer.0, answer.1, false);
+    }
+    let msg = c.alloc_msg(32);
+    c.enqueue_request(now, cs, 1, msg, 1).unwrap();
+    let served = drain(&mut c, now)
+        .iter()
+        .any(|f| matches!(s.handle_frame(now, f), Some(Delivery::Request { .. })));
+    (answer.0, answer.1, served)
+}
+
+fn lossless_server(admission: Admission) -> Endpoint {
+    Endpoint::new(EndpointConfig {
+        session_credits: 1023,
+        rx_ring_entries: 1024,
+        admission,
+        ..cfg(1)
+    })
+    .unwrap()
+}
+
+#[test]
+fn a_peer_with_five_addresses_behind_one_mac_cannot_lock_a_client_out() {
+    // The old rule (no MAC share, no reserve): five addresses, eight
+    // sessions each asking for the whole ring, take all 1,024 entries
+    // (four addresses at their quarter) and a normal client is refused.
+    let old = Admission {
+        mac_ring_share_pct: 100,
+        max_sessions_per_mac: usize::MAX,
+        ring_reserve_pct: 0,
+        ..Admission::default()
+    };
+    let mut s = lossless_server(old);
+    let _host = multi_address_host(&mut s, 1, 5, 8, ms(1));
+    assert_eq!(s.mac_usage(hostile_mac(1)).ring, 1024);
+    assert_eq!(s.ring_usage(), (1024, 1024));
+    let (status, _, served) = normal_client(&mut s, ms(2));
+    assert_eq!((status, served), (SmStatus::NoRingSpace, false));
+
+    // The defaults: the MAC holds its quarter whatever it speaks for, and
+    // the client gets all it asks.
+    let mut s = lossless_server(Admission::default());
+    let _host = multi_address_host(&mut s, 1, 5, 8, ms(1));
+    let held = s.mac_usage(hostile_mac(1));
+    assert_eq!(held.ring, 256, "one session of 255 credits");
+    assert!(held.sessions <= 8, "{held:?}");
+    assert!(s.stats().refused_mac_limit >= 4 * 8, "{:?}", s.stats());
+    assert_eq!(normal_client(&mut s, ms(2)), (SmStatus::Ok, 64, true));
+    assert!(s.stats().rx_accounted());
+}
+
+#[test]
+fn a_newcomer_still_gets_credits_against_six_hostile_macs() {
+    // Six MACs of five addresses each: three take their quarter (768
+    // entries, where holders stop), the next three a quarter of the
+    // reserve each as newcomers; the last 64 entries are a newcomer's.
+    let mut s = lossless_server(Admission::default());
+    let _hosts: Vec<_> = (1..=6)
+        .map(|m| multi_address_host(&mut s, m, 5, 4, ms(u64::from(m))))
+        .collect();
+    let held: Vec<usize> = (1..=6).map(|m| s.mac_usage(hostile_mac(m)).ring).collect();
+    assert_eq!(held, [256, 256, 256, 64, 64, 64]);
+    assert!(s.stats().refused_ring_reserve > 0, "{:?}", s.stats());
+    // A second round: the MACs that hold entries ask again and get none.
+    let _again: Vec<_> = (1..=6)
+        .map(|m| multi_address_host(&mut s, m, 5, 4, ms(10)))
+        .collect();
+    assert_eq!(s.ring_usage().0, 960);
+    // 64 entries left: 63 credits, all a normal client asks but one.
+    assert_eq!(normal_client(&mut s, ms(11)), (SmStatus::Ok, 63, true));
+}
+
+#[test]
+fn one_mac_holds_at_most_its_sessions_whatever_addresses_it_speaks_for() {
+    // Lossy (no ring to share): five addresses behind one MAC open 100
+    // sessions each; the MAC is held to 256 (max_sessions_per_mac), a
+    // quarter of the table, and a normal client connects.
+    let server = EndpointConfig {
+        mode: engine::proto::FlowMode::Lossy,
+        ..cfg(1)
+    };
+    let mut s = Endpoint::new(server).unwrap();
+    let _host = multi_address_host(&mut s, 1, 5, 100, ms(1));
+    assert_eq!(s.mac_usage(hostile_mac(1)).sessions, 256);
+    assert_eq!(s.stats().refused_mac_limit, 500 - 256);
+    let (status, _, served) = normal_client(&mut s, ms(2));
+    assert_eq!((status, served), (SmStatus::Ok, true));
+}

@@ -204,10 +204,12 @@ fn first_packets_and_keepalives_cannot_pin_more_than_the_budget() {
     let budget = MemBudget::default();
     // The whole receive ring for the attacker's address (48 sessions x 33
     // entries is more than the default quarter), so memory is what stops
-    // it here, not the ring share.
+    // it here, not the ring shares or the newcomers' reserve.
     let server_cfg = EndpointConfig {
         admission: Admission {
             peer_ring_share_pct: 100,
+            mac_ring_share_pct: 100,
+            ring_reserve_pct: 0,
             ..Admission::default()
         },
         ..cfg(1)

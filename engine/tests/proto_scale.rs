@@ -8,7 +8,9 @@
 mod proto_common;
 
 use engine::fault::DropModel;
-use engine::proto::{Endpoint, EndpointConfig, Event, FlowMode, PeerAddr, RpcError, SessionState};
+use engine::proto::{
+    Admission, Endpoint, EndpointConfig, Event, FlowMode, PeerAddr, RpcError, SessionState,
+};
 use engine::sim::{ChannelConfig, Sim};
 use engine::time::{Duration, Instant};
 use engine::wire::SmStatus;
@@ -26,6 +28,12 @@ fn thousand_sessions_then_ring_full() {
         session_credits: CREDITS,
         rx_ring_entries: CLIENTS * PER_CLIENT * PER_SESSION,
         max_sessions: 2048,
+        // Filled to the last entry by clients that all hold entries: no
+        // newcomers' reserve.
+        admission: Admission {
+            ring_reserve_pct: 0,
+            ..Admission::default()
+        },
         ..cfg(1)
     };
     let mut sim = Sim::new(40, ChannelConfig::default());
@@ -121,6 +129,10 @@ fn three_thousand_lossy_sessions_each_on_its_own_deadlines() {
         req_window: 1,
         max_sessions: 4096,
         max_sessions_per_peer: 4096,
+        admission: Admission {
+            max_sessions_per_mac: 4096,
+            ..Admission::default()
+        },
         ..cfg(i)
     };
     let link = ChannelConfig {

@@ -39,12 +39,17 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = Attack::Mix)]
     attack: Attack,
     /// Whose address a forged restart or an amplification uses; for
-    /// mem-pin and dup-amplify, the attacker's own source address (default: the config's
+    /// mem-pin, dup-amplify and multi-addr-hog, the attacker's own (first) source
+    /// address (default: the config's
     /// client address and worker 0's port).
     #[arg(long)]
     victim_ip: Option<std::net::Ipv4Addr>,
     #[arg(long)]
     victim_port: Option<u16>,
+    /// multi-addr-hog: how many addresses the attacker answers for, from
+    /// --victim-ip up.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(1..))]
+    addresses: u8,
 }
 
 fn main() -> std::process::ExitCode {
@@ -63,6 +68,7 @@ fn main() -> std::process::ExitCode {
                 cli.victim_ip.unwrap_or(cfg.link.client_ip),
                 cli.victim_port.unwrap_or(cfg.worker_port(0)),
             ),
+            addresses: cli.addresses,
             seed: cli.seed,
             rate: cli.fps,
             seconds: cli.duration,

@@ -35,6 +35,9 @@ pub enum Attack {
     /// One real session from the attacker's own address: a request for a
     /// 1 MiB response, then only copies of it, never read (`amplify.rs`).
     DupAmplify,
+    /// Real sessions for the whole ring from several addresses behind one
+    /// MAC (`multi_addr.rs`).
+    MultiAddrHog,
 }
 
 /// The attacker's own MAC (the frames' source on the segment).
@@ -109,6 +112,7 @@ impl AttackGen {
             Attack::Mix => unreachable!("the mix is HostileGen's"),
             Attack::MemPin => unreachable!("mem-pin receives too: pin_attack.rs"),
             Attack::DupAmplify => unreachable!("dup-amplify receives too: amplify.rs"),
+            Attack::MultiAddrHog => unreachable!("multi-addr-hog receives too: multi_addr.rs"),
         }
     }
 

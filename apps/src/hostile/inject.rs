@@ -6,6 +6,7 @@ use crate::config::link::{LinkArgs, Role};
 use crate::config::setup::{self, PortShape};
 use crate::hostile::amplify;
 use crate::hostile::attacks::{Attack, AttackGen};
+use crate::hostile::multi_addr::{self, MultiSource, MULTI_ADDR_MAC};
 use crate::hostile::pin::{self, PinSource};
 use crate::hostile::{HostileGen, HostileReport, Target};
 use engine::dpdk::{MbufBatch, BURST};
@@ -21,6 +22,8 @@ pub struct InjectParams {
     pub attack: Attack,
     /// Whose name an attack uses (`attacks::AttackGen`).
     pub victim: (Ipv4Addr, u16),
+    /// `multi-addr-hog`: how many addresses (from `victim`'s) it answers for.
+    pub addresses: u8,
     pub seed: u64,
     /// Frames per second, at most.
     pub rate: u64,
@@ -46,6 +49,15 @@ pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport
     }
     if p.attack == Attack::DupAmplify {
         return amplify::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
+    }
+    if p.attack == Attack::MultiAddrHog {
+        let src = MultiSource {
+            mac: MULTI_ADDR_MAC,
+            first: p.victim.0,
+            addresses: p.addresses,
+            port: p.victim.1,
+        };
+        return multi_addr::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
     }
     let mut mix = HostileGen::new(p.seed, p.target);
     let mut attack = AttackGen::new(p.attack, p.seed, p.target, p.victim);

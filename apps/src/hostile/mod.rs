@@ -7,6 +7,7 @@
 pub mod amplify;
 pub mod attacks;
 pub mod inject;
+pub mod multi_addr;
 pub mod pin;
 
 use engine::rng::Rng;
@@ -49,6 +50,8 @@ pub enum HostileKind {
     MemPin,
     /// `--attack dup-amplify` (`amplify.rs`).
     DupAmplify,
+    /// `--attack multi-addr-hog` (`multi_addr.rs`).
+    MultiAddrHog,
 }
 
 impl HostileKind {
@@ -124,7 +127,8 @@ impl HostileGen {
             | HostileKind::RingHog
             | HostileKind::GrantAmplify
             | HostileKind::MemPin
-            | HostileKind::DupAmplify => {
+            | HostileKind::DupAmplify
+            | HostileKind::MultiAddrHog => {
                 unreachable!("not in the mix: attacks.rs writes them")
             }
         };
@@ -182,8 +186,16 @@ pub struct HostileReport {
     /// Frames the driver's TX ring did not take before the run ended.
     pub not_sent: u64,
     /// `--attack mem-pin`, `dup-amplify`: sessions it opened by real handshakes (0 for
-    /// the blind attacks).
+    /// the blind attacks); `multi-addr-hog`: the sessions it held at the
+    /// end.
     pub connected: u64,
+    /// `--attack multi-addr-hog`: the server's receive-ring entries its
+    /// held sessions reserve (credits + 1 each), at the end.
+    #[serde(default)]
+    pub ring_entries: u64,
+    /// `--attack multi-addr-hog`: ConnectResps refusing a session.
+    #[serde(default)]
+    pub refused: u64,
 }
 
 #[cfg(test)]

@@ -249,10 +249,22 @@ impl TransportConfig {
                 self.session_ring_share_pct,
             ),
             ("transport.peer_ring_share_pct", self.peer_ring_share_pct),
+            ("transport.mac_ring_share_pct", self.mac_ring_share_pct),
         ] {
             if let Some(p) = pct {
                 range(key, p as u64, 1, 100)?;
             }
+        }
+        if let Some(p) = self.ring_reserve_pct {
+            at_most("transport.ring_reserve_pct", p as u64, 99)?;
+        }
+        if let Some(n) = self.max_sessions_per_mac {
+            range(
+                "transport.max_sessions_per_mac",
+                n as u64,
+                1,
+                MAX_SESSIONS as u64,
+            )?;
         }
         range(
             "transport.restart_probe_wait_ms",

@@ -272,16 +272,21 @@ impl Resolver<'_> {
                 &mut t.session_ring_share_pct,
             ),
             ("transport.peer_ring_share_pct", &mut t.peer_ring_share_pct),
+            ("transport.mac_ring_share_pct", &mut t.mac_ring_share_pct),
         ];
         let mut set = Vec::new();
         for (key, share) in shares.into_iter().filter(|(_, s)| s.is_none()) {
             *share = Some(100);
-            set.push(key);
+            set.push((key, 100));
         }
-        for key in set {
+        if t.ring_reserve_pct.is_none() {
+            t.ring_reserve_pct = Some(0);
+            set.push(("transport.ring_reserve_pct", 0));
+        }
+        for (key, value) in set {
             self.note(
                 key,
-                100,
+                value,
                 Source::Derived,
                 "both ends are this tool's".into(),
             );
@@ -291,6 +296,15 @@ impl Resolver<'_> {
             self.t.max_sessions_per_peer = own;
             self.note(
                 "transport.max_sessions_per_peer",
+                own,
+                Source::Derived,
+                "every session of this tool's client".into(),
+            );
+        }
+        if self.t.max_sessions_per_mac.is_some_and(|n| own > n) {
+            self.t.max_sessions_per_mac = Some(own);
+            self.note(
+                "transport.max_sessions_per_mac",
                 own,
                 Source::Derived,
                 "every session of this tool's client".into(),

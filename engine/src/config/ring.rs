@@ -20,9 +20,13 @@ impl Resolver<'_> {
         let adm = self.t.admission();
         let session_share = ring * adm.session_ring_share_pct as usize / 100;
         let peer_share = ring * adm.peer_ring_share_pct as usize / 100;
+        let mac_share = ring * adm.mac_ring_share_pct as usize / 100;
+        // A client's later sessions hold entries already: the reserve is
+        // not theirs.
+        let below_reserve = ring - ring * adm.ring_reserve_pct as usize / 100;
         let per_session = (ring / sessions)
             .min(session_share)
-            .min(peer_share / sessions);
+            .min(peer_share.min(mac_share).min(below_reserve) / sessions);
         per_session
             .saturating_sub(lossless_ring_entries(0))
             .min(u16::MAX as usize) as u16
@@ -155,10 +159,12 @@ impl Resolver<'_> {
         Err(KeyError::new(
             "transport.peer_ring_share_pct",
             format!(
-                "transport.credits = {credits}{origin} for {} session(s) from one client address is more than the server grants: one session may reserve transport.session_ring_share_pct = {} % and one address transport.peer_ring_share_pct = {} % of link.rx_desc = {rx} ((credits + 1) x sessions); lower the credits or raise the shares (rpc-bench raises them to 100 for its own client)",
+                "transport.credits = {credits}{origin} for {} session(s) from one client address is more than the server grants: one session may reserve transport.session_ring_share_pct = {} %, one address transport.peer_ring_share_pct = {} % and one MAC transport.mac_ring_share_pct = {} % of link.rx_desc = {rx}, all together at most 100 - transport.ring_reserve_pct = {} % ((credits + 1) x sessions); lower the credits or raise the shares (rpc-bench raises them to 100 for its own client)",
                 self.ring_sessions(),
                 adm.session_ring_share_pct,
-                adm.peer_ring_share_pct
+                adm.peer_ring_share_pct,
+                adm.mac_ring_share_pct,
+                adm.ring_reserve_pct
             ),
         ))
     }

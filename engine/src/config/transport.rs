@@ -106,6 +106,17 @@ pub struct TransportConfig {
     /// Server, lossless: the most of the receive ring one client address
     /// may reserve, per cent; `None`: the engine's (rpc-bench: 100).
     pub peer_ring_share_pct: Option<u8>,
+    /// Server, lossless: the same for all addresses behind one source MAC;
+    /// `None`: the engine's, at least `peer_ring_share_pct`.
+    pub mac_ring_share_pct: Option<u8>,
+    /// Server, lossless: the last part of the ring, per cent, only
+    /// newcomers may take; `None`: the engine's, at most
+    /// `100 - peer_ring_share_pct` (so one address can still reach its
+    /// share; rpc-bench's own pair: 0).
+    pub ring_reserve_pct: Option<u8>,
+    /// Server: sessions all addresses behind one source MAC may hold;
+    /// `None`: the engine's, at least `max_sessions_per_peer`.
+    pub max_sessions_per_mac: Option<u32>,
     /// Server: how long a live session's liveness probe may go unanswered
     /// before a ConnectReq with a new token replaces it.
     pub restart_probe_wait_ms: u64,
@@ -195,10 +206,13 @@ pub const REGIME_KEYS: [&str; 9] = [
 /// The keys of a server's defences against its peers (session and ring
 /// shares, cookies, the wrong-token limit): what a tool whose every host is
 /// its own (the fabric lab) leaves open.
-pub const ADMISSION_KEYS: [&str; 7] = [
+pub const ADMISSION_KEYS: [&str; 10] = [
     "transport.max_sessions_per_peer",
     "transport.session_ring_share_pct",
     "transport.peer_ring_share_pct",
+    "transport.mac_ring_share_pct",
+    "transport.ring_reserve_pct",
+    "transport.max_sessions_per_mac",
     "transport.restart_probe_wait_ms",
     "transport.regrants_per_request",
     "transport.cookie_above_pct",
@@ -226,16 +240,32 @@ impl TransportConfig {
         self.rto_low_us = Some(us(rto_low));
     }
 
-    /// What a server lets its peers hold: the ring shares (the engine's
-    /// where unset), the restart probe's wait, the re-grants, the cookie
-    /// threshold and the wrong-token rate.
+    /// What a server lets its peers hold: the ring shares and the
+    /// newcomers' reserve (the engine's where unset), sessions per MAC, the
+    /// restart probe's wait, the re-grants, the cookie threshold and the
+    /// wrong-token rate.
     pub fn admission(&self) -> Admission {
         let d = Admission::default();
+        let peer = self.peer_ring_share_pct.unwrap_or(d.peer_ring_share_pct);
         Admission {
             session_ring_share_pct: self
                 .session_ring_share_pct
                 .unwrap_or(d.session_ring_share_pct),
-            peer_ring_share_pct: self.peer_ring_share_pct.unwrap_or(d.peer_ring_share_pct),
+            peer_ring_share_pct: peer,
+            // Unset, the MAC's limits are at least one address's and the
+            // reserve leaves one address its share: raising the address's
+            // limits (one trusted client, `slow-receiver.toml`) raises them.
+            mac_ring_share_pct: self
+                .mac_ring_share_pct
+                .unwrap_or(d.mac_ring_share_pct.max(peer)),
+            ring_reserve_pct: self
+                .ring_reserve_pct
+                .unwrap_or(d.ring_reserve_pct.min(100 - peer)),
+            max_sessions_per_mac: self.max_sessions_per_mac.map_or(
+                d.max_sessions_per_mac
+                    .max(self.max_sessions_per_peer as usize),
+                |n| n as usize,
+            ),
             restart_probe_wait: Duration::from_millis(self.restart_probe_wait_ms),
             regrants_per_request: self.regrants_per_request,
             cookie_above_pct: self.cookie_above_pct,
@@ -266,6 +296,9 @@ impl Default for TransportConfig {
             max_sessions_per_peer: defaults::MAX_SESSIONS_PER_PEER as u32,
             session_ring_share_pct: None,
             peer_ring_share_pct: None,
+            mac_ring_share_pct: None,
+            ring_reserve_pct: None,
+            max_sessions_per_mac: None,
             restart_probe_wait_ms: ms(adm.restart_probe_wait),
             regrants_per_request: adm.regrants_per_request,
             cookie_above_pct: adm.cookie_above_pct,

@@ -1,6 +1,7 @@
 //! What a server lets one peer hold and replace: the credits it grants a
 //! session (its own limit, never the client's word alone), the share of the
-//! receive ring one session and one peer address may reserve, and the rule
+//! receive ring one session, one peer address and one source MAC may
+//! reserve, the reserve that only newcomers reach, and the rule
 //! by which a ConnectReq with a new token replaces a live session (only once
 //! the old session has failed a liveness probe sent with its old token, or
 //! has been silent past its timeout), so a peer that sees no traffic cannot
@@ -19,6 +20,20 @@ pub struct Admission {
     /// Most of the receive ring the server sessions of one peer address may
     /// reserve together, in per cent of `rx_ring_entries`.
     pub peer_ring_share_pct: u8,
+    /// The same for all the addresses behind one source MAC: the server
+    /// answers a frame's source MAC, so one host that answers for many
+    /// addresses on the segment is one peer here.
+    pub mac_ring_share_pct: u8,
+    /// Server sessions all the addresses behind one source MAC may hold
+    /// together (beside `max_sessions_per_peer` per address); more are
+    /// refused with `PeerLimit`.
+    pub max_sessions_per_mac: usize,
+    /// The last part of the receive ring, in per cent of
+    /// `rx_ring_entries`, that only a newcomer (a MAC and an address that
+    /// hold no entries) may take, at most a quarter of it each
+    /// ([`RESERVE_SPLIT`]): peers that hold entries cannot take the ring
+    /// past `100 - ring_reserve_pct` per cent. 0: no reserve.
+    pub ring_reserve_pct: u8,
     /// How long a liveness probe of a live session may go unanswered before
     /// a ConnectReq with a new token for the same client address and
     /// session number replaces it. A restarted client is connected again
@@ -50,17 +65,33 @@ impl Admission {
         Admission {
             cookie_above_pct: 100,
             regrants_per_request: u8::MAX,
+            mac_ring_share_pct: 100,
+            max_sessions_per_mac: usize::MAX,
+            ring_reserve_pct: 0,
             ..self
         }
     }
 }
 
+/// How many newcomers the reserve holds at once: one newcomer takes at
+/// most `1 / RESERVE_SPLIT` of it, so a host that brings fresh MACs takes
+/// it only a quarter at a time. With the defaults a quarter of the
+/// reserve is 64 of 1,024 entries, 63 credits: more than the one-BDP
+/// credits of every link this project runs on (memif's measured 58).
+pub const RESERVE_SPLIT: usize = 4;
+
 impl Default for Admission {
-    /// A quarter of the ring per session and per peer (well under half: two
-    /// peers can never starve a third), and 100 ms for a probe's answer: a
-    /// live client answers in one round trip, microseconds, and 100 ms
-    /// outlasts this kind of VM's vCPU stalls (a few ms) by far while a
-    /// restarted client still reconnects well within the 1 s connect timeout.
+    /// A quarter of the ring per session, per peer address and per source
+    /// MAC, and the last quarter kept for newcomers. One MAC, whatever
+    /// addresses it speaks for, holds at most 256 of 1,024 entries; peers
+    /// that hold entries stop at 768, so a newcomer always finds at least
+    /// 64 entries (63 credits) unless seven MACs' worth of hostile hosts
+    /// (three at their share, four in the reserve) hold the ring. 256
+    /// sessions per MAC as per address: a quarter of the server's 1,024.
+    /// And 100 ms for a probe's answer: a live client answers in one round
+    /// trip, microseconds, and 100 ms outlasts this kind of VM's vCPU
+    /// stalls (a few ms) by far while a restarted client still reconnects
+    /// well within the 1 s connect timeout.
     /// One re-grant per request: a lost Response(0) (or a spurious
     /// timeout) is repaired in one round trip as before; only a second
     /// copy of the same request's last packet finds its grant spent, and
@@ -69,6 +100,9 @@ impl Default for Admission {
         Admission {
             session_ring_share_pct: 25,
             peer_ring_share_pct: 25,
+            mac_ring_share_pct: 25,
+            max_sessions_per_mac: 256,
+            ring_reserve_pct: 25,
             restart_probe_wait: Duration::from_millis(100),
             regrants_per_request: 1,
             cookie_above_pct: 50,
@@ -86,6 +120,7 @@ impl Admission {
                 self.session_ring_share_pct,
             ),
             ("admission.peer_ring_share_pct", self.peer_ring_share_pct),
+            ("admission.mac_ring_share_pct", self.mac_ring_share_pct),
         ] {
             if !(1..=100).contains(&pct) {
                 return Err(EndpointConfigError::new(
@@ -94,6 +129,20 @@ impl Admission {
                     "a share in per cent, 1..=100",
                 ));
             }
+        }
+        if self.ring_reserve_pct > 99 {
+            return Err(EndpointConfigError::new(
+                "admission.ring_reserve_pct",
+                self.ring_reserve_pct,
+                "a share in per cent, 0..=99",
+            ));
+        }
+        if self.max_sessions_per_mac == 0 {
+            return Err(EndpointConfigError::new(
+                "admission.max_sessions_per_mac",
+                0,
+                "must be at least 1",
+            ));
         }
         if self.restart_probe_wait == Duration::ZERO {
             return Err(EndpointConfigError::new(
@@ -128,19 +177,87 @@ impl Admission {
     /// The credits a new server session gets: what the client asked, at
     /// most the server's own `limit`, and in lossless mode (`lossless`: a
     /// session of `c` credits reserves `c + 1` ring entries) at most what
-    /// the session's ring share and what is left of its peer's share back.
-    /// `None`: not one credit fits (refuse with NoRingSpace).
-    pub(crate) fn grant(&self, asked: u16, limit: u16, lossless: Option<RingView>) -> Option<u16> {
+    /// [`ring_room`](Self::ring_room) leaves the peer. `Err`: not one
+    /// credit fits (refuse with NoRingSpace), and which limit said so.
+    pub(crate) fn grant(
+        &self,
+        asked: u16,
+        limit: u16,
+        lossless: Option<RingView>,
+    ) -> Result<u16, Bound> {
         let mut granted = asked.min(limit);
+        let mut bound = Bound::Asked;
         if let Some(r) = lossless {
-            let session_cap = share(r.entries, self.session_ring_share_pct);
-            let peer_left = share(r.entries, self.peer_ring_share_pct).saturating_sub(r.peer_held);
-            let entries = session_cap.min(peer_left);
+            let (entries, b) = self.ring_room(r);
             let credits = entries.saturating_sub(1).min(u16::MAX as usize) as u16;
-            granted = granted.min(credits);
+            if credits < granted {
+                (granted, bound) = (credits, b);
+            }
         }
-        (granted > 0).then_some(granted)
+        if granted > 0 {
+            Ok(granted)
+        } else {
+            Err(bound)
+        }
     }
+
+    /// The most ring entries one more session of the peer `r` describes
+    /// may reserve now, and the limit that sets it: one session's share,
+    /// what is left of its address's share and of its MAC's, and of the
+    /// ring: up to `100 - ring_reserve_pct` per cent for a peer that holds
+    /// entries, plus a `RESERVE_SPLIT`th of the reserve for a newcomer.
+    pub(crate) fn ring_room(&self, r: RingView) -> (usize, Bound) {
+        let reserve = share(r.entries, self.ring_reserve_pct);
+        let newcomer = r.ip_held == 0 && r.mac_held == 0;
+        let below_reserve = (r.entries - reserve).saturating_sub(r.reserved);
+        let ring_left = if newcomer {
+            let into_reserve = reserve.div_ceil(RESERVE_SPLIT);
+            (below_reserve + into_reserve).min(r.entries.saturating_sub(r.reserved))
+        } else {
+            below_reserve
+        };
+        let ring_bound = if r.reserved + ring_left < r.entries {
+            Bound::Reserve
+        } else {
+            Bound::Ring
+        };
+        [
+            (
+                share(r.entries, self.session_ring_share_pct),
+                Bound::Session,
+            ),
+            (
+                share(r.entries, self.peer_ring_share_pct).saturating_sub(r.ip_held),
+                Bound::Address,
+            ),
+            (
+                share(r.entries, self.mac_ring_share_pct).saturating_sub(r.mac_held),
+                Bound::Mac,
+            ),
+            (ring_left, ring_bound),
+        ]
+        .into_iter()
+        .min_by_key(|&(n, _)| n)
+        .unwrap_or((0, Bound::Ring))
+    }
+}
+
+/// Which limit bounded a grant (the smallest one; the first listed of
+/// equal ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Bound {
+    /// The client's ask or the server's own credits.
+    Asked,
+    /// One session's ring share.
+    Session,
+    /// What is left of the address's share.
+    Address,
+    /// What is left of the source MAC's share.
+    Mac,
+    /// The ring past `100 - ring_reserve_pct` is the newcomers'.
+    Reserve,
+    /// The ring is full.
+    Ring,
 }
 
 /// Ring entries `pct` per cent of `entries` (rounded down).
@@ -148,12 +265,15 @@ fn share(entries: usize, pct: u8) -> usize {
     entries * pct as usize / 100
 }
 
-/// The receive ring as a lossless grant sees it: its size and what the
-/// asking peer's sessions hold already.
+/// The receive ring as a lossless grant sees it: its size, what all
+/// sessions reserve, and what the asking peer's address and MAC hold
+/// already.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct RingView {
     pub entries: usize,
-    pub peer_held: usize,
+    pub reserved: usize,
+    pub ip_held: usize,
+    pub mac_held: usize,
 }
 
 /// What to do with a ConnectReq whose client address and session number
@@ -211,25 +331,114 @@ mod tests {
         Instant(ms * MS)
     }
 
+    fn view(reserved: usize, ip_held: usize, mac_held: usize) -> Option<RingView> {
+        Some(RingView {
+            entries: 1024,
+            reserved,
+            ip_held,
+            mac_held,
+        })
+    }
+
     #[test]
     fn grants_are_the_servers_and_fit_the_shares() {
         let a = Admission::default();
-        let ring = |held| {
-            Some(RingView {
-                entries: 1024,
-                peer_held: held,
-            })
-        };
+        let ring = |held| view(held, held, held);
         // Lossy: the server's own limit caps the ask.
-        assert_eq!(a.grant(1023, 73, None), Some(73));
-        assert_eq!(a.grant(9, 73, None), Some(9));
+        assert_eq!(a.grant(1023, 73, None), Ok(73));
+        assert_eq!(a.grant(9, 73, None), Ok(9));
         // Lossless: a quarter of 1024 entries is 256, so 255 credits.
-        assert_eq!(a.grant(1023, u16::MAX, ring(0)), Some(255));
+        assert_eq!(a.grant(1023, u16::MAX, ring(0)), Ok(255));
         // What is left of the peer's share caps a second session.
-        assert_eq!(a.grant(1023, u16::MAX, ring(200)), Some(55));
+        assert_eq!(a.grant(1023, u16::MAX, ring(200)), Ok(55));
         // Nothing left for this peer: refused.
-        assert_eq!(a.grant(10, u16::MAX, ring(255)), None);
-        assert_eq!(a.grant(0, 73, None), None);
+        assert_eq!(a.grant(10, u16::MAX, ring(255)), Err(Bound::Address));
+        assert_eq!(a.grant(0, 73, None), Err(Bound::Asked));
+    }
+
+    #[test]
+    fn one_mac_holds_its_share_whatever_addresses_it_speaks_for() {
+        let a = Admission::default();
+        // A fresh address behind a MAC that holds 200 entries: the MAC's
+        // share (256) leaves 56 entries, 55 credits.
+        assert_eq!(a.grant(1023, u16::MAX, view(200, 0, 200)), Ok(55));
+        assert_eq!(a.ring_room(view(200, 0, 200).unwrap()).1, Bound::Mac);
+        // Its share taken: a fifth address is refused, naming the MAC.
+        assert_eq!(a.grant(8, u16::MAX, view(256, 0, 256)), Err(Bound::Mac));
+        // Without the MAC share (the old rule) four addresses took it all.
+        let old = Admission {
+            mac_ring_share_pct: 100,
+            ring_reserve_pct: 0,
+            ..a
+        };
+        assert_eq!(old.grant(1023, u16::MAX, view(768, 0, 768)), Ok(255));
+        assert!(old.grant(8, u16::MAX, view(1024, 0, 1024)).is_err());
+    }
+
+    #[test]
+    fn the_reserve_is_the_newcomers_a_quarter_each() {
+        let a = Admission::default();
+        // Holders stop at 768 of 1024 (100 - 25 %).
+        assert_eq!(a.grant(1023, u16::MAX, view(700, 0, 10)), Ok(67));
+        assert_eq!(a.grant(8, u16::MAX, view(768, 10, 10)), Err(Bound::Reserve));
+        assert_eq!(a.grant(8, u16::MAX, view(768, 0, 10)), Err(Bound::Reserve));
+        // A newcomer (address and MAC hold nothing) reaches 64 entries of
+        // the reserve (63 credits), wherever the others stand...
+        assert_eq!(a.grant(1023, u16::MAX, view(768, 0, 0)), Ok(63));
+        assert_eq!(a.grant(1023, u16::MAX, view(900, 0, 0)), Ok(63));
+        assert_eq!(a.grant(1023, u16::MAX, view(740, 0, 0)), Ok(91));
+        // ... until the ring itself is full.
+        assert_eq!(a.grant(1023, u16::MAX, view(1000, 0, 0)), Ok(23));
+        assert_eq!(a.grant(8, u16::MAX, view(1024, 0, 0)), Err(Bound::Ring));
+        // Four newcomers fit in the reserve at once; the fifth finds the
+        // ring full.
+        let mut reserved = 768;
+        for _ in 0..4 {
+            let (room, _) = a.ring_room(view(reserved, 0, 0).unwrap());
+            assert_eq!(room, 64);
+            reserved += room;
+        }
+        assert_eq!(a.ring_room(view(reserved, 0, 0).unwrap()), (0, Bound::Ring));
+        // No reserve: a holder may take the ring to the last entry.
+        let none = Admission {
+            ring_reserve_pct: 0,
+            ..a
+        };
+        assert_eq!(none.grant(1023, u16::MAX, view(1000, 0, 10)), Ok(23));
+    }
+
+    /// Whatever N addresses behind M MACs do, one at a time in any order,
+    /// a newcomer still finds a credit while fewer than seven MACs hold the
+    /// ring, and the MACs' total stays within their shares.
+    #[test]
+    fn a_newcomer_gets_a_credit_against_any_addresses_behind_six_macs() {
+        let a = Admission::default();
+        let mut reserved = 0;
+        let mut mac = [0usize; 6];
+        let mut ip = [[0usize; 5]; 6];
+        // Every address of every MAC asks for everything, round after round.
+        for _ in 0..50 {
+            for (m_held, ips) in mac.iter_mut().zip(ip.iter_mut()) {
+                for ip_held in ips.iter_mut() {
+                    let r = RingView {
+                        entries: 1024,
+                        reserved,
+                        ip_held: *ip_held,
+                        mac_held: *m_held,
+                    };
+                    if let Ok(c) = a.grant(u16::MAX, u16::MAX, Some(r)) {
+                        let need = c as usize + 1;
+                        reserved += need;
+                        *m_held += need;
+                        *ip_held += need;
+                    }
+                }
+            }
+        }
+        assert!(mac.iter().all(|&m| m <= 256), "{mac:?}");
+        assert!(reserved <= 1024);
+        let fresh = view(reserved, 0, 0).unwrap();
+        assert!(a.ring_room(fresh).0 >= 2, "{reserved} reserved");
     }
 
     #[test]
@@ -282,6 +491,22 @@ mod tests {
         assert_eq!(
             bad.validate().unwrap_err().field,
             "admission.session_ring_share_pct"
+        );
+        let bad = Admission {
+            mac_ring_share_pct: 0,
+            ..Admission::default()
+        };
+        assert_eq!(
+            bad.validate().unwrap_err().field,
+            "admission.mac_ring_share_pct"
+        );
+        let bad = Admission {
+            ring_reserve_pct: 100,
+            ..Admission::default()
+        };
+        assert_eq!(
+            bad.validate().unwrap_err().field,
+            "admission.ring_reserve_pct"
         );
         let bad = Admission {
             restart_probe_wait: Duration::ZERO,

@@ -221,6 +221,12 @@ impl Endpoint {
         self.ledger.ring_usage()
     }
 
+    /// Server sessions and ring entries the addresses behind source MAC
+    /// `mac` hold (`admission.max_sessions_per_mac`, `mac_ring_share_pct`).
+    pub fn mac_usage(&self, mac: wire::MacAddr) -> super::MacUse {
+        self.gate.macs.of(mac)
+    }
+
     /// Whether `poll_transmit` may produce a frame. May be `true` spuriously
     /// (a queued item turned out stale); `poll_transmit` is authoritative.
     pub fn has_pending_transmit(&self) -> bool {

@@ -1,11 +1,13 @@
 //! The handshake side's own state, apart from the sessions it creates:
 //! which client sessions this server accepted (to answer a duplicate
 //! ConnectReq without allocating), the server's secrets (server tokens and
-//! connect cookies), the wrong-token tally per source, and the stream that
+//! connect cookies), the wrong-token tally per source, what the sessions
+//! behind each source MAC hold (`mac_shares.rs`), and the stream that
 //! draws client tokens. The handshake rules that use them are in
 //! `handshake.rs` and `admission.rs`.
 
 use super::ids::SessionId;
+use super::mac_shares::MacShares;
 use super::secrets::{SecretKey, Secrets};
 use super::wrong_tokens::WrongTokens;
 use crate::rng::Rng;
@@ -27,6 +29,9 @@ pub(crate) struct Gate {
     pub secrets: Secrets,
     /// Wrong tokens per source address (`admission.wrong_tokens_per_sec`).
     pub wrong_tokens: WrongTokens,
+    /// Sessions and ring entries per source MAC
+    /// (`admission.max_sessions_per_mac`, `mac_ring_share_pct`).
+    pub macs: MacShares,
     /// Client side: draws each new client session's token.
     pub rng: Rng,
 }
@@ -37,6 +42,7 @@ impl Gate {
             accepted: HashMap::new(),
             secrets: Secrets::new(secret),
             wrong_tokens: WrongTokens::new(wrong_tokens_per_sec),
+            macs: MacShares::default(),
             rng: Rng::new(seed),
         }
     }

@@ -10,7 +10,8 @@
 //! and answers ConnectResp(Ok, server_session), or answers an error status
 //! without creating anything. The credits are the server's to grant: the
 //! client's ask, at most the server's own `session_credits` and (lossless)
-//! its ring shares (`admission.rs`); the ConnectResp says what was granted
+//! its ring shares per session, address and source MAC and the newcomers'
+//! reserve (`admission.rs`); the ConnectResp says what was granted
 //! and the client lowers its credits to it. A duplicate ConnectReq (same
 //! client address, client session and token) is answered with the same
 //! response, never allocating twice; one with a new token replaces the old
@@ -30,7 +31,7 @@
 //! answers; a DisconnectReq for a session it no longer has is answered with
 //! status UnknownSession so the client stops retrying.
 
-use super::admission::{restart, Restart, RingView};
+use super::admission::{restart, Restart};
 use super::cc::RateControl;
 use super::client::ClientSession;
 use super::config::{FlowMode, PeerAddr};
@@ -264,14 +265,18 @@ impl Endpoint {
         if self.ledger.sessions_of(p.src_ip) >= self.cfg.max_sessions_per_peer {
             return Err(SmStatus::PeerLimit);
         }
-        let lossless = (self.cfg.mode == FlowMode::Lossless).then_some(RingView {
-            entries: self.cfg.rx_ring_entries,
-            peer_held: self.ledger.ring_of(p.src_ip),
-        });
         let adm = self.cfg.admission;
+        if self.gate.macs.of(p.src_mac).sessions >= adm.max_sessions_per_mac {
+            self.out.stats.refused_mac_limit += 1;
+            return Err(SmStatus::PeerLimit);
+        }
+        let lossless = (self.cfg.mode == FlowMode::Lossless).then(|| self.ring_view(p));
         let credits = adm
             .grant(req.credits, self.cfg.session_credits, lossless)
-            .ok_or(SmStatus::NoRingSpace)?;
+            .map_err(|bound| {
+                self.count_ring_refusal(bound);
+                SmStatus::NoRingSpace
+            })?;
         // Half-open sessions reserve nothing: the ring entries are taken at
         // the client's first packet (`first_contact`), which only a client
         // that received the ConnectResp (and its server token) can send.
@@ -296,43 +301,12 @@ impl Endpoint {
             ..SessionCommon::new(id, SessionState::Connected, peer, template, now)
         };
         let acct = self.ledger.attach(p.src_ip);
+        self.gate.macs.attach(p.src_mac);
         let window = self.cfg.req_window;
         let session = ServerSession::new(common, window, credits, acct);
         self.table.insert(Session::Server(session));
         self.rearm(now, id);
         Ok((id, credits))
-    }
-
-    /// The first packet of a half-open server session with its server
-    /// token: the handshake is complete (the client received the
-    /// ConnectResp), so its receive-ring entries are reserved now, within
-    /// the peer's share. `false` when they cannot be: the packet is
-    /// dropped (`drops.no_ring_space`) and the session closed; its client
-    /// fails over to a new connect.
-    #[cold]
-    pub(crate) fn first_contact(&mut self, now: Instant, id: SessionId) -> bool {
-        let Some(s) = self.table.server_mut(id) else {
-            return false;
-        };
-        let (need, acct, ip) = (
-            self.cfg.ring_reservation(s.credits),
-            s.acct,
-            s.common.peer.ip,
-        );
-        let peer_share =
-            self.cfg.rx_ring_entries * self.cfg.admission.peer_ring_share_pct as usize / 100;
-        if self.ledger.ring_of(ip) + need > peer_share || self.ledger.reserve_ring(need).is_err() {
-            self.out.stats.drops.no_ring_space += 1;
-            let reason = RpcError::SessionClosed;
-            self.step(now, id, SessionInput::PeerDisconnect, reason);
-            return false;
-        }
-        self.ledger.hold_ring(acct, need, false);
-        if let Some(s) = self.table.server_mut(id) {
-            s.common.ring_reserved = need;
-            s.common.heard_at(now);
-        }
-        true
     }
 
     /// A KeepAlive. To a server session: the client's keepalive (or its

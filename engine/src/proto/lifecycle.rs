@@ -14,6 +14,7 @@ use super::state::{transition, Effect, EventKind, FailCause, Next, SessionInput}
 use super::table::Session;
 use super::txq::TxDesc;
 use crate::time::Instant;
+use crate::wire::MacAddr;
 
 impl Endpoint {
     /// Applies `input` to session `id` and runs the step's effects. `reason`
@@ -100,13 +101,15 @@ impl Endpoint {
             Effect::ReleaseRing => {
                 if let Some(s) = self.table.get_mut(id) {
                     let acct = match s {
-                        Session::Server(srv) => Some(srv.acct),
+                        Session::Server(srv) => Some((srv.acct, srv.common.peer.mac)),
                         Session::Client(_) => None,
                     };
                     let back = std::mem::take(&mut s.common_mut().ring_reserved);
                     self.ledger.unreserve_ring(back);
-                    if let Some(acct) = acct {
+                    if let Some((acct, mac)) = acct {
                         self.ledger.hold_ring(acct, back, true);
+                        let mac = mac.unwrap_or(MacAddr::BROADCAST);
+                        self.gate.macs.hold_ring(mac, back, true);
                     }
                 }
             }
@@ -170,9 +173,12 @@ impl Endpoint {
             Session::Server(srv) => {
                 // Its buffers go home when `sess` drops; their charges now.
                 srv.release_all(&mut self.ledger);
-                self.ledger
-                    .hold_ring(srv.acct, srv.common.ring_reserved, true);
+                let held = srv.common.ring_reserved;
+                self.ledger.hold_ring(srv.acct, held, true);
                 self.ledger.detach(srv.acct);
+                let mac = srv.common.peer.mac.unwrap_or(MacAddr::BROADCAST);
+                self.gate.macs.hold_ring(mac, held, true);
+                self.gate.macs.detach(mac);
                 let c = &srv.common;
                 self.gate.forget((c.peer.ip, c.peer.port, c.remote), id);
             }

@@ -55,6 +55,7 @@ mod handshake;
 mod ids;
 mod lifecycle;
 mod loss;
+mod mac_shares;
 mod msgbuf;
 mod nak;
 mod output;
@@ -63,6 +64,7 @@ mod pause;
 mod pause_peers;
 mod recovery;
 mod requests;
+mod ring_grant;
 mod sack;
 mod secrets;
 mod server;
@@ -79,7 +81,7 @@ mod txq;
 mod wrong_tokens;
 
 pub use crate::wire::ErrorCode;
-pub use admission::Admission;
+pub use admission::{Admission, RESERVE_SPLIT};
 pub use budget::{MemBudget, DEFAULT_POOL_KEEP};
 pub use config::{
     bdp_credits, lossless_ring_entries, os_seed, CcKind, DcqcnParams, EndpointAddr, EndpointConfig,
@@ -91,6 +93,7 @@ pub use endpoint::Endpoint;
 pub use error::{refusal_reason, EndpointConfigError, RpcError};
 pub use event::{Delivery, Event, Payload};
 pub use ids::{ReqHandle, SessionId};
+pub use mac_shares::MacUse;
 pub use msgbuf::{CopyBytes, MsgBuf, MsgPool, PayloadCopy, PoolStats};
 pub use secrets::{SecretKey, COOKIE_EPOCH};
 pub use state::{

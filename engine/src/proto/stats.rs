@@ -61,6 +61,13 @@ pub struct Stats {
     pub backlog_full: u64,
     /// ConnectReqs refused (any non-Ok status sent).
     pub connects_refused: u64,
+    /// Server: ConnectReqs refused (or first packets of their sessions
+    /// dropped) because the addresses behind their source MAC held
+    /// `admission.max_sessions_per_mac` sessions or its ring share.
+    pub refused_mac_limit: u64,
+    /// Server: the same because only the newcomers' reserve of the ring
+    /// was left (`admission.ring_reserve_pct`) and the peer held entries.
+    pub refused_ring_reserve: u64,
     /// Server: live sessions replaced by a ConnectReq with a new token once
     /// proven dead (a restarted client).
     pub sessions_replaced: u64,
