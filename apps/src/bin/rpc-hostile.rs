@@ -45,6 +45,10 @@ struct Cli {
     victim_ip: Option<std::net::Ipv4Addr>,
     #[arg(long)]
     victim_port: Option<u16>,
+    /// mem-pin: packets sent of each 8 MiB request, a number or
+    /// `all-but-last` (every buffer written through, never completed).
+    #[arg(long, default_value = "150")]
+    pin_packets: apps::hostile::pin::PinPackets,
 }
 
 fn main() -> std::process::ExitCode {
@@ -67,6 +71,7 @@ fn main() -> std::process::ExitCode {
             rate: cli.fps,
             seconds: cli.duration,
             core: cli.core,
+            pin_packets: cli.pin_packets,
         };
         let report = inject(&cfg.link_args(), &p)?;
         let line = serde_json::to_string(&report)?;

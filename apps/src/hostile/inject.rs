@@ -5,7 +5,7 @@
 use crate::config::link::{LinkArgs, Role};
 use crate::config::setup::{self, PortShape};
 use crate::hostile::attacks::{Attack, AttackGen};
-use crate::hostile::pin::{self, PinSource};
+use crate::hostile::pin::{self, PinPackets, PinSource};
 use crate::hostile::{HostileGen, HostileReport, Target};
 use engine::dpdk::{MbufBatch, BURST};
 use engine::runtime::HandlerTable;
@@ -25,6 +25,8 @@ pub struct InjectParams {
     pub rate: u64,
     pub seconds: f64,
     pub core: u32,
+    /// mem-pin: packets sent of each request.
+    pub pin_packets: PinPackets,
 }
 
 /// Opens the link as the client side and sends hostile frames at `rate`
@@ -41,7 +43,15 @@ pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport
             ip: p.victim.0,
             port: p.victim.1,
         };
-        return pin::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
+        return pin::run(
+            &mut rx,
+            &mut tx,
+            pool,
+            src,
+            p.target,
+            (p.rate, p.seconds),
+            p.pin_packets,
+        );
     }
     let mut mix = HostileGen::new(p.seed, p.target);
     let mut attack = AttackGen::new(p.attack, p.seed, p.target, p.victim);
