@@ -304,3 +304,22 @@ impl<'a> Sender<'a> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_packets_parse_and_never_finish_a_request() {
+        let whole = whole();
+        assert_eq!(whole, 5810, "8 MiB at 1,444 B a packet");
+        let all: PinPackets = "all-but-last".parse().unwrap();
+        assert_eq!((all.count(0), all.count(1)), (STEP_PKTS, whole - 1));
+        let first: PinPackets = "150".parse().unwrap();
+        assert_eq!((first.count(0), first.count(7)), (150, 150));
+        assert_eq!(PinPackets::default(), first);
+        for bad in ["0", "5810", "all", "-1"] {
+            assert!(bad.parse::<PinPackets>().is_err(), "{bad}");
+        }
+    }
+}

@@ -426,7 +426,7 @@ mod tests {
     #[test]
     fn the_pool_s_free_buffers_fit_beside_every_charge() {
         let budget = MemBudget {
-            per_worker: 30 << 10,
+            per_worker: 26 << 10,
             per_peer: 20 << 10,
             ..MemBudget::default()
         };
@@ -445,27 +445,29 @@ mod tests {
         // 4 KiB charged: 16 free fit beside it within 20.
         assert!(l.charge(ia, 4 << 10));
         assert_eq!((l.pool.free_bytes(), l.trimmed_bytes()), (16 << 10, 0));
-        // 8 more: 12 charged leave room for 8 free: the 8 KiB buffer goes.
-        assert!(l.charge(ia, 8 << 10));
+        // 2 more: 6 charged leave room for 14 free: a 2 KiB buffer goes.
+        assert!(l.charge(ia, 2 << 10));
+        assert_eq!(l.pool.free_bytes(), 14 << 10);
+        // An 8 KiB buffer taken next is spared; the 8 KiB outgrown after it
+        // counts: 10 charged + 8 outgrown leave 2 besides it: the 2 KiB
+        // and the 4 KiB buffers go.
+        assert!(l.charge_for(ia, 4 << 10, Some(8 << 10), 8 << 10));
         assert_eq!(l.pool.free_bytes(), 8 << 10);
-        // A 4 KiB buffer taken next is spared; the 4 KiB outgrown after it
-        // counts: 14 charged + 4 outgrown leave 2 besides it: a 2 KiB goes.
-        assert!(l.charge_for(ia, 2 << 10, Some(4 << 10), 4 << 10));
-        assert_eq!(l.pool.free_bytes(), 6 << 10);
-        assert_eq!(l.trimmed_bytes(), 10 << 10);
+        assert_eq!(l.trimmed_bytes(), 8 << 10);
         // Over the peer's limit: refused, and nothing is trimmed.
-        assert!(!l.charge(ia, 8 << 10));
-        assert_eq!(l.pool.free_bytes(), 6 << 10);
-        // The worker's limit counts the pool too: 14 + 12 charged leave 4.
+        assert!(!l.charge(ia, 12 << 10));
+        assert_eq!(l.pool.free_bytes(), 8 << 10);
+        // The worker's limit (26) counts the pool too: 10 + 8 charged
+        // leave 8, then 10 + 10 leave 6 (b's own limit would leave 10).
         assert!(l.charge(ib, 8 << 10));
-        assert_eq!(l.pool.free_bytes(), 6 << 10);
-        assert!(l.charge(ib, 4 << 10));
-        assert_eq!(l.pool.free_bytes(), 2 << 10);
-        // The pool never makes a charge fail: at the worker's limit it is
-        // emptied.
-        assert!(l.charge(ib, 4 << 10));
+        assert_eq!(l.pool.free_bytes(), 8 << 10);
+        assert!(l.charge(ib, 2 << 10));
         assert_eq!(l.pool.free_bytes(), 0);
         assert_eq!(l.trimmed_bytes(), 16 << 10);
+        // The pool never makes a charge fail: with it empty, the worker's
+        // limit is reached by charges alone.
+        assert!(l.charge(ib, 6 << 10));
+        assert!(!l.charge(ib, 1));
     }
 
     #[test]

@@ -282,9 +282,11 @@ impl Pool {
         }
     }
 
-    /// Frees buffers, largest class first, until at most `limit` bytes of
+    /// Frees buffers, smallest class first, until at most `limit` bytes of
     /// free buffers are left besides one of class `spare` if there is one
-    /// (the buffer the caller takes next); the bytes freed.
+    /// (the buffer the caller takes next); the bytes freed. Smallest first:
+    /// the steps a buffer outgrew go before the large buffers whose
+    /// allocation (and zeroing) costs most to do again.
     fn trim(&self, limit: usize, spare: Option<usize>) -> usize {
         // SAFETY: the only reference to the state while it lives; dropping
         // a buffer calls the allocator only.
@@ -292,7 +294,7 @@ impl Pool {
         let spare = spare.filter(|&c| st.classes.get(c).is_some_and(|f| !f.is_empty()));
         let mut held = st.keep_total - st.room - spare.map_or(0, class_size);
         let mut freed = 0;
-        for c in (0..st.classes.len()).rev() {
+        for c in 0..st.classes.len() {
             let keep = usize::from(spare == Some(c));
             while held > limit && st.classes[c].len() > keep {
                 let Some(d) = st.classes[c].pop() else { break };
@@ -366,7 +368,7 @@ impl MsgPool {
         }
     }
 
-    /// Gives free buffers back to the allocator, largest first, until at
+    /// Gives free buffers back to the allocator, smallest first, until at
     /// most `limit` bytes of them are left, not counting one of the class
     /// a `take_len`-byte buffer needs (kept if free: the caller takes it
     /// next, so a buffer about to be reused is not freed and allocated
@@ -474,7 +476,7 @@ mod tests {
     }
 
     #[test]
-    fn a_trim_frees_the_largest_first_and_spares_the_buffer_taken_next() {
+    fn a_trim_frees_the_smallest_first_and_spares_the_buffer_taken_next() {
         let pool = MsgPool::keeping(8 << 20, usize::MAX);
         let bufs: Vec<MsgBuf> = [8 << 20, 128 << 10, 128 << 10, 2048]
             .iter()
@@ -485,15 +487,16 @@ mod tests {
         assert_eq!(pool.free_bytes(), all);
         // Nothing to do within the limit.
         assert_eq!(pool.trim(all, None), 0);
-        // The 8 MiB one goes first; the 128 KiB one the caller takes next
-        // is spared (and not counted), the other is not.
-        assert_eq!(pool.trim(2048, Some(100 << 10)), (8 << 20) + (128 << 10));
-        assert_eq!(pool.free_bytes(), (128 << 10) + 2048);
+        // The 2 KiB one goes first, then a 128 KiB one: the other, which
+        // the caller takes next, is spared (and not counted).
+        assert_eq!(pool.trim(8 << 20, Some(100 << 10)), 2048 + (128 << 10));
+        assert_eq!(pool.free_bytes(), (8 << 20) + (128 << 10));
         assert_eq!(pool.stats().trimmed, 2);
         let m = pool.alloc(128 << 10);
         assert_eq!(pool.stats().fresh, 4, "the spared buffer was reused");
         drop(m);
-        assert_eq!(pool.trim(0, None), (128 << 10) + 2048);
+        // The large one goes when the small ones are not enough.
+        assert_eq!(pool.trim(64 << 10, None), (8 << 20) + (128 << 10));
         assert_eq!(pool.free_count(), 0);
         // The room the trim made is kept again.
         let pool = MsgPool::keeping(8 << 20, 4096);
