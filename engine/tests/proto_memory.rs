@@ -27,10 +27,15 @@ struct Counting;
 
 thread_local! {
     static LIVE: Cell<isize> = const { Cell::new(0) };
+    /// The most `LIVE` reached since `reset_peak`.
+    static PEAK: Cell<isize> = const { Cell::new(0) };
 }
 
 fn count(delta: isize) {
-    let _ = LIVE.try_with(|l| l.set(l.get() + delta));
+    let _ = LIVE.try_with(|l| {
+        l.set(l.get() + delta);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(l.get())));
+    });
 }
 
 // SAFETY: every call goes to `System` unchanged; the counting only reads
@@ -64,6 +69,16 @@ static ALLOC: Counting = Counting;
 /// Heap bytes live on this thread.
 fn live() -> usize {
     LIVE.with(Cell::get).max(0) as usize
+}
+
+/// The most heap bytes live on this thread since `reset_peak`.
+fn peak() -> usize {
+    PEAK.with(Cell::get).max(0) as usize
+}
+
+/// Starts a new high-water mark of the heap from what is live now.
+fn reset_peak() {
+    PEAK.with(|p| p.set(LIVE.with(Cell::get)));
 }
 
 const MIB: usize = 1 << 20;
@@ -292,6 +307,89 @@ fn first_packets_and_keepalives_cannot_pin_more_than_the_budget() {
         sent(&mut server, now),
         vec![error_answer(ErrorCode::ReassemblyTimeout)]
     );
+}
+
+#[test]
+fn what_a_peer_leaves_in_the_pool_counts_within_its_budget() {
+    // The pinning that grew the server past its peer's budget: every slot
+    // of 48 sessions first holds a 128 KiB step (90 packets of an 8 MiB
+    // request), then, slot after slot, new requests get every packet but
+    // the last, 50 ms apart (120,000 frames a second). The steps left
+    // behind (given up after the reassembly timeout, or replaced) went to
+    // the pool, which kept them (up to 64 MiB) beside the 128 MiB of 8 MiB
+    // buffers charged: 176 MiB from one address. They now count beside
+    // the charge, and the pool gives back what does not fit.
+    let budget = MemBudget::default();
+    let server_cfg = EndpointConfig {
+        admission: Admission {
+            peer_ring_share_pct: 100,
+            ..Admission::default()
+        },
+        ..cfg(1)
+    };
+    let mut server = Endpoint::new(server_cfg).unwrap();
+    let mut now = Instant::ZERO;
+    let h = Hostile::connect(&mut server, now, 48);
+    let len = 8 * MIB;
+    let pkts = len.div_ceil(DPP);
+    let base = live();
+    reset_peak();
+    let mut worst = 0;
+    for s in 0..48 {
+        for r in 0..8 {
+            for k in 0..90 {
+                server.handle_frame(now, &h.req(s, r, k, len));
+            }
+        }
+        sent(&mut server, now);
+    }
+    assert_eq!(server.held_bytes_of(h.ip()), 384 * 128 * 1024);
+    // 60 slots of the second round: 3 s, past the budget and the expiry
+    // of the first round's steps.
+    for slot in 0..60 {
+        let (s, r) = (slot / 8, 8 + slot as u64 % 8);
+        for k in 0..pkts - 1 {
+            server.handle_frame(now, &h.req(s, r, k, len));
+        }
+        sent(&mut server, now);
+        let held = server.held_bytes_of(h.ip()) + server.pool_free_bytes();
+        worst = worst.max(held);
+        assert!(held <= budget.per_peer, "slot {slot}: {held} B held");
+        now += Duration::from_millis(50);
+        for s in 0..48 {
+            server.handle_frame(now, &h.keepalive(s));
+        }
+        server.handle_timeout(now);
+    }
+    let st = server.stats();
+    eprintln!(
+        "held + pool at most {} KiB, heap peak +{} KiB, {} KiB trimmed, {} budget drops",
+        worst >> 10,
+        (peak() - base) >> 10,
+        st.pool_trimmed >> 10,
+        st.drops.reassembly_budget
+    );
+    assert!(st.drops.reassembly_budget > 0, "the budget was reached");
+    assert!(st.reassembly_timeouts >= 300, "first-round steps expired");
+    assert!(st.pool_trimmed > 0, "the pool gave buffers back");
+    assert!(worst > budget.per_peer - 8 * MIB, "{worst}");
+    // The heap (every allocation of this thread, the test's frames too)
+    // never grew by more than the budget and a few packets.
+    let grew = peak() - base;
+    assert!(
+        grew <= budget.per_peer + MIB,
+        "heap peak grew {} KiB, budget {} KiB",
+        grew >> 10,
+        budget.per_peer >> 10
+    );
+    // The attack stops: one reassembly timeout later nothing is charged,
+    // and the pool keeps at most its retention.
+    now = keep_alive(&mut server, &h, now, Duration::from_millis(1200));
+    assert_eq!(server.held_bytes(), 0);
+    assert!(server.pool_free_bytes() <= budget.pool_keep);
+    assert!(live() - base <= budget.pool_keep + MIB);
+    assert!(peak() - base <= budget.per_peer + MIB);
+    let _ = now;
 }
 
 #[test]

@@ -50,6 +50,10 @@ struct Cli {
     /// --victim-ip up.
     #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u8).range(1..))]
     addresses: u8,
+    /// mem-pin: packets sent of each 8 MiB request, a number or
+    /// `all-but-last` (every buffer written through, never completed).
+    #[arg(long, default_value = "150")]
+    pin_packets: apps::hostile::pin::PinPackets,
 }
 
 fn main() -> std::process::ExitCode {
@@ -73,6 +77,7 @@ fn main() -> std::process::ExitCode {
             rate: cli.fps,
             seconds: cli.duration,
             core: cli.core,
+            pin_packets: cli.pin_packets,
         };
         let report = inject(&cfg.link_args(), &p)?;
         let line = serde_json::to_string(&report)?;

@@ -7,7 +7,7 @@ use crate::config::setup::{self, PortShape};
 use crate::hostile::amplify;
 use crate::hostile::attacks::{Attack, AttackGen};
 use crate::hostile::multi_addr::{self, MultiSource, MULTI_ADDR_MAC};
-use crate::hostile::pin::{self, PinSource};
+use crate::hostile::pin::{self, PinPackets, PinSource};
 use crate::hostile::{HostileGen, HostileReport, Target};
 use engine::dpdk::{MbufBatch, BURST};
 use engine::runtime::HandlerTable;
@@ -29,6 +29,8 @@ pub struct InjectParams {
     pub rate: u64,
     pub seconds: f64,
     pub core: u32,
+    /// mem-pin: packets sent of each request.
+    pub pin_packets: PinPackets,
 }
 
 /// Opens the link as the client side and sends hostile frames at `rate`
@@ -45,7 +47,15 @@ pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport
         port: p.victim.1,
     };
     if p.attack == Attack::MemPin {
-        return pin::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
+        return pin::run(
+            &mut rx,
+            &mut tx,
+            pool,
+            src,
+            p.target,
+            (p.rate, p.seconds),
+            p.pin_packets,
+        );
     }
     if p.attack == Attack::DupAmplify {
         return amplify::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);

@@ -6,7 +6,10 @@
 //! renewed with new requests as the server gives the old ones up, while
 //! keepalives hold the sessions. Against an unbounded server this pins
 //! sessions x slots x 8 MiB; the server's per-peer budget must hold it to
-//! `transport.mem_per_peer_mib`.
+//! `transport.mem_per_peer_mib`. How much of each request it sends is
+//! [`PinPackets`]: the first 150 packets (the soak's default: fast), or
+//! every packet but the last, so each buffer the server grants is written
+//! through and the pool is left what the growth outgrew.
 
 use crate::hostile::{HostileKind, HostileReport, Target};
 use engine::dpdk::{MbufBatch, Mempool, RxQueue, TxQueue};
@@ -23,9 +26,12 @@ const SESSIONS: u16 = 48;
 const SLOTS: u64 = 8;
 /// The message size each request announces.
 const MSG: u32 = 8 << 20;
-/// Packets sent of each request: 150 x 1444 B, past the 128 KiB at which
-/// a stepwise buffer would grow to the whole 8 MiB.
+/// Packets sent of each request by default: 150 x 1444 B, past the
+/// 128 KiB at which a stepwise buffer would grow to the whole 8 MiB.
 const PKTS: u16 = 150;
+/// Packets of the first round with `--pin-packets all-but-last`: 90 x
+/// 1444 B fill a 128 KiB step without growing it to 8 MiB.
+const STEP_PKTS: u16 = 90;
 /// Credits asked per session: few, so that all 48 sessions' ring entries
 /// fit the per-address share of a lossless server (48 x 5 <= 256 of 1024):
 /// the attack is on memory, not on the ring.
@@ -42,16 +48,70 @@ pub struct PinSource {
     pub port: u16,
 }
 
-/// Runs the attack for `seconds` at most `rate` frames a second; what it
-/// sent, by kind (all `MemPin`), and in `connected` the sessions it holds.
+/// How many packets of each 8 MiB request the attacker sends
+/// (`rpc-hostile --pin-packets`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PinPackets {
+    /// The first N (`--pin-packets 150`).
+    First(u16),
+    /// All of them but the last (`--pin-packets all-but-last`): the request
+    /// never completes, and its buffer is written to the end. The first
+    /// round sends `STEP_PKTS` of each instead: every slot holds the
+    /// 128 KiB step it is renewed out of, which the pool keeps when it goes
+    /// (what the server's memory grew by beyond the peer's charge).
+    AllButLast,
+}
+
+impl Default for PinPackets {
+    fn default() -> Self {
+        PinPackets::First(PKTS)
+    }
+}
+
+impl std::str::FromStr for PinPackets {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        if s == "all-but-last" {
+            return Ok(PinPackets::AllButLast);
+        }
+        match s.parse::<u16>() {
+            Ok(n) if n >= 1 && n < whole() => Ok(PinPackets::First(n)),
+            _ => Err(format!(
+                "expected all-but-last or a number of packets from 1 to {}",
+                whole() - 1
+            )),
+        }
+    }
+}
+
+/// Packets of one `MSG`-byte request.
+fn whole() -> u16 {
+    (MSG as usize).div_ceil(DPP) as u16
+}
+
+impl PinPackets {
+    /// Packets sent of each request of round `round` (fewer than the
+    /// request has).
+    fn count(self, round: u64) -> u16 {
+        match self {
+            PinPackets::First(n) => n.min(whole() - 1),
+            PinPackets::AllButLast if round == 0 => STEP_PKTS,
+            PinPackets::AllButLast => whole() - 1,
+        }
+    }
+}
+
+/// Runs the attack for `seconds` at most `rate` frames a second, sending
+/// `pkts` of each request; what it sent, by kind (all `MemPin`), and in
+/// `connected` the sessions it holds.
 pub fn run(
     rx: &mut RxQueue,
     tx: &mut TxQueue,
     pool: &Mempool,
     src: PinSource,
     target: Target,
-    rate: u64,
-    seconds: f64,
+    (rate, seconds): (u64, f64),
+    pkts: PinPackets,
 ) -> anyhow::Result<HostileReport> {
     let template = HeaderTemplate::new(
         (src.mac, src.ip, src.port),
@@ -62,10 +122,16 @@ pub fn run(
     let sessions = connect(rx, &mut out, &template, start, seconds)?;
     let mut round = 0u64;
     let mut last_keepalive = Instant::now();
-    while start.elapsed().as_secs_f64() < seconds {
+    // One request slot after the other; the clock, keepalives and the
+    // receive ring are seen to after each slot (all but the last packet of
+    // an 8 MiB request is 5,809 frames: 0.1 s at 60,000 a second).
+    'attack: loop {
         for &(num, token) in &sessions {
             for slot in 0..SLOTS {
-                for k in 0..PKTS {
+                if start.elapsed().as_secs_f64() >= seconds {
+                    break 'attack;
+                }
+                for k in 0..pkts.count(round) {
                     let rpc = RpcRepr {
                         pkt_type: PktType::Request,
                         req_type: 1,
@@ -82,12 +148,12 @@ pub fn run(
                         n + DPP
                     })?;
                 }
+                if last_keepalive.elapsed() > Duration::from_millis(200) {
+                    last_keepalive = Instant::now();
+                    keepalives(&mut out, &template, &sessions)?;
+                }
+                drain(rx);
             }
-            if last_keepalive.elapsed() > Duration::from_millis(200) {
-                last_keepalive = Instant::now();
-                keepalives(&mut out, &template, &sessions)?;
-            }
-            drain(rx);
         }
         round += 1;
     }
@@ -236,5 +302,24 @@ impl<'a> Sender<'a> {
         self.report.not_sent += self.batch.len() as u64;
         self.batch.clear();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pin_packets_parse_and_never_finish_a_request() {
+        let whole = whole();
+        assert_eq!(whole, 5810, "8 MiB at 1,444 B a packet");
+        let all: PinPackets = "all-but-last".parse().unwrap();
+        assert_eq!((all.count(0), all.count(1)), (STEP_PKTS, whole - 1));
+        let first: PinPackets = "150".parse().unwrap();
+        assert_eq!((first.count(0), first.count(7)), (150, 150));
+        assert_eq!(PinPackets::default(), first);
+        for bad in ["0", "5810", "all", "-1"] {
+            assert!(bad.parse::<PinPackets>().is_err(), "{bad}");
+        }
     }
 }

@@ -12,6 +12,20 @@
 //! refused *before* anything is allocated; the caller drops the packet
 //! (counted) or answers with an error instead of storing the response.
 //!
+//! What the pool keeps counts too. A peer's buffers go back to the
+//! endpoint's message pool when it lets go of them (a step a reassembly
+//! buffer outgrew, a request given up, a response replaced), and the pool
+//! keeps free buffers (up to `pool_keep`) for whoever allocates next, so
+//! they are no longer the peer's charge but still the server's memory. They
+//! are counted beside every charge instead: a charge goes through only if
+//! the charged bytes fit the limits as before, and then the pool gives back
+//! free buffers until the peer's charge plus the pool's free bytes fit the
+//! peer's limit, and the worker's charge plus them the worker's
+//! (`Ledger::charge_for`). So what one address makes the server hold,
+//! charged or left in the pool, never passes `per_peer`; the pool only
+//! shrinks for a peer that holds more than `per_peer - pool_keep` at once,
+//! and no charge is ever refused because of it.
+//!
 //! The per-peer accounts live in a slab indexed by a number each server
 //! session keeps (`ServerSession::acct`), so a charge on the data path is
 //! two array-and-field updates, no hash lookup and no allocation; the
@@ -40,7 +54,8 @@ use std::net::Ipv4Addr;
 ///   retries fit before the server gives a request up.
 /// - `pool_keep` 64 MiB: eight free 8 MiB buffers, enough for a window of
 ///   the largest messages to reuse them, instead of up to 64 MiB per size
-///   class (about 1 GiB over 17 classes).
+///   class (about 1 GiB over 17 classes). Counted within both limits
+///   beside the charges (see the module docs), so it adds nothing to them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MemBudget {
     /// Bytes of reassembly buffers and stored responses the endpoint holds
@@ -57,7 +72,9 @@ pub struct MemBudget {
     /// get `ErrorCode::ResponseExpired`). Keepalives do not postpone it.
     pub reassembly_timeout: Duration,
     /// Bytes of free buffers the message pool keeps over all size classes;
-    /// buffers returned beyond it go back to the allocator.
+    /// buffers returned beyond it go back to the allocator, and so do free
+    /// buffers that would not fit beside a charge within `per_peer` or
+    /// `per_worker`.
     pub pool_keep: usize,
 }
 
@@ -153,6 +170,9 @@ pub(crate) struct Ledger {
     /// Receive-ring entries reserved by live sessions of either role
     /// (lossless mode; the per-peer shares are the accounts' `ring`).
     ring_reserved: usize,
+    /// Bytes of free buffers the pool gave back so that they fit beside a
+    /// charge (`Stats::pool_trimmed`).
+    trimmed: u64,
 }
 
 impl Ledger {
@@ -167,6 +187,7 @@ impl Ledger {
             index: HashMap::new(),
             ring_entries,
             ring_reserved: 0,
+            trimmed: 0,
         }
     }
 
@@ -248,11 +269,32 @@ impl Ledger {
     }
 
     /// Charges `bytes` to account `i` and the worker if both stay within
-    /// their limits; whether it did (nothing changes otherwise).
-    /// (Charged bytes are buffers that exist, far below `usize::MAX`: the
-    /// sums cannot overflow.)
+    /// their limits; whether it did (nothing changes otherwise). The pool's
+    /// free buffers are made to fit beside the new charges (`charge_for`).
     #[inline]
     pub fn charge(&mut self, i: u32, bytes: usize) -> bool {
+        self.charge_for(i, bytes, None, 0)
+    }
+
+    /// `charge`, for a buffer the caller takes from the pool next
+    /// (`take_len` bytes: one free buffer of its class is not given back)
+    /// and after which it returns `outgrown` bytes to the pool (the step a
+    /// reassembly buffer grows out of; charged until now, and in the
+    /// charge again until the copy is done). If the charge goes through,
+    /// free buffers are given back until the account's charge plus the
+    /// pool's free bytes plus `outgrown` fit `per_peer`, and the worker's
+    /// the same `per_worker`: what the peer holds, live or left in the
+    /// pool, stays within its limit at every step. (Charged bytes are
+    /// buffers that exist, far below `usize::MAX`: the sums cannot
+    /// overflow.)
+    #[inline]
+    pub fn charge_for(
+        &mut self,
+        i: u32,
+        bytes: usize,
+        take_len: Option<usize>,
+        outgrown: usize,
+    ) -> bool {
         let Some(p) = self.peers.get_mut(i as usize) else {
             return false;
         };
@@ -262,7 +304,18 @@ impl Ledger {
         }
         self.worker = worker;
         p.bytes = peer;
+        let room = (self.per_peer - peer)
+            .min(self.per_worker - worker)
+            .saturating_sub(outgrown);
+        if self.pool.free_bytes() > room {
+            self.trimmed += self.pool.trim(room, take_len) as u64;
+        }
         true
+    }
+
+    /// Bytes of free buffers the pool gave back to fit beside a charge.
+    pub fn trimmed_bytes(&self) -> u64 {
+        self.trimmed
     }
 
     /// Gives back `bytes` charged to account `i`.
@@ -304,6 +357,7 @@ impl Ledger {
 
 #[cfg(test)]
 mod tests {
+    use super::super::msgbuf::MsgBuf;
     use super::*;
 
     #[test]
@@ -367,6 +421,53 @@ mod tests {
         l.detach(ia);
         l.detach(ia);
         assert_eq!((l.sessions_of(a), l.worker_bytes()), (0, 0));
+    }
+
+    #[test]
+    fn the_pool_s_free_buffers_fit_beside_every_charge() {
+        let budget = MemBudget {
+            per_worker: 26 << 10,
+            per_peer: 20 << 10,
+            ..MemBudget::default()
+        };
+        let mut l = Ledger::new(&budget, MsgPool::keeping(1 << 20, usize::MAX), 0);
+        let (ia, ib) = (
+            l.attach(Ipv4Addr::new(10, 0, 0, 1)),
+            l.attach(Ipv4Addr::new(10, 0, 0, 2)),
+        );
+        // 16 KiB of free buffers: 8 + 4 + 2 + 2.
+        let bufs: Vec<MsgBuf> = [8 << 10, 4 << 10, 2 << 10, 2 << 10]
+            .iter()
+            .map(|&n| l.pool.alloc(n))
+            .collect();
+        drop(bufs);
+        assert_eq!(l.pool.free_bytes(), 16 << 10);
+        // 4 KiB charged: 16 free fit beside it within 20.
+        assert!(l.charge(ia, 4 << 10));
+        assert_eq!((l.pool.free_bytes(), l.trimmed_bytes()), (16 << 10, 0));
+        // 2 more: 6 charged leave room for 14 free: a 2 KiB buffer goes.
+        assert!(l.charge(ia, 2 << 10));
+        assert_eq!(l.pool.free_bytes(), 14 << 10);
+        // An 8 KiB buffer taken next is spared; the 8 KiB outgrown after it
+        // counts: 10 charged + 8 outgrown leave 2 besides it: the 2 KiB
+        // and the 4 KiB buffers go.
+        assert!(l.charge_for(ia, 4 << 10, Some(8 << 10), 8 << 10));
+        assert_eq!(l.pool.free_bytes(), 8 << 10);
+        assert_eq!(l.trimmed_bytes(), 8 << 10);
+        // Over the peer's limit: refused, and nothing is trimmed.
+        assert!(!l.charge(ia, 12 << 10));
+        assert_eq!(l.pool.free_bytes(), 8 << 10);
+        // The worker's limit (26) counts the pool too: 10 + 8 charged
+        // leave 8, then 10 + 10 leave 6 (b's own limit would leave 10).
+        assert!(l.charge(ib, 8 << 10));
+        assert_eq!(l.pool.free_bytes(), 8 << 10);
+        assert!(l.charge(ib, 2 << 10));
+        assert_eq!(l.pool.free_bytes(), 0);
+        assert_eq!(l.trimmed_bytes(), 16 << 10);
+        // The pool never makes a charge fail: with it empty, the worker's
+        // limit is reached by charges alone.
+        assert!(l.charge(ib, 6 << 10));
+        assert!(!l.charge(ib, 1));
     }
 
     #[test]

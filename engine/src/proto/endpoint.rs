@@ -376,6 +376,7 @@ impl Endpoint {
         let armed = srv.expiry_armed;
         let ledger = &mut self.ledger;
         let rx = srv.rx_request::<C>(p, self.cfg.dpp, max_msg, gaps, ledger, now, d);
+        self.out.stats.pool_trimmed = self.ledger.trimmed_bytes();
         match rx {
             RequestRx::Dropped => None,
             RequestRx::Nak(k) => {

@@ -15,7 +15,9 @@
 //!
 //! What the free lists keep is bounded in bytes over all classes together
 //! (`MemBudget::pool_keep` for an endpoint's own pool); a buffer returned
-//! beyond it goes back to the allocator.
+//! beyond it goes back to the allocator. The endpoint's ledger also makes
+//! the pool give free buffers back ([`MsgPool::trim`]) when they would not
+//! fit beside a peer's charge (`budget::Ledger::charge_for`).
 //!
 //! Contents of a buffer fresh from the pool are unspecified (old bytes are not
 //! cleared: that would cost a second pass over every large message).
@@ -192,6 +194,8 @@ pub struct PoolStats {
     /// Buffers given back but released to the allocator (the pool's
     /// retention reached, or beyond its largest class).
     pub released: u64,
+    /// Free buffers the pool gave back to the allocator on a `trim`.
+    pub trimmed: u64,
 }
 }
 
@@ -278,6 +282,34 @@ impl Pool {
         }
     }
 
+    /// Frees buffers, smallest class first, until at most `limit` bytes of
+    /// free buffers are left besides one of class `spare` if there is one
+    /// (the buffer the caller takes next); the bytes freed. Smallest first:
+    /// the steps a buffer outgrew go before the large buffers whose
+    /// allocation (and zeroing) costs most to do again.
+    fn trim(&self, limit: usize, spare: Option<usize>) -> usize {
+        // SAFETY: the only reference to the state while it lives; dropping
+        // a buffer calls the allocator only.
+        let st = unsafe { self.state() };
+        let spare = spare.filter(|&c| st.classes.get(c).is_some_and(|f| !f.is_empty()));
+        let mut held = st.keep_total - st.room - spare.map_or(0, class_size);
+        let mut freed = 0;
+        for c in 0..st.classes.len() {
+            let keep = usize::from(spare == Some(c));
+            while held > limit && st.classes[c].len() > keep {
+                let Some(d) = st.classes[c].pop() else { break };
+                st.room += d.len();
+                held -= d.len();
+                freed += d.len();
+                st.stats.trimmed += 1;
+            }
+            if held <= limit {
+                break;
+            }
+        }
+        freed
+    }
+
     fn stats(&self) -> PoolStats {
         // SAFETY: the only reference to the state while it lives.
         unsafe { self.state() }.stats
@@ -334,6 +366,15 @@ impl MsgPool {
             // At most 64 - MIN_CLASS_SHIFT: fits.
             class: c as u8,
         }
+    }
+
+    /// Gives free buffers back to the allocator, smallest first, until at
+    /// most `limit` bytes of them are left, not counting one of the class
+    /// a `take_len`-byte buffer needs (kept if free: the caller takes it
+    /// next, so a buffer about to be reused is not freed and allocated
+    /// again); the bytes given back.
+    pub(crate) fn trim(&self, limit: usize, take_len: Option<usize>) -> usize {
+        self.inner.trim(limit, take_len.map(class_of))
     }
 
     /// Counters: allocations, pool misses, returns.
@@ -432,6 +473,37 @@ mod tests {
         assert_eq!(pool.free_bytes(), 1 << 20);
         drop(m);
         assert_eq!(pool.free_bytes(), 3 << 20);
+    }
+
+    #[test]
+    fn a_trim_frees_the_smallest_first_and_spares_the_buffer_taken_next() {
+        let pool = MsgPool::keeping(8 << 20, usize::MAX);
+        let bufs: Vec<MsgBuf> = [8 << 20, 128 << 10, 128 << 10, 2048]
+            .iter()
+            .map(|&n| pool.alloc(n))
+            .collect();
+        drop(bufs);
+        let all = (8 << 20) + (256 << 10) + 2048;
+        assert_eq!(pool.free_bytes(), all);
+        // Nothing to do within the limit.
+        assert_eq!(pool.trim(all, None), 0);
+        // The 2 KiB one goes first, then a 128 KiB one: the other, which
+        // the caller takes next, is spared (and not counted).
+        assert_eq!(pool.trim(8 << 20, Some(100 << 10)), 2048 + (128 << 10));
+        assert_eq!(pool.free_bytes(), (8 << 20) + (128 << 10));
+        assert_eq!(pool.stats().trimmed, 2);
+        let m = pool.alloc(128 << 10);
+        assert_eq!(pool.stats().fresh, 4, "the spared buffer was reused");
+        drop(m);
+        // The large one goes when the small ones are not enough.
+        assert_eq!(pool.trim(64 << 10, None), (8 << 20) + (128 << 10));
+        assert_eq!(pool.free_count(), 0);
+        // The room the trim made is kept again.
+        let pool = MsgPool::keeping(8 << 20, 4096);
+        drop(pool.alloc(4096));
+        pool.trim(0, None);
+        drop(pool.alloc(4096));
+        assert_eq!(pool.free_bytes(), 4096);
     }
 
     /// Copies nothing (what a simulation of the transport alone brings).

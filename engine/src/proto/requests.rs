@@ -114,6 +114,7 @@ impl Endpoint {
         if st.over_budget {
             self.out.stats.responses_over_budget += 1;
         }
+        self.out.stats.pool_trimmed = self.ledger.trimmed_bytes();
         if st.charged && !armed {
             self.arm_expiry(h.session, now);
         }

@@ -14,7 +14,9 @@
 //! multi-packet response) is charged to the endpoint's `budget::Ledger`
 //! under the session's peer account (`acct`) and given back whenever the
 //! slot lets go of it. A reassembly buffer grows in steps as bytes arrive
-//! (`step_for`), so the charge follows what the client actually sent.
+//! (`step_for`), so the charge follows what the client actually sent; the
+//! steps it outgrows go to the pool, whose free buffers the ledger makes
+//! fit beside the charge (`Ledger::charge_for`).
 //! Both kinds expire after `reassembly_timeout` without progress (`expire`).
 
 use super::budget::Ledger;
@@ -157,7 +159,9 @@ impl ServerSlot {
     pub fn grow<C: PayloadCopy>(&mut self, end: usize, ledger: &mut Ledger, acct: u32) -> Hold {
         let (size, cap) = step_for(self.req_len, end);
         let add = cap - self.charged;
-        if !ledger.charge(acct, add) {
+        // The step outgrown goes to the pool after the copy: the pool's
+        // free bytes are made to fit beside the new charge with it.
+        if !ledger.charge_for(acct, add, Some(size), self.charged) {
             return Hold::Over;
         }
         self.charged = cap;

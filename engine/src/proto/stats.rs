@@ -140,6 +140,10 @@ pub struct Stats {
     /// Server: responses not kept because they did not fit the memory
     /// budget; the client's request fails with `ErrorCode::OverBudget`.
     pub responses_over_budget: u64,
+    /// Server: bytes of free buffers the message pool gave back to the
+    /// allocator so that they fit beside a peer's or the worker's charge
+    /// within its memory limit (`budget::Ledger::charge_for`).
+    pub pool_trimmed: u64,
     /// Received frames dropped, by reason.
     pub drops: Drops,
 }
