@@ -39,7 +39,7 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = Attack::Mix)]
     attack: Attack,
     /// Whose address a forged restart or an amplification uses; for
-    /// mem-pin, the attacker's own source address (default: the config's
+    /// mem-pin and credit-flood, the attacker's own source address (default: the config's
     /// client address and worker 0's port).
     #[arg(long)]
     victim_ip: Option<std::net::Ipv4Addr>,

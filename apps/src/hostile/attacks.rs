@@ -32,6 +32,9 @@ pub enum Attack {
     /// Real sessions from the attacker's own address, each request slot
     /// holding the start of an 8 MiB request (`pin_attack.rs`).
     MemPin,
+    /// A real session from the attacker's own address that sends
+    /// requests as fast as it may, ignoring its credits (`credit_flood.rs`).
+    CreditFlood,
 }
 
 /// The attacker's own MAC (the frames' source on the segment).
@@ -105,6 +108,7 @@ impl AttackGen {
             }
             Attack::Mix => unreachable!("the mix is HostileGen's"),
             Attack::MemPin => unreachable!("mem-pin receives too: pin_attack.rs"),
+            Attack::CreditFlood => unreachable!("credit-flood receives too: credit_flood.rs"),
         }
     }
 

@@ -5,6 +5,7 @@
 use crate::config::link::{LinkArgs, Role};
 use crate::config::setup::{self, PortShape};
 use crate::hostile::attacks::{Attack, AttackGen};
+use crate::hostile::credit_flood;
 use crate::hostile::pin::{self, PinSource};
 use crate::hostile::{HostileGen, HostileReport, Target};
 use engine::dpdk::{MbufBatch, BURST};
@@ -35,13 +36,19 @@ pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport
     let nexus = setup::open(link, Role::Client, b, HandlerTable::<()>::new())?;
     let pool = nexus.pool();
     let (mut rx, mut tx) = nexus.port().queue_pair(0)?;
-    if p.attack == Attack::MemPin {
-        let src = PinSource {
-            mac: nexus.mac(),
-            ip: p.victim.0,
-            port: p.victim.1,
-        };
-        return pin::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
+    let src = PinSource {
+        mac: nexus.mac(),
+        ip: p.victim.0,
+        port: p.victim.1,
+    };
+    match p.attack {
+        Attack::MemPin => {
+            return pin::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
+        }
+        Attack::CreditFlood => {
+            return credit_flood::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
+        }
+        _ => {}
     }
     let mut mix = HostileGen::new(p.seed, p.target);
     let mut attack = AttackGen::new(p.attack, p.seed, p.target, p.victim);

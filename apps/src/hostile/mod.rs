@@ -5,6 +5,7 @@
 //! `inject.rs` sends them over a DPDK port.
 
 pub mod attacks;
+pub mod credit_flood;
 pub mod inject;
 pub mod pin;
 
@@ -46,6 +47,8 @@ pub enum HostileKind {
     GrantAmplify,
     /// `--attack mem-pin` (`pin_attack.rs`).
     MemPin,
+    /// `--attack credit-flood` (`credit_flood.rs`).
+    CreditFlood,
 }
 
 impl HostileKind {
@@ -120,7 +123,8 @@ impl HostileGen {
             HostileKind::ForgedRestart
             | HostileKind::RingHog
             | HostileKind::GrantAmplify
-            | HostileKind::MemPin => {
+            | HostileKind::MemPin
+            | HostileKind::CreditFlood => {
                 unreachable!("not in the mix: attacks.rs writes them")
             }
         };
