@@ -8,8 +8,10 @@
 # throughout: a forged restart aimed at a victim client that runs the whole
 # soak from a fixed address, a ring hog (1023 credits asked from a spoofed
 # address), grant amplification from a spoofed source, a connect flood
-# from ever new spoofed addresses, and memory pinning by a peer with 48
-# real sessions (rpc-hostile --attack; docs/reliability.md). The last line
+# from ever new spoofed addresses, memory pinning by a peer with 48
+# real sessions, and a credit flood (a real session that ignores its
+# credits, asking for a new one every 250 ms) (rpc-hostile --attack;
+# docs/reliability.md). The last line
 # is one JSON object:
 #   failed              RPCs that failed, other than by their own client being killed
 #   wrong_bytes         responses or requests with a wrong byte
@@ -28,6 +30,9 @@
 #                       the attacks (pinning asks for 3 GiB; the peer's
 #                       budget is 128 MiB)
 #   reassembly_budget_drops  packets the memory budget refused
+#   sessions_policed    sessions closed for sending over their credits
+#   credit_flood_sessions  sessions the credit flood was granted (one per
+#                       police_cooloff_ms at most: its source is barred)
 #   cookies_sent        ConnectReqs the server answered with a cookie (the
 #                       connect flood pushed its table past half full; the
 #                       clients that came meanwhile connected through one)
@@ -37,7 +42,9 @@
 # Goal: 0, 0, 0, true, >= 1, < 8192 + 65536 (the pool's bounded retention of
 # the pinning peer's freed buffers), every hostile frame counted, the victim
 # completed with 0 failed, server_tx_over_rx <= 3, cookies_sent > 0,
-# mem_pin_sessions 48, vm_peak_growth_mib < 256, reassembly_budget_drops > 0.
+# mem_pin_sessions 48, vm_peak_growth_mib < 256, reassembly_budget_drops > 0
+# or the pinning peer policed (it sends without waiting for credits),
+# sessions_policed >= 1, credit_flood_sessions <= SECONDS / 10 + 1.
 # Every process it starts is stopped by PID; the veth pair is removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -94,7 +101,7 @@ VICTIM_IP=127.77.2.1
 VICTIM=$!
 PIDS+=("$VICTIM")
 sleep 1
-ATTACKS=(forged-restart ring-hog grant-amplify connect-flood mem-pin)
+ATTACKS=(forged-restart ring-hog grant-amplify connect-flood mem-pin credit-flood)
 ATTACK_PIDS=()
 for a in "${ATTACKS[@]}"; do
   # The connect flood needs 512 half-open sessions within the 2 s
@@ -103,6 +110,7 @@ for a in "${ATTACKS[@]}"; do
   fps=100; ip=$VICTIM_IP
   [ "$a" = connect-flood ] && fps=400
   [ "$a" = mem-pin ] && { fps=20000; ip=127.77.3.1; }
+  [ "$a" = credit-flood ] && { fps=50000; ip=127.77.3.2; }
   "$B/rpc-hostile" "${CLIENT_LINK[@]}" --set "link.file_prefix=\"${TAG}$a\"" \
     --attack "$a" --victim-ip "$ip" --duration "$((SECONDS_TOTAL - 2))" --fps "$fps" \
     --seed "$$" >"$WORK/attack.$a.json" 2>"$WORK/attack.$a.err" &
@@ -184,7 +192,9 @@ for i in range(1, n + 1):
 
 victim = last_json(f"{work}/victim.json") or {}
 attacks = {a: (last_json(f"{work}/attack.{a}.json") or {}).get("sent", 0)
-           for a in ("forged-restart", "ring-hog", "grant-amplify", "connect-flood", "mem-pin")}
+           for a in ("forged-restart", "ring-hog", "grant-amplify", "connect-flood", "mem-pin",
+                     "credit-flood")}
+cfl = last_json(f"{work}/attack.credit-flood.json") or {}
 pin = last_json(f"{work}/attack.mem-pin.json") or {}
 srv = last_json(f"{work}/server.json") or {}
 stats = srv.get("stats", {})
@@ -228,6 +238,9 @@ out = {
     "mem_pin_sessions": pin.get("connected", 0),
     "vm_peak_growth_mib": (vm_peak - vm_start) // 1024,
     "reassembly_budget_drops": drops.get("reassembly_budget", 0),
+    "sessions_policed": stats.get("sessions_policed", 0),
+    "over_credit_drops": drops.get("over_credit", 0),
+    "credit_flood_sessions": cfl.get("connected", 0),
 }
 out["goal_met"] = (
     out["failed"] == 0 and out["wrong_bytes"] == 0 and out["mbufs_leaked"] == 0
@@ -239,7 +252,9 @@ out["goal_met"] = (
     and out["server_tx_over_rx"] <= 3.0
     and out["cookies_sent"] > 0
     and out["mem_pin_sessions"] == 48 and out["vm_peak_growth_mib"] < 256
-    and out["reassembly_budget_drops"] > 0
+    and (out["reassembly_budget_drops"] > 0 or out["sessions_policed"] > 1)
+    and out["sessions_policed"] >= 1
+    and 1 <= out["credit_flood_sessions"] <= seconds // 10 + 1
 )
 print(json.dumps(out))
 sys.exit(0 if out["goal_met"] else 3)

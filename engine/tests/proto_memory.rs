@@ -10,7 +10,7 @@
 
 mod proto_common;
 
-use engine::proto::{Admission, Delivery, Endpoint, Event};
+use engine::proto::{Admission, Delivery, Endpoint, Event, Policing};
 use engine::proto::{
     EndpointAddr, EndpointConfig, ErrorCode, MemBudget, PeerAddr, RpcError, SessionState,
 };
@@ -210,6 +210,10 @@ fn first_packets_and_keepalives_cannot_pin_more_than_the_budget() {
             peer_ring_share_pct: 100,
             ..Admission::default()
         },
+        // Its frames come without waiting for credits, which credit
+        // policing (`proto_police`) would cut off first: this test holds
+        // the budget alone.
+        police: Policing::OFF,
         ..cfg(1)
     };
     assert_eq!(server_cfg.mem, budget);
@@ -299,7 +303,13 @@ fn a_normal_client_is_served_while_a_neighbour_is_over_its_budget() {
         per_worker: 64 * MIB,
         ..MemBudget::default()
     };
-    let server_cfg = EndpointConfig { mem, ..cfg(1) };
+    // The neighbour's packets come without waiting for credits: no
+    // credit policing (`proto_police`), so the budget alone stops it.
+    let server_cfg = EndpointConfig {
+        mem,
+        police: Policing::OFF,
+        ..cfg(1)
+    };
     let mut sim = Sim::new(50, ChannelConfig::default());
     sim.add(Endpoint::new(server_cfg.clone()).unwrap());
     sim.add(Endpoint::new(cfg(2)).unwrap());

@@ -61,6 +61,8 @@ mod output;
 mod pacing;
 mod pause;
 mod pause_peers;
+mod police;
+mod policing;
 mod recovery;
 mod requests;
 mod sack;
@@ -89,9 +91,10 @@ pub use config::{
 };
 pub use endpoint::Endpoint;
 pub use error::{refusal_reason, EndpointConfigError, RpcError};
-pub use event::{Delivery, Event, Payload};
+pub use event::{Delivery, Event, Payload, ViolatorReport};
 pub use ids::{ReqHandle, SessionId};
 pub use msgbuf::{CopyBytes, MsgBuf, MsgPool, PayloadCopy, PoolStats};
+pub use police::Policing;
 pub use secrets::{SecretKey, COOKIE_EPOCH};
 pub use state::{
     transition, Effect, EventKind, FailCause, InvalidTransition, Next, SessionInput, SessionState,

@@ -133,6 +133,9 @@ pub struct Stats {
     /// Server: responses not kept because they did not fit the memory
     /// budget; the client's request fails with `ErrorCode::OverBudget`.
     pub responses_over_budget: u64,
+    /// Server: sessions closed for sending over their credits, their
+    /// sources barred (`police.rs`).
+    pub sessions_policed: u64,
     /// Received frames dropped, by reason.
     pub drops: Drops,
 }
@@ -206,6 +209,12 @@ pub struct Drops {
     /// A half-open session's first packet found no receive-ring room for
     /// its credits (taken only then); the session is closed.
     pub no_ring_space: u64,
+    /// Request packets (and RFRs) of a session over its credits in one
+    /// epoch: more than a compliant client can have sent (`police.rs`).
+    pub over_credit: u64,
+    /// Session-management packets from a source barred after one of its
+    /// sessions was closed for violating its credits.
+    pub policed_source: u64,
 }
 }
 
@@ -233,6 +242,8 @@ impl Drops {
             + self.restart_pending
             + self.restart_refused
             + self.no_ring_space
+            + self.over_credit
+            + self.policed_source
     }
 }
 
