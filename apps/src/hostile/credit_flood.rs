@@ -12,6 +12,7 @@
 
 use crate::hostile::pin::PinSource;
 use crate::hostile::{HostileKind, HostileReport, Target};
+use crate::run::message::{fill_message, pattern, write_resp_size};
 use engine::dpdk::{MbufBatch, Mempool, RxQueue, TxQueue, BURST};
 use engine::wire::{
     parse_frame, HeaderTemplate, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType, SESSION_NONE,
@@ -51,6 +52,7 @@ pub fn run(
         cookie: 0,
         asked_at: None,
         req_num: 0,
+        pattern: pattern(PAYLOAD),
     };
     let mut batch = MbufBatch::new();
     let start = Instant::now();
@@ -110,6 +112,8 @@ struct Flood {
     cookie: u64,
     asked_at: Option<Instant>,
     req_num: u64,
+    /// The echo workload's body pattern.
+    pattern: Vec<u8>,
 }
 
 impl Flood {
@@ -143,7 +147,12 @@ impl Flood {
         };
         self.req_num += 1;
         let n = self.template.write(room, &rpc, PAYLOAD);
-        room[n..n + PAYLOAD].fill(0xCF);
+        // A well-formed echo request (sequence number, the response size
+        // asked, pattern bytes): the flood is of valid work, and the
+        // server's checks count none of it as a bad request.
+        let body = &mut room[n..n + PAYLOAD];
+        fill_message(body, &self.pattern, self.req_num);
+        write_resp_size(body, PAYLOAD);
         n + PAYLOAD
     }
 
