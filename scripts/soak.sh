@@ -11,7 +11,9 @@
 # from ever new spoofed addresses, memory pinning by a peer with 48
 # real sessions, copies of a request for 1 MiB from a peer with a real
 # session that never reads, and a ring hog answering for five addresses
-# behind one MAC (rpc-hostile --attack; docs/reliability.md). The last line
+# behind one MAC, and a credit flood (a real session that ignores its
+# credits, asking for a new one every 250 ms) (rpc-hostile --attack;
+# docs/reliability.md). The last line
 # is one JSON object:
 #   failed              RPCs that failed, other than by their own client being killed
 #   wrong_bytes         responses or requests with a wrong byte
@@ -36,6 +38,9 @@
 #   multi_addr_ring_entries  ring entries the five-address hog held at the
 #                       end (its MAC's share: 512 here; 1,020 unbounded)
 #   refused_mac_limit   connects the per-MAC limits refused
+#   sessions_policed    sessions closed for sending over their credits
+#   credit_flood_sessions  sessions the credit flood was granted (one per
+#                       police_cooloff_ms at most: its source is barred)
 #   cookies_sent        ConnectReqs the server answered with a cookie (the
 #                       connect flood pushed its table past half full; the
 #                       clients that came meanwhile connected through one)
@@ -49,7 +54,9 @@
 # the pinning peer's freed buffers), every hostile frame counted, the victim
 # completed with 0 failed, server_tx_over_rx <= 3, cookies_sent > 0,
 # mem_pin_sessions 48, vm_peak_growth_mib <= 132 + 8, reassembly_budget_drops > 0,
-# dup_copies_alone_pct >= 90, 0 < multi_addr_ring_entries <= 512, refused_mac_limit > 0.
+# (or the pinning peer policed: it sends without waiting for credits either),
+# dup_copies_alone_pct >= 90, 0 < multi_addr_ring_entries <= 512, refused_mac_limit > 0,
+# sessions_policed >= 1, credit_flood_sessions <= SECONDS / 10 + 1.
 # Every process it starts is stopped by PID; the veth pair is removed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -111,7 +118,7 @@ VICTIM_IP=127.77.2.1
 VICTIM=$!
 PIDS+=("$VICTIM")
 sleep 1
-ATTACKS=(forged-restart ring-hog grant-amplify connect-flood mem-pin dup-amplify multi-addr-hog)
+ATTACKS=(forged-restart ring-hog grant-amplify connect-flood mem-pin dup-amplify multi-addr-hog credit-flood)
 ATTACK_PIDS=()
 for a in "${ATTACKS[@]}"; do
   # The connect flood needs 512 half-open sessions within the 2 s
@@ -124,6 +131,7 @@ for a in "${ATTACKS[@]}"; do
   # multi-addr-hog answers for 127.77.4.1..5 (--addresses 5) from a MAC
   # of its own.
   [ "$a" = multi-addr-hog ] && { fps=5000; ip=127.77.4.1; }
+  [ "$a" = credit-flood ] && { fps=50000; ip=127.77.3.3; }
   "$B/rpc-hostile" "${CLIENT_LINK[@]}" --set "link.file_prefix=\"${TAG}$a\"" \
     --attack "$a" --victim-ip "$ip" --duration "$((SECONDS_TOTAL - 2))" --fps "$fps" \
     --seed "$$" >"$WORK/attack.$a.json" 2>"$WORK/attack.$a.err" &
@@ -209,8 +217,9 @@ for i in range(1, n + 1):
 victim = last_json(f"{work}/victim.json") or {}
 attacks = {a: (last_json(f"{work}/attack.{a}.json") or {}).get("sent", 0)
            for a in ("forged-restart", "ring-hog", "grant-amplify", "connect-flood", "mem-pin",
-                     "dup-amplify", "multi-addr-hog")}
+                     "dup-amplify", "multi-addr-hog", "credit-flood")}
 multi = last_json(f"{work}/attack.multi-addr-hog.json") or {}
+cfl = last_json(f"{work}/attack.credit-flood.json") or {}
 pin = last_json(f"{work}/attack.mem-pin.json") or {}
 srv = last_json(f"{work}/server.json") or {}
 stats = srv.get("stats", {})
@@ -259,6 +268,9 @@ out = {
     "multi_addr_ring_entries": multi.get("ring_entries", 0),
     "refused_mac_limit": stats.get("refused_mac_limit", 0),
     "pool_trimmed_mib": stats.get("pool_trimmed", 0) >> 20,
+    "sessions_policed": stats.get("sessions_policed", 0),
+    "over_credit_drops": drops.get("over_credit", 0),
+    "credit_flood_sessions": cfl.get("connected", 0),
 }
 out["goal_met"] = (
     out["failed"] == 0 and out["wrong_bytes"] == 0 and out["mbufs_leaked"] == 0
@@ -270,9 +282,11 @@ out["goal_met"] = (
     and out["server_tx_over_rx"] <= 3.0
     and out["cookies_sent"] > 0
     and out["mem_pin_sessions"] == 48 and out["vm_peak_growth_mib"] <= PEER_BUDGET_MIB + CLIENTS_MIB
-    and out["reassembly_budget_drops"] > 0
+    and (out["reassembly_budget_drops"] > 0 or out["sessions_policed"] > 1)
     and out["dup_copies_alone_pct"] >= 90
     and 0 < out["multi_addr_ring_entries"] <= 512 and out["refused_mac_limit"] > 0
+    and out["sessions_policed"] >= 1
+    and 1 <= out["credit_flood_sessions"] <= seconds // 10 + 1
 )
 print(json.dumps(out))
 sys.exit(0 if out["goal_met"] else 3)

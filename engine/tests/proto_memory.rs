@@ -10,7 +10,7 @@
 
 mod proto_common;
 
-use engine::proto::{Admission, Delivery, Endpoint, Event};
+use engine::proto::{Admission, Delivery, Endpoint, Event, Policing};
 use engine::proto::{
     EndpointAddr, EndpointConfig, ErrorCode, MemBudget, PeerAddr, RpcError, SessionState,
 };
@@ -227,6 +227,10 @@ fn first_packets_and_keepalives_cannot_pin_more_than_the_budget() {
             ring_reserve_pct: 0,
             ..Admission::default()
         },
+        // Its frames come without waiting for credits, which credit
+        // policing (`proto_police`) would cut off first: this test holds
+        // the budget alone.
+        police: Policing::OFF,
         ..cfg(1)
     };
     assert_eq!(server_cfg.mem, budget);
@@ -320,11 +324,16 @@ fn what_a_peer_leaves_in_the_pool_counts_within_its_budget() {
     // buffers charged: 176 MiB from one address. They now count beside
     // the charge, and the pool gives back what does not fit.
     let budget = MemBudget::default();
+    // As in the test above: the whole ring for the attacker's address and
+    // MAC, and no credit policing, so the budget alone stops it.
     let server_cfg = EndpointConfig {
         admission: Admission {
             peer_ring_share_pct: 100,
+            mac_ring_share_pct: 100,
+            ring_reserve_pct: 0,
             ..Admission::default()
         },
+        police: Policing::OFF,
         ..cfg(1)
     };
     let mut server = Endpoint::new(server_cfg).unwrap();
@@ -399,7 +408,13 @@ fn a_normal_client_is_served_while_a_neighbour_is_over_its_budget() {
         per_worker: 64 * MIB,
         ..MemBudget::default()
     };
-    let server_cfg = EndpointConfig { mem, ..cfg(1) };
+    // The neighbour's packets come without waiting for credits: no
+    // credit policing (`proto_police`), so the budget alone stops it.
+    let server_cfg = EndpointConfig {
+        mem,
+        police: Policing::OFF,
+        ..cfg(1)
+    };
     let mut sim = Sim::new(50, ChannelConfig::default());
     sim.add(Endpoint::new(server_cfg.clone()).unwrap());
     sim.add(Endpoint::new(cfg(2)).unwrap());

@@ -9,7 +9,7 @@ mod proto_common;
 
 use engine::proto::{
     Delivery, Endpoint, EndpointConfig, ErrorCode, Event, FlowMode, Payload, PayloadCopy, PeerAddr,
-    SessionId, SessionState,
+    Policing, SessionId, SessionState,
 };
 use engine::rng::Rng;
 use engine::time::{Duration, Instant};
@@ -636,7 +636,13 @@ fn ipv4_checksum_checked_unless_the_link_is_trusted() {
 
 #[test]
 fn malformed_frames_are_counted_never_panic() {
-    let mut r = Rig::new();
+    // 20,000 frames with the session's token and no transmit in between
+    // would be a credit flood (`proto_police`): policing off, so the
+    // mutations reach the paths behind the first look.
+    let mut r = Rig::with_server(EndpointConfig {
+        police: Policing::OFF,
+        ..cfg(1)
+    });
     let good = r.req_pkt(0, 0, 100);
     let mut bad: Vec<Vec<u8>> = vec![
         vec![],

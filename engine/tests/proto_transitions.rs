@@ -179,6 +179,7 @@ fn event_name(ev: &Event, s: SessionId) -> String {
         }
         // Not a session's event: no transition emits it.
         Event::WrongTokens(r) => return format!("WrongTokens({}:{})", r.ip, r.port),
+        Event::CreditViolator(r) => return format!("CreditViolator({})", r.ip),
     };
     // Server-side ids differ from the client's; only the client's are checked.
     if sess.number() == s.number() {

@@ -39,8 +39,8 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = Attack::Mix)]
     attack: Attack,
     /// Whose address a forged restart or an amplification uses; for
-    /// mem-pin, dup-amplify and multi-addr-hog, the attacker's own (first) source
-    /// address (default: the config's
+    /// mem-pin, dup-amplify, credit-flood and multi-addr-hog, the
+    /// attacker's own (first) source address (default: the config's
     /// client address and worker 0's port).
     #[arg(long)]
     victim_ip: Option<std::net::Ipv4Addr>,

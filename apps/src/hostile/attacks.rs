@@ -38,6 +38,9 @@ pub enum Attack {
     /// Real sessions for the whole ring from several addresses behind one
     /// MAC (`multi_addr.rs`).
     MultiAddrHog,
+    /// A real session from the attacker's own address that sends
+    /// requests as fast as it may, ignoring its credits (`credit_flood.rs`).
+    CreditFlood,
 }
 
 /// The attacker's own MAC (the frames' source on the segment).
@@ -113,6 +116,7 @@ impl AttackGen {
             Attack::MemPin => unreachable!("mem-pin receives too: pin_attack.rs"),
             Attack::DupAmplify => unreachable!("dup-amplify receives too: amplify.rs"),
             Attack::MultiAddrHog => unreachable!("multi-addr-hog receives too: multi_addr.rs"),
+            Attack::CreditFlood => unreachable!("credit-flood receives too: credit_flood.rs"),
         }
     }
 

@@ -6,6 +6,7 @@ use crate::config::link::{LinkArgs, Role};
 use crate::config::setup::{self, PortShape};
 use crate::hostile::amplify;
 use crate::hostile::attacks::{Attack, AttackGen};
+use crate::hostile::credit_flood;
 use crate::hostile::multi_addr::{self, MultiSource, MULTI_ADDR_MAC};
 use crate::hostile::pin::{self, PinPackets, PinSource};
 use crate::hostile::{HostileGen, HostileReport, Target};
@@ -68,6 +69,9 @@ pub fn inject(link: &LinkArgs, p: &InjectParams) -> anyhow::Result<HostileReport
             port: p.victim.1,
         };
         return multi_addr::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
+    }
+    if p.attack == Attack::CreditFlood {
+        return credit_flood::run(&mut rx, &mut tx, pool, src, p.target, p.rate, p.seconds);
     }
     let mut mix = HostileGen::new(p.seed, p.target);
     let mut attack = AttackGen::new(p.attack, p.seed, p.target, p.victim);

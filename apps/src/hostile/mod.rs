@@ -6,6 +6,7 @@
 
 pub mod amplify;
 pub mod attacks;
+pub mod credit_flood;
 pub mod inject;
 pub mod multi_addr;
 pub mod pin;
@@ -52,6 +53,8 @@ pub enum HostileKind {
     DupAmplify,
     /// `--attack multi-addr-hog` (`multi_addr.rs`).
     MultiAddrHog,
+    /// `--attack credit-flood` (`credit_flood.rs`).
+    CreditFlood,
 }
 
 impl HostileKind {
@@ -128,7 +131,8 @@ impl HostileGen {
             | HostileKind::GrantAmplify
             | HostileKind::MemPin
             | HostileKind::DupAmplify
-            | HostileKind::MultiAddrHog => {
+            | HostileKind::MultiAddrHog
+            | HostileKind::CreditFlood => {
                 unreachable!("not in the mix: attacks.rs writes them")
             }
         };

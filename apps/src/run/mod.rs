@@ -13,6 +13,7 @@ pub mod live;
 pub mod message;
 pub mod metrics;
 pub mod node;
+pub mod server_events;
 pub mod summary;
 pub mod sys;
 pub mod waiting;

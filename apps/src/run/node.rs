@@ -14,6 +14,7 @@ pub use crate::report::stats_json;
 use crate::run::interval::{self, LiveOptions};
 use crate::run::live::{Board, Publisher, Snapshot};
 use crate::run::metrics::{self, MetricsListener};
+use crate::run::server_events;
 pub use crate::run::summary::{ServerSummary, StatsSummary};
 use crate::run::waiting;
 pub use crate::run::workload::ClientParams;
@@ -276,7 +277,7 @@ fn server_worker(
     let mut n = 0u32;
     loop {
         rpc.run_once(&mut app);
-        report_wrong_tokens(&mut rpc, index);
+        server_events::report(&mut rpc, index);
         n = n.wrapping_add(1);
         let idle = server_idle(rpc.endpoint());
         if idle {
@@ -557,20 +558,6 @@ const IDLE_POLL: std::time::Duration = std::time::Duration::from_millis(1);
 /// when a memif client that has just disconnected closes its socket: DPDK
 /// 22.11's memif can read the departing peer's rings after unmapping them
 /// (the server crashed so, now and then, when a test's client exited).
-/// Sources the engine reported for wrong tokens (at most one line per
-/// source per second): an operator sees who probes the server's sessions.
-/// The server reads no other event.
-fn report_wrong_tokens<A>(rpc: &mut engine::runtime::Rpc<A>, worker: u16) {
-    while let Some(ev) = rpc.poll_event() {
-        if let engine::proto::Event::WrongTokens(r) = ev {
-            eprintln!(
-                "rpc-server: worker {worker}: {} wrong session tokens from {}:{} within one second; replies to it withheld for the rest of that second",
-                r.count, r.ip, r.port
-            );
-        }
-    }
-}
-
 /// What a server worker publishes: its endpoint's counters, requests
 /// handed to the handler (inline or background) and bad requests.
 fn server_snapshot<A>(rpc: &Rpc<A>, app: &ServerApp) -> Snapshot {

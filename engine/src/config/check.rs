@@ -283,6 +283,17 @@ impl TransportConfig {
             1,
             1_000_000,
         )?;
+        range(
+            "transport.police_window_ms",
+            self.police_window_ms,
+            1,
+            MAX_MS,
+        )?;
+        at_most(
+            "transport.police_cooloff_ms",
+            self.police_cooloff_ms,
+            MAX_MS,
+        )?;
         for (key, mib) in [
             ("transport.mem_per_peer_mib", self.mem_per_peer_mib),
             ("transport.mem_per_worker_mib", self.mem_per_worker_mib),

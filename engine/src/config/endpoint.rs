@@ -59,6 +59,7 @@ impl TransportConfig {
             keepalive_interval: Duration::from_millis(t.keepalive_ms),
             max_sessions_per_peer: t.max_sessions_per_peer as usize,
             admission: t.admission(),
+            police: t.police(),
             mem: MemBudget {
                 per_worker: (t.mem_per_worker_mib << 20) as usize,
                 per_peer: (t.mem_per_peer_mib << 20) as usize,

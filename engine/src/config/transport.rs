@@ -7,8 +7,8 @@
 //! and congestion control are the protocol core's own enums.
 
 use crate::proto::{
-    defaults, Admission, CcKind, DcqcnParams, FlowMode, LossPolicy, MemBudget, Retransmit,
-    DEFAULT_MAX_MSG_SIZE,
+    defaults, Admission, CcKind, DcqcnParams, FlowMode, LossPolicy, MemBudget, Policing,
+    Retransmit, DEFAULT_MAX_MSG_SIZE,
 };
 use crate::regimes::LOSSY_CREDIT_MULTIPLE;
 use crate::time::Duration;
@@ -129,6 +129,12 @@ pub struct TransportConfig {
     /// Server: wrong tokens one source address may send per second before
     /// the server withholds its replies to it.
     pub wrong_tokens_per_sec: u32,
+    /// Server: epochs over a session's credits within
+    /// `police_window_ms` that close it and bar its source; 0: no policing.
+    pub police_strikes: u16,
+    pub police_window_ms: u64,
+    /// Server: how long a policed session's source may not open sessions.
+    pub police_cooloff_ms: u64,
     /// Server: reassembly + stored-response bytes per worker / per client
     /// address, MiB.
     pub mem_per_worker_mib: u64,
@@ -204,9 +210,9 @@ pub const REGIME_KEYS: [&str; 9] = [
 ];
 
 /// The keys of a server's defences against its peers (session and ring
-/// shares, cookies, the wrong-token limit): what a tool whose every host is
+/// shares, cookies, the wrong-token limit, credit policing): what a tool whose every host is
 /// its own (the fabric lab) leaves open.
-pub const ADMISSION_KEYS: [&str; 10] = [
+pub const ADMISSION_KEYS: [&str; 13] = [
     "transport.max_sessions_per_peer",
     "transport.session_ring_share_pct",
     "transport.peer_ring_share_pct",
@@ -217,6 +223,9 @@ pub const ADMISSION_KEYS: [&str; 10] = [
     "transport.regrants_per_request",
     "transport.cookie_above_pct",
     "transport.wrong_tokens_per_sec",
+    "transport.police_strikes",
+    "transport.police_window_ms",
+    "transport.police_cooloff_ms",
 ];
 
 impl TransportConfig {
@@ -272,12 +281,22 @@ impl TransportConfig {
             wrong_tokens_per_sec: self.wrong_tokens_per_sec,
         }
     }
+
+    /// The credit-policing rule.
+    pub fn police(&self) -> Policing {
+        Policing {
+            strikes: self.police_strikes,
+            window: Duration::from_millis(self.police_window_ms),
+            cooloff: Duration::from_millis(self.police_cooloff_ms),
+        }
+    }
 }
 
 impl Default for TransportConfig {
     fn default() -> Self {
         let adm = Admission::default();
         let mem = MemBudget::default();
+        let police = Policing::default();
         TransportConfig {
             credits: None,
             bdp: BdpSource::Measured,
@@ -303,6 +322,9 @@ impl Default for TransportConfig {
             regrants_per_request: adm.regrants_per_request,
             cookie_above_pct: adm.cookie_above_pct,
             wrong_tokens_per_sec: adm.wrong_tokens_per_sec,
+            police_strikes: police.strikes,
+            police_window_ms: ms(police.window),
+            police_cooloff_ms: ms(police.cooloff),
             mem_per_worker_mib: mib(mem.per_worker),
             mem_per_peer_mib: mib(mem.per_peer),
             reassembly_timeout_ms: ms(mem.reassembly_timeout),

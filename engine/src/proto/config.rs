@@ -10,6 +10,7 @@ pub use super::budget::MemBudget;
 pub use super::cc::{CcKind, DcqcnParams};
 use super::defaults;
 use super::error::EndpointConfigError;
+use super::police::Policing;
 use super::secrets::SecretKey;
 use crate::time::Duration;
 use crate::wire::{MacAddr, IPV4_HEADER_LEN, RPC_HEADER_LEN, SM_BODY_LEN, UDP_HEADER_LEN};
@@ -200,6 +201,8 @@ pub struct EndpointConfig {
     /// Server: memory held for peers (reassembly and stored responses, per
     /// worker and per address), its expiry, and the pool's retention.
     pub mem: MemBudget,
+    /// Server: credit policing (`police.rs`).
+    pub police: Policing,
     /// Lossless (credits backed by ring reservations), lossy, or pause.
     pub mode: FlowMode,
     /// Lossless mode: what a loss does.
@@ -278,6 +281,7 @@ impl Default for EndpointConfig {
             max_sessions_per_peer: defaults::MAX_SESSIONS_PER_PEER,
             admission: Admission::default(),
             mem: MemBudget::default(),
+            police: Policing::default(),
             max_backlog: 4096,
             mode: FlowMode::Lossless,
             on_loss: LossPolicy::Retransmit,
@@ -476,6 +480,7 @@ impl EndpointConfig {
             ));
         }
         self.admission.validate()?;
+        self.police.validate()?;
         if self.max_sessions_per_peer == 0 {
             return Err(EndpointConfigError::new(
                 "max_sessions_per_peer",

@@ -16,6 +16,7 @@ use super::ids::SessionId;
 use super::msgbuf::{CopyBytes, MsgBuf, MsgPool, PayloadCopy, PoolStats};
 use super::output::Output;
 use super::pause_peers::PausePeers;
+use super::police::Police;
 use super::recovery::Timers;
 use super::secrets::SecretKey;
 use super::server_rx::{GapRule, RequestRx};
@@ -75,6 +76,8 @@ pub struct Endpoint {
     pub(crate) timers: Timers,
     /// Pause mode: peer links, their pauses and the receiver's XOFF state.
     pub(crate) pause: PausePeers,
+    /// Sources barred for violating their sessions' credits.
+    pub(crate) police: Police,
     /// Events for the application and the counters.
     pub(crate) out: Output,
 }
@@ -100,6 +103,7 @@ impl Endpoint {
             txq: TxQueues::new(&cfg),
             timers: Timers::new(&cfg),
             pause: PausePeers::default(),
+            police: Police::new(Police::span_for(cfg.rto, cfg.rto_low)),
             out: Output::new(),
             cfg: Settings::new(cfg),
         })
@@ -330,7 +334,9 @@ impl Endpoint {
             | PktType::Sack
             | PktType::Nak => self.rx_answer::<C>(now, &p),
             PktType::SessionMgmt => {
-                self.handle_sm(now, &p);
+                if !self.source_barred(now, &p) {
+                    self.handle_sm(now, &p);
+                }
                 None
             }
             PktType::Pause => {
@@ -363,6 +369,15 @@ impl Endpoint {
                 return None;
             }
             srv = self.table.server_mut(id)?;
+        }
+        // The first look: more packets this epoch than its credits allow?
+        if self.cfg.police.strikes > 0 {
+            let epoch = self.police.epoch(now, self.out.stats.tx_pkts);
+            if !srv.meter.within(epoch) {
+                let id = srv.common.id();
+                self.over_credit(now, id);
+                return None;
+            }
         }
         let d = &mut self.out.stats.drops;
         srv.common.heard_at(now);
@@ -452,6 +467,14 @@ impl Endpoint {
                 return;
             };
             srv = s;
+        }
+        if self.cfg.police.strikes > 0 {
+            let epoch = self.police.epoch(now, self.out.stats.tx_pkts);
+            if !srv.meter.within(epoch) {
+                let id = srv.common.id();
+                self.over_credit(now, id);
+                return;
+            }
         }
         let d = &mut self.out.stats.drops;
         srv.common.heard_at(now);

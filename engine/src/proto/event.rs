@@ -6,6 +6,8 @@ use super::error::RpcError;
 use super::ids::{ReqHandle, SessionId};
 use super::msgbuf::MsgBuf;
 use super::wrong_tokens::WrongTokenReport;
+use crate::wire::MacAddr;
+use std::net::Ipv4Addr;
 
 /// What `handle_frame` hands to the application.
 #[derive(Debug)]
@@ -108,4 +110,24 @@ pub enum Event {
     /// than `admission.wrong_tokens_per_sec`; until the second is over the
     /// server withholds the replies and probes its packets could draw.
     WrongTokens(WrongTokenReport),
+    /// Server side: a session kept sending more request packets than its
+    /// credits allow (`police.rs`): it is closed and its source barred
+    /// from new sessions for `police.cooloff`.
+    CreditViolator(ViolatorReport),
+}
+
+/// What `Event::CreditViolator` reports: a session closed for sending
+/// more than its credits allow, and its source, now barred.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ViolatorReport {
+    /// The closed server session.
+    pub session: SessionId,
+    /// Its source address (barred with `mac`).
+    pub ip: Ipv4Addr,
+    /// Its source MAC address.
+    pub mac: MacAddr,
+    /// Its source UDP port.
+    pub port: u16,
+    /// Its request packets dropped over the allowance.
+    pub excess: u64,
 }

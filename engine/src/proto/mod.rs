@@ -62,6 +62,8 @@ mod output;
 mod pacing;
 mod pause;
 mod pause_peers;
+mod police;
+mod policing;
 mod recovery;
 mod requests;
 mod ring_grant;
@@ -91,10 +93,11 @@ pub use config::{
 };
 pub use endpoint::Endpoint;
 pub use error::{refusal_reason, EndpointConfigError, RpcError};
-pub use event::{Delivery, Event, Payload};
+pub use event::{Delivery, Event, Payload, ViolatorReport};
 pub use ids::{ReqHandle, SessionId};
 pub use mac_shares::MacUse;
 pub use msgbuf::{CopyBytes, MsgBuf, MsgPool, PayloadCopy, PoolStats};
+pub use police::Policing;
 pub use secrets::{SecretKey, COOKIE_EPOCH};
 pub use state::{
     transition, Effect, EventKind, FailCause, InvalidTransition, Next, SessionInput, SessionState,

@@ -22,6 +22,7 @@
 use super::budget::Ledger;
 use super::frame::pkts_of;
 use super::msgbuf::{capacity_for, MsgBuf, MsgPool, PayloadCopy};
+use super::police::Meter;
 use super::sack::Window;
 use super::session::SessionCommon;
 use crate::time::{Duration, Instant};
@@ -60,6 +61,8 @@ pub(crate) struct ServerSession {
     /// taken now needs no arming: the firing finds it. Saves a timer call
     /// per request while requests keep coming.
     pub expiry_armed: bool,
+    /// Its request packets per epoch against its credits (`police.rs`).
+    pub meter: Meter,
 }
 
 /// Where a slot's current request is.
@@ -225,6 +228,7 @@ impl ServerSession {
             probe_at: None,
             acct,
             expiry_armed: false,
+            meter: Meter::new(credits, window),
             slots: (0..window)
                 .map(|_| ServerSlot {
                     req_num: None,

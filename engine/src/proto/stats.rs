@@ -144,6 +144,9 @@ pub struct Stats {
     /// allocator so that they fit beside a peer's or the worker's charge
     /// within its memory limit (`budget::Ledger::charge_for`).
     pub pool_trimmed: u64,
+    /// Server: sessions closed for sending over their credits, their
+    /// sources barred (`police.rs`).
+    pub sessions_policed: u64,
     /// Received frames dropped, by reason.
     pub drops: Drops,
 }
@@ -221,6 +224,12 @@ pub struct Drops {
     /// A half-open session's first packet found no receive-ring room for
     /// its credits (taken only then); the session is closed.
     pub no_ring_space: u64,
+    /// Request packets (and RFRs) of a session over its credits in one
+    /// epoch: more than a compliant client can have sent (`police.rs`).
+    pub over_credit: u64,
+    /// Session-management packets from a source barred after one of its
+    /// sessions was closed for violating its credits.
+    pub policed_source: u64,
 }
 }
 
@@ -248,6 +257,8 @@ impl Drops {
             + self.restart_pending
             + self.restart_refused
             + self.no_ring_space
+            + self.over_credit
+            + self.policed_source
     }
 }
 

@@ -9,7 +9,7 @@ use super::metrics::{self, Bucket, FlowOutcome, Percentiles};
 use super::scenario::Workload;
 use super::{Buffers, Fabric, FabricConfig, FabricRegime, FabricStats, HostEps};
 use engine::config::Site;
-use engine::proto::{DcqcnParams, Endpoint, EndpointConfig};
+use engine::proto::{DcqcnParams, Endpoint, EndpointConfig, Policing};
 use engine::time::{Duration, Instant};
 
 /// Virtual time given to handshakes before the first flow starts.
@@ -221,6 +221,9 @@ pub fn run_regime_in(
         ec.max_sessions = sessions + 16;
         ec.max_sessions_per_peer = sessions + 16;
         ec.admission = ec.admission.trusting_peers();
+        // Its hosts' stalls are modelled (a paused NIC reads on without
+        // writing), and none of them is hostile: no credit policing.
+        ec.police = Policing::OFF;
         data_per_pkt = ec.max_data_per_pkt();
         window = ec.req_window;
         max_msg = ec.max_msg_size;
