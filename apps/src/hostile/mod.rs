@@ -9,6 +9,7 @@ pub mod attacks;
 pub mod credit_flood;
 pub mod inject;
 pub mod multi_addr;
+mod paced;
 pub mod pin;
 
 use engine::rng::Rng;

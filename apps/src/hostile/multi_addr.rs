@@ -12,6 +12,7 @@
 //! whole 1,024-entry ring; the per-MAC share and the newcomers' reserve
 //! must leave a normal client its credits.
 
+use crate::hostile::paced::Paced;
 use crate::hostile::{HostileKind, HostileReport, Target};
 use crate::run::message::{pattern_byte, write_resp_size};
 use engine::dpdk::{MbufBatch, Mempool, RxQueue, TxQueue};
@@ -93,8 +94,7 @@ pub fn run(
         .collect();
     let mut slots = vec![Slot::Asking { cookie: 0 }; n];
     let mut generation = vec![0u64; n];
-    let mut report = HostileReport::default();
-    let mut out = Out::new(tx, pool, rate);
+    let mut out = Paced::new(tx, pool, rate, HostileKind::MultiAddrHog);
     let start = Instant::now();
     let mut req_num = 0u64;
     while start.elapsed().as_secs_f64() < seconds {
@@ -108,7 +108,7 @@ pub fn run(
                 // Replies come back as fast as the asks go out: read them
                 // before the port's receive ring overflows.
                 out.flush()?;
-                receive(rx, &mut slots, &generation, &mut report);
+                receive(rx, &mut slots, &generation, &mut out.report);
             }
             match slots[i] {
                 Slot::Asking { cookie } => {
@@ -117,7 +117,7 @@ pub fn run(
                         ..SmRepr::connect_req(c, CREDITS, 1500, 8)
                     };
                     let token = client_token(c, generation[i]);
-                    out.frame(&mut report, |b| t.write_sm(b, SESSION_NONE, token, &body))?;
+                    out.frame(|b| t.write_sm(b, SESSION_NONE, token, &body))?;
                 }
                 Slot::Granted { heard, .. } if round.duration_since(heard) > SILENT => {
                     generation[i] += 1;
@@ -125,18 +125,18 @@ pub fn run(
                 }
                 Slot::Granted { num, token, .. } => {
                     req_num += 1;
-                    out.frame(&mut report, |b| request(t, b, num, token, req_num))?;
+                    out.frame(|b| request(t, b, num, token, req_num))?;
                 }
             }
         }
         out.flush()?;
         while round.elapsed() < ROUND {
             std::thread::sleep(Duration::from_millis(5));
-            receive(rx, &mut slots, &generation, &mut report);
+            receive(rx, &mut slots, &generation, &mut out.report);
         }
     }
     out.flush()?;
-    report.not_sent = out.not_sent;
+    let mut report = out.report;
     let held = slots.iter().filter_map(|s| match *s {
         Slot::Granted {
             credits,
@@ -243,69 +243,6 @@ fn receive(rx: &mut RxQueue, slots: &mut [Slot], generation: &[u64], report: &mu
             }
         }
         batch.clear();
-    }
-}
-
-/// Frames out in bursts, at most `rate` a second.
-struct Out<'a> {
-    tx: &'a mut TxQueue,
-    pool: &'a Mempool,
-    batch: MbufBatch,
-    rate: u64,
-    start: Instant,
-    sent: u64,
-    not_sent: u64,
-}
-
-impl<'a> Out<'a> {
-    fn new(tx: &'a mut TxQueue, pool: &'a Mempool, rate: u64) -> Self {
-        Out {
-            tx,
-            pool,
-            batch: MbufBatch::new(),
-            rate: rate.max(1),
-            start: Instant::now(),
-            sent: 0,
-            not_sent: 0,
-        }
-    }
-
-    fn frame(
-        &mut self,
-        report: &mut HostileReport,
-        write: impl FnOnce(&mut [u8]) -> usize,
-    ) -> anyhow::Result<()> {
-        if self.batch.is_full() {
-            self.flush()?;
-        }
-        let i = self.batch.len();
-        self.batch.alloc(self.pool, 1)?;
-        let len = write(self.batch.room_mut(i));
-        self.batch.set_len(i, len);
-        *report.by_kind.entry(HostileKind::MultiAddrHog).or_default() += 1;
-        report.sent += 1;
-        self.sent += 1;
-        Ok(())
-    }
-
-    fn flush(&mut self) -> anyhow::Result<()> {
-        if self.batch.is_empty() {
-            return Ok(());
-        }
-        let due = self.start + Duration::from_secs_f64(self.sent as f64 / self.rate as f64);
-        if let Some(wait) = due.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
-        }
-        for _ in 0..1000 {
-            self.tx.tx_burst(&mut self.batch);
-            if self.batch.is_empty() {
-                break;
-            }
-            std::thread::yield_now();
-        }
-        self.not_sent += self.batch.len() as u64;
-        self.batch.clear();
-        Ok(())
     }
 }
 

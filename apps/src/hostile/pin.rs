@@ -11,6 +11,7 @@
 //! every packet but the last, so each buffer the server grants is written
 //! through and the pool is left what the growth outgrew.
 
+use crate::hostile::paced::Paced;
 use crate::hostile::{HostileKind, HostileReport, Target};
 use engine::dpdk::{MbufBatch, Mempool, RxQueue, TxQueue};
 use engine::wire::{
@@ -117,7 +118,7 @@ pub fn run(
         (src.mac, src.ip, src.port),
         (target.mac, target.ip, target.port),
     );
-    let mut out = Sender::new(tx, pool, rate);
+    let mut out = Paced::new(tx, pool, rate, HostileKind::MemPin);
     let start = Instant::now();
     let sessions = connect(rx, &mut out, &template, start, seconds)?;
     let mut round = 0u64;
@@ -167,7 +168,7 @@ pub fn run(
 /// the server asks for one); their (server session, server token).
 fn connect(
     rx: &mut RxQueue,
-    out: &mut Sender<'_>,
+    out: &mut Paced<'_>,
     template: &HeaderTemplate,
     start: Instant,
     seconds: f64,
@@ -223,7 +224,7 @@ fn connect(
 }
 
 fn keepalives(
-    out: &mut Sender<'_>,
+    out: &mut Paced<'_>,
     template: &HeaderTemplate,
     sessions: &[(u16, u64)],
 ) -> anyhow::Result<()> {
@@ -245,63 +246,6 @@ fn drain(rx: &mut RxQueue) {
     let mut batch = MbufBatch::new();
     while rx.rx_burst(&mut batch) > 0 {
         batch.clear();
-    }
-}
-
-/// Frames out in bursts, at most `rate` a second.
-struct Sender<'a> {
-    tx: &'a mut TxQueue,
-    pool: &'a Mempool,
-    batch: MbufBatch,
-    rate: u64,
-    start: Instant,
-    report: HostileReport,
-}
-
-impl<'a> Sender<'a> {
-    fn new(tx: &'a mut TxQueue, pool: &'a Mempool, rate: u64) -> Self {
-        Sender {
-            tx,
-            pool,
-            batch: MbufBatch::new(),
-            rate: rate.max(1),
-            start: Instant::now(),
-            report: HostileReport::default(),
-        }
-    }
-
-    fn frame(&mut self, write: impl FnOnce(&mut [u8]) -> usize) -> anyhow::Result<()> {
-        if self.batch.is_full() {
-            self.flush()?;
-        }
-        let i = self.batch.len();
-        self.batch.alloc(self.pool, 1)?;
-        let len = write(self.batch.room_mut(i));
-        self.batch.set_len(i, len);
-        *self.report.by_kind.entry(HostileKind::MemPin).or_default() += 1;
-        self.report.sent += 1;
-        Ok(())
-    }
-
-    fn flush(&mut self) -> anyhow::Result<()> {
-        if self.batch.is_empty() {
-            return Ok(());
-        }
-        let due = self.start + Duration::from_secs_f64(self.report.sent as f64 / self.rate as f64);
-        if let Some(wait) = due.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
-        }
-        // A full TX ring: retry the rest (af_packet drains it quickly).
-        for _ in 0..1000 {
-            self.tx.tx_burst(&mut self.batch);
-            if self.batch.is_empty() {
-                break;
-            }
-            std::thread::yield_now();
-        }
-        self.report.not_sent += self.batch.len() as u64;
-        self.batch.clear();
-        Ok(())
     }
 }
 
