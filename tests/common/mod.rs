@@ -62,16 +62,21 @@ impl Run {
     }
 }
 
-/// Runs `bin args` and kills it (by PID) if it outlives `limit`.
-pub fn run(bin: &str, args: &[&str], limit: Duration) -> Run {
-    let start = Instant::now();
-    let mut child = Command::new(bin)
+/// Starts `bin args` with no stdin and both outputs piped.
+fn spawn_piped(bin: &str, args: &[&str]) -> std::process::Child {
+    Command::new(bin)
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+        .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"))
+}
+
+/// Runs `bin args` and kills it (by PID) if it outlives `limit`.
+pub fn run(bin: &str, args: &[&str], limit: Duration) -> Run {
+    let start = Instant::now();
+    let mut child = spawn_piped(bin, args);
     let mut out = child.stdout.take().expect("piped");
     let mut err = child.stderr.take().expect("piped");
     let t_out = std::thread::spawn(move || {

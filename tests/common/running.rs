@@ -5,7 +5,7 @@
 
 use super::Run;
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -20,13 +20,7 @@ pub struct Running {
 
 impl Running {
     pub fn start(bin: &str, args: &[&str]) -> Running {
-        let mut child = Command::new(bin)
-            .args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {bin}: {e}"));
+        let mut child = super::spawn_piped(bin, args);
         let mut out = child.stdout.take().expect("piped");
         let stdout = std::thread::spawn(move || {
             let mut s = String::new();

@@ -40,10 +40,7 @@ pub fn run(
     rate: u64,
     seconds: f64,
 ) -> anyhow::Result<HostileReport> {
-    let template = HeaderTemplate::new(
-        (src.mac, src.ip, src.port),
-        (target.mac, target.ip, target.port),
-    );
+    let template = src.template(target);
     let mut report = HostileReport::default();
     let start = Instant::now();
     let (num, token) = connect(rx, tx, pool, &template, start, seconds, &mut report)?;

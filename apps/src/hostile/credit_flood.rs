@@ -40,10 +40,7 @@ pub fn run(
     rate: u64,
     seconds: f64,
 ) -> anyhow::Result<HostileReport> {
-    let template = HeaderTemplate::new(
-        (src.mac, src.ip, src.port),
-        (target.mac, target.ip, target.port),
-    );
+    let template = src.template(target);
     let mut f = Flood {
         template,
         report: HostileReport::default(),

@@ -49,6 +49,16 @@ pub struct PinSource {
     pub port: u16,
 }
 
+impl PinSource {
+    /// The headers of this source's frames to `target`.
+    pub fn template(&self, target: Target) -> HeaderTemplate {
+        HeaderTemplate::new(
+            (self.mac, self.ip, self.port),
+            (target.mac, target.ip, target.port),
+        )
+    }
+}
+
 /// How many packets of each 8 MiB request the attacker sends
 /// (`rpc-hostile --pin-packets`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,10 +124,7 @@ pub fn run(
     (rate, seconds): (u64, f64),
     pkts: PinPackets,
 ) -> anyhow::Result<HostileReport> {
-    let template = HeaderTemplate::new(
-        (src.mac, src.ip, src.port),
-        (target.mac, target.ip, target.port),
-    );
+    let template = src.template(target);
     let mut out = Paced::new(tx, pool, rate, HostileKind::MemPin);
     let start = Instant::now();
     let sessions = connect(rx, &mut out, &template, start, seconds)?;
