@@ -20,8 +20,9 @@
 //! themselves, flags and file, are [`crate::settings`]'.
 
 use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
+use crate::fabric::topology::TopologyKind;
 use crate::fabric::{
-    run_regime_in, Buffers, FabricConfig, FabricRegime, FabricReport, RegimeResult,
+    run_regime_in, Buffers, FabricConfig, FabricRegime, FabricReport, PathSelection, RegimeResult,
 };
 use crate::progress::ProgressLine;
 use crate::seeds::SeedsReport;
@@ -177,6 +178,7 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
         }
         fabric.host_ring = n;
     }
+    paths_of(s, &mut spec, &mut fabric)?;
     // The `[transport]` keys given (the file's, then --set): the engine's
     // `[transport]` over every regime's (`FabricRegime::transport`). The lab asks
     // only whether a key was given, not where.
@@ -203,6 +205,40 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
         link_bps,
         copy_payload: s.copy_payload,
     })
+}
+
+/// The topology, path selection, degraded and failed links and MTU of
+/// `s`, each refused with its flag's name (the link counts are checked
+/// against the topology when it is built).
+fn paths_of(
+    s: &FabricSettings,
+    spec: &mut ScenarioSpec,
+    fabric: &mut FabricConfig,
+) -> anyhow::Result<()> {
+    if let Some(t) = &s.topology {
+        let kind = TopologyKind::from_name(t).map_err(|e| anyhow!("--topology: {e}"))?;
+        spec.topology = Some(kind);
+    }
+    if let Some(p) = &s.path_selection {
+        let sel = PathSelection::from_name(p).map_err(|e| anyhow!("--path-selection: {e}"))?;
+        fabric.path_selection = Some(sel);
+    }
+    fabric.degraded_links = s.degraded_links.unwrap_or(0);
+    fabric.failed_links = s.failed_links.unwrap_or(0);
+    if let Some(f) = s.degraded_fraction {
+        // Written so that NaN fails too.
+        if !(f > 0.0 && f <= 1.0) {
+            bail!("--degraded-fraction {f} outside (0, 1]");
+        }
+        fabric.degraded_fraction = f;
+    }
+    if let Some(mtu) = s.mtu {
+        if !(576..=9000).contains(&mtu) {
+            bail!("--mtu {mtu} outside 576..=9000");
+        }
+        fabric.mtu = mtu;
+    }
+    Ok(())
 }
 
 /// The regimes named in `list`, in order; none, or one twice, is an error

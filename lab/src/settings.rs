@@ -68,6 +68,31 @@ pub struct FabricSettings {
     /// receiver, slow-receiver's slow host) [slow-receiver default: 1].
     #[arg(long, value_name = "US")]
     pub service_us: Option<f64>,
+    /// The fabric's shape instead of the scenario's: star, leaf-spine or
+    /// fat-tree (3 tiers, sized as uet-htsim sizes one: 16, 128, 1,024
+    /// hosts), the smallest holding the scenario's hosts.
+    #[arg(long, value_name = "KIND")]
+    pub topology: Option<String>,
+    /// How the sending NICs pick each packet's entropy, over every regime:
+    /// ecmp (one per flow), oblivious (random per packet) or reps (recycle
+    /// entropies echoed without ECN) [default: the regime's].
+    #[arg(long, value_name = "NAME")]
+    pub path_selection: Option<String>,
+    /// Top-tier links (leaf-spine, aggregation-core) that run at
+    /// --degraded-fraction of their rate, chosen as uet-htsim's -failed.
+    #[arg(long, value_name = "N")]
+    pub degraded_links: Option<usize>,
+    /// The rate a degraded link keeps, in (0, 1] [default: 0.25, htsim's].
+    #[arg(long, value_name = "F")]
+    pub degraded_fraction: Option<f64>,
+    /// Top-tier links that are down; routes avoid them (an error if that
+    /// cuts hosts off).
+    #[arg(long, value_name = "N")]
+    pub failed_links: Option<usize>,
+    /// IP MTU of every endpoint in bytes (frames are 14 more) [default:
+    /// 1500]; uet-htsim's packets are 4,150 bytes.
+    #[arg(long, value_name = "BYTES")]
+    pub mtu: Option<usize>,
     /// Move every payload byte through the endpoints, as on a real link;
     /// without it they move headers only (same results, much faster).
     #[arg(long)]
@@ -101,6 +126,12 @@ impl FabricSettings {
             buffer_kb: f.buffer_kb.or(file.buffer_kb),
             ring: f.ring.or(file.ring),
             service_us: f.service_us.or(file.service_us),
+            topology: f.topology.or(file.topology),
+            path_selection: f.path_selection.or(file.path_selection),
+            degraded_links: f.degraded_links.or(file.degraded_links),
+            degraded_fraction: f.degraded_fraction.or(file.degraded_fraction),
+            failed_links: f.failed_links.or(file.failed_links),
+            mtu: f.mtu.or(file.mtu),
             copy_payload: f.copy_payload || file.copy_payload,
             transport: match (file.transport, f.transport) {
                 (Some(mut t), Some(flags)) => {

@@ -1,7 +1,9 @@
 //! The fabric's knobs: link rates and delays, switch buffers, ECN marking,
-//! PFC thresholds, link-level credits, multipath, and the hosts' receive
-//! rings; and the bounds that make them lossless (PFC headroom, credits).
+//! PFC thresholds, link-level credits, multipath and path selection,
+//! degraded and failed links, and the hosts' receive rings; and the bounds
+//! that make them lossless (PFC headroom, credits).
 
+use super::paths::PathSelection;
 use super::topology::Topology;
 use engine::config::{Origins, TransportConfig};
 use engine::time::Duration;
@@ -86,6 +88,19 @@ pub struct FabricConfig {
     /// Spray every packet over the uplinks (SRD) instead of hashing the
     /// flow's 5-tuple onto one (ECMP).
     pub spray: bool,
+    /// How the sending NICs pick each packet's entropy, over every
+    /// regime's own choice (`None`: the regime's, ECMP or `spray`).
+    pub path_selection: Option<PathSelection>,
+    /// Links of the top tier (leaf-spine, aggregation-core) that run at
+    /// `degraded_fraction` of their rate, taken as uet-htsim's `-failed`
+    /// takes them (`routing::plan`).
+    pub degraded_links: usize,
+    /// The rate a degraded link keeps, in (0, 1]; uet-htsim's
+    /// `_failed_link_ratio` is 0.25.
+    pub degraded_fraction: f64,
+    /// Links of the top tier that are down (after those degraded): routes
+    /// avoid them.
+    pub failed_links: usize,
     /// Entries of a host's receive ring (frames waiting for the endpoint).
     pub host_ring: usize,
     /// PFC headroom the `roce` regime reserves per ingress port; `None`
@@ -125,6 +140,10 @@ impl Default for FabricConfig {
             pfc: None,
             link_credits: None,
             spray: false,
+            path_selection: None,
+            degraded_links: 0,
+            degraded_fraction: 0.25,
+            failed_links: 0,
             host_ring: 1024,
             pfc_headroom: None,
             grace: Duration::from_millis(500),
@@ -166,10 +185,11 @@ impl FabricConfig {
     pub fn path_rates(&self, topo: &Topology, src: usize, dst: usize) -> Vec<u64> {
         let (h, f) = (self.host_link_bps, self.fabric_link_bps);
         match *topo {
-            Topology::LeafSpine { .. } if topo.leaf_of(src) != topo.leaf_of(dst) => {
-                vec![h, f, f, h]
-            }
-            _ => vec![h, h],
+            _ if topo.leaf_of(src) == topo.leaf_of(dst) => vec![h, h],
+            Topology::LeafSpine { .. } => vec![h, f, f, h],
+            Topology::FatTree { k } if src / (k * k / 4) == dst / (k * k / 4) => vec![h, f, f, h],
+            Topology::FatTree { .. } => vec![h, f, f, f, f, h],
+            Topology::Star { .. } => vec![h, h],
         }
     }
 
@@ -223,6 +243,13 @@ impl FabricConfig {
         }
         if self.host_ring == 0 {
             return Err("host_ring must be at least 1".into());
+        }
+        // Written so that NaN fails too.
+        if !(self.degraded_fraction > 0.0 && self.degraded_fraction <= 1.0) {
+            return Err(format!(
+                "degraded_fraction (--degraded-fraction) {} outside (0, 1]",
+                self.degraded_fraction
+            ));
         }
         Ok(())
     }

@@ -9,8 +9,9 @@
 //! - Switches (`switch.rs`): egress FIFOs over a shared buffer, tail drop by
 //!   dynamic threshold, RED-like ECN marking, PFC per ingress port (XOFF and
 //!   XON frames that take a link delay to land, headroom), link-level
-//!   credits (InfiniBand), ECMP by 5-tuple hash or per-packet spraying.
-//! - Topologies (`topology.rs`), regimes (`fabric_regime.rs`), the
+//!   credits (InfiniBand), an uplink by the packet's entropy or spraying.
+//! - Topologies (`topology.rs`), routes over degraded and failed links
+//!   (`routing.rs`), path selection at the NICs (`paths.rs`), regimes (`fabric_regime.rs`), the
 //!   hosts' message buffers and whether payload bytes move (`buffers.rs`),
 //!   scenarios and flow sizes (`scenario.rs`, `cdf.rs`), the application that turns flows
 //!   into RPCs (`flows.rs`), metrics (`metrics.rs`) and the runner that ties
@@ -28,6 +29,8 @@ mod flows;
 pub mod metrics;
 mod nic;
 mod packets;
+mod paths;
+mod routing;
 mod run;
 pub mod scenario;
 mod switch;
@@ -36,6 +39,7 @@ pub mod topology;
 pub use buffers::{Buffers, HeadersOnly};
 pub use config::{FabricConfig, Pfc, Red, ETH_OVERHEAD};
 pub use fabric_regime::{not_applied, FabricRegime};
+pub use paths::PathSelection;
 pub use run::{run_regime, run_regime_in, FabricReport, Progress, RegimeResult};
 
 use engine::proto::Endpoint;
@@ -172,6 +176,9 @@ pub struct Fabric {
     switches: Vec<Switch>,
     hosts: Vec<Host>,
     uplinks: u32,
+    /// The live uplinks towards each leaf, and the choice among them.
+    routes: routing::Routes,
+    paths: paths::Paths,
     rng: Rng,
     /// Bytes of a transmit buffer every endpoint accepts.
     tx_len: usize,
@@ -205,8 +212,9 @@ impl Fabric {
         app: Flows,
         seed: u64,
         headers_only: bool,
-    ) -> Fabric {
+    ) -> Result<Fabric, String> {
         let (shapes, nics) = topology::build(&topo);
+        let plan = routing::plan(&cfg, &topo, &shapes)?;
         let hosts = topo.hosts();
         let mut first = Vec::with_capacity(shapes.len());
         let mut n = hosts as u32;
@@ -276,6 +284,10 @@ impl Fabric {
                 });
             }
         }
+        for &(s, p) in &plan.degraded {
+            let port = &mut ports[(first[s] + p as u32) as usize];
+            port.ps_per_byte = (port.ps_per_byte as f64 / cfg.degraded_fraction).round() as u64;
+        }
         let switches = shapes
             .iter()
             .zip(&first)
@@ -316,11 +328,9 @@ impl Fabric {
             }
             None => usize::MAX,
         };
-        let uplinks = match topo {
-            Topology::LeafSpine { spines, .. } => spines as u32,
-            Topology::Star { .. } => 0,
-        };
-        Fabric {
+        let pairs = app.flows.iter().map(|f| (f.spec.src, f.spec.dst));
+        let paths = paths::Paths::new(cfg.path_selection, hosts, pairs, seed);
+        Ok(Fabric {
             topo,
             now: 0,
             // A frame's hop (serialisation and delay) is the longest step
@@ -341,7 +351,9 @@ impl Fabric {
             ports,
             switches,
             hosts: hosts_v,
-            uplinks,
+            uplinks: topo.uplinks() as u32,
+            routes: plan.routes,
+            paths,
             rng: Rng::new(seed ^ 0xFAB_41C),
             tx_len,
             stats: FabricStats::default(),
@@ -349,7 +361,7 @@ impl Fabric {
             host_xoff,
             host_xon: host_xoff.saturating_sub(8),
             cfg,
-        }
+        })
     }
 
     /// Makes host `h` take one frame per `service` from its receive ring.

@@ -3,7 +3,9 @@
 //! (not paused, credits left), and its receive ring holds arriving frames
 //! until the endpoint takes them (at once, or one per service time on a
 //! slow host); a full ring drops, a filling ring sends PFC on a PFC fabric
-//! and returns credits as it drains on a credit fabric.
+//! and returns credits as it drains on a credit fabric. The NIC gives each
+//! frame its entropy and, under REPS, echoes what it received
+//! (`paths.rs`).
 
 use super::event::Ev;
 use super::{Fabric, HeadersOnly};
@@ -11,6 +13,8 @@ use engine::time::Instant;
 
 /// IPv4 destination address offset in an Ethernet frame.
 const DST_IP_AT: usize = 14 + 16;
+/// IPv4 source address offset in an Ethernet frame.
+const SRC_IP_AT: usize = 14 + 12;
 
 impl Fabric {
     /// Lets host `h`'s NIC send the endpoint's next frame if it can.
@@ -50,19 +54,24 @@ impl Fabric {
             .map_or(u32::MAX, |b| u32::from_be_bytes([0, 0, b[2], b[3]]));
         let valid = frame.get(DST_IP_AT..DST_IP_AT + 2) == Some(&[10, 1][..]);
         let hosts = self.hosts.len();
-        let uplink = if self.uplinks > 0 && !self.cfg.spray {
-            (super::topology::flow_hash(frame) % self.uplinks as u64) as u32
-        } else {
-            0
+        let hash = match self.uplinks > 0 && !self.cfg.spray && self.paths.hashes() {
+            true => super::topology::flow_hash(frame),
+            false => 0,
         };
-        let pkt = &mut self.pkts[i as usize];
-        pkt.uplink = uplink;
-        pkt.len = len as u32;
-        pkt.dst = if valid && (dst as usize) < hosts {
+        let dst = if valid && (dst as usize) < hosts {
             dst
         } else {
             u32::MAX
         };
+        let (entropy, echo) = match self.uplinks > 0 && !self.cfg.spray {
+            true => self.paths.on_send(h, dst, hash),
+            false => (0, 0),
+        };
+        let pkt = &mut self.pkts[i as usize];
+        pkt.entropy = entropy;
+        pkt.echo = echo;
+        pkt.len = len as u32;
+        pkt.dst = dst;
         let cost = self.credit_cost(h as u32, len as u64);
         if self.cfg.loss > 0.0 && self.rng.chance(self.cfg.loss) {
             // Lost on the wire: the NIC spent the time, nothing arrives.
@@ -80,6 +89,9 @@ impl Fabric {
 
     /// Packet `pkt` reached host `h`'s NIC.
     pub(super) fn at_host(&mut self, h: usize, pkt: u32) {
+        if self.paths.learns() {
+            self.echo_at_nic(h, pkt);
+        }
         let host = &mut self.hosts[h];
         if host.service_ns == 0 && host.ring.is_empty() {
             self.consume(h, pkt);
@@ -102,6 +114,21 @@ impl Fabric {
         {
             self.send_pfc(h as u32, true);
         }
+    }
+
+    /// The NIC's side of REPS for packet `pkt` arriving at host `h`: its
+    /// echo is fed to the sender's state, its own entropy and CE mark wait
+    /// to be echoed back (`paths.rs`).
+    fn echo_at_nic(&mut self, h: usize, pkt: u32) {
+        let p = self.pkts[pkt as usize];
+        let frame = &self.frames[self.frame_range(pkt, p.len as usize)];
+        // Source address 10.1.hi.lo; ECN in the IP header's second byte.
+        let (Some(ip), Some(&tos)) = (frame.get(SRC_IP_AT..SRC_IP_AT + 4), frame.get(15)) else {
+            return;
+        };
+        let src = u32::from_be_bytes([0, 0, ip[2], ip[3]]);
+        self.paths
+            .on_arrival(h, src, p.entropy, tos & 3 == 3, p.echo);
     }
 
     /// Host `h`'s endpoint takes the next frame from its ring.

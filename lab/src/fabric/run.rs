@@ -163,6 +163,8 @@ pub fn run_regime_in(
     cfg.host_link_bps = w.host_link_bps;
     cfg.fabric_link_bps = w.fabric_link_bps;
     regime.apply_fabric(&mut cfg);
+    // A path selection given goes over the regime's own (srd's spraying).
+    cfg.spray &= cfg.path_selection.is_none();
     cfg.validate()?;
     w.topology.validate()?;
     let hosts = w.topology.hosts();
@@ -236,7 +238,7 @@ pub fn run_regime_in(
     }
     let app = Flows::new(&w.flows, max_msg.min(flows::MAX_CHUNK), window);
     let headers_only = !bufs.copies();
-    let mut fab = Fabric::build(cfg.clone(), w.topology, endpoints, app, seed, headers_only);
+    let mut fab = Fabric::build(cfg.clone(), w.topology, endpoints, app, seed, headers_only)?;
     if let Some((h, service)) = w.slow_host {
         if h >= hosts {
             return Err(format!("slow host {h} does not exist"));

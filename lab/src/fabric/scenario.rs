@@ -4,7 +4,7 @@
 //! derived from the spec alone, so a seed fixes the workload.
 
 use super::cdf::{self, SizeCdf};
-use super::topology::Topology;
+use super::topology::{Topology, TopologyKind};
 use engine::rng::Rng;
 use engine::time::{Duration, Instant};
 use std::cmp::Reverse;
@@ -101,6 +101,10 @@ pub struct ScenarioSpec {
     /// Per-frame service time of the receiver (incast's host 0, the slow
     /// host of slow-receiver): one frame taken from its ring per this time.
     pub service: Option<Duration>,
+    /// The kind of fabric to run on instead of the scenario's own
+    /// (`--topology`): the smallest of that kind holding the scenario's
+    /// hosts (extra hosts stay idle).
+    pub topology: Option<TopologyKind>,
     /// Seed for every random choice.
     pub seed: u64,
 }
@@ -115,6 +119,7 @@ impl ScenarioSpec {
             flow_size: None,
             flows: None,
             service: None,
+            topology: None,
             seed,
         }
     }
@@ -158,7 +163,7 @@ pub struct Workload {
 /// Builds the workload of `spec`: validates the overrides and returns a
 /// clear error for any out of range or not used by the scenario.
 pub fn build(spec: &ScenarioSpec) -> Result<Workload, String> {
-    let w = match spec.scenario {
+    let mut w = match spec.scenario {
         Scenario::Incast => incast(spec)?,
         Scenario::Victim => victim(spec)?,
         Scenario::SlowReceiver => slow_receiver(spec)?,
@@ -167,8 +172,36 @@ pub fn build(spec: &ScenarioSpec) -> Result<Workload, String> {
         Scenario::Permutation => permutation(spec)?,
         Scenario::AllToAll => all_to_all(spec)?,
     };
-    validated(spec, w.topology)?;
+    w.topology = placed(spec, w.topology)?;
     Ok(w)
+}
+
+/// The scenario's topology `own`, or one of the kind `spec.topology`
+/// names with at least as many hosts: a star; leaf-spine with 8 hosts per
+/// leaf and 4 spines; a fat tree as uet-htsim sizes one. Victim and
+/// slow-receiver are about their own shape and keep it.
+fn placed(spec: &ScenarioSpec, own: Topology) -> Result<Topology, String> {
+    let hosts = own.hosts();
+    let t = match spec.topology {
+        None => own,
+        Some(k) if k == own.kind() => own,
+        Some(k) if matches!(spec.scenario, Scenario::Victim | Scenario::SlowReceiver) => {
+            return Err(format!(
+                "{}: --topology {} cannot be set: the scenario runs on its own {}",
+                spec.scenario.name(),
+                k.name(),
+                own.kind().name()
+            ))
+        }
+        Some(TopologyKind::Star) => Topology::Star { hosts },
+        Some(TopologyKind::LeafSpine) => Topology::LeafSpine {
+            leaves: hosts.div_ceil(8),
+            hosts_per_leaf: 8,
+            spines: 4,
+        },
+        Some(TopologyKind::FatTree) => Topology::fat_tree_for(hosts),
+    };
+    validated(spec, t)
 }
 
 /// `t` if it passes [`Topology::validate`], whose error is prefixed with the
@@ -592,6 +625,32 @@ mod tests {
     }
 
     #[test]
+    fn topology_asked_for_holds_the_scenarios_hosts() {
+        let on = |sc, hosts, kind| {
+            let mut s = spec(sc);
+            s.hosts = Some(hosts);
+            s.topology = Some(kind);
+            build(&s).unwrap()
+        };
+        // uet-htsim's sizes: 16, 128 and 1,024 hosts are k = 4, 8, 16.
+        for (hosts, k) in [(16, 4), (128, 8), (1024, 16)] {
+            let w = on(Scenario::Permutation, hosts, TopologyKind::FatTree);
+            assert_eq!(w.topology, Topology::FatTree { k });
+            assert_eq!(w.flows.len(), hosts);
+        }
+        // An incast of 16 senders needs 17 hosts: k = 6 (54), idle ones.
+        let w = on(Scenario::Incast, 16, TopologyKind::FatTree);
+        assert_eq!(w.topology, Topology::FatTree { k: 6 });
+        let w = on(Scenario::Incast, 16, TopologyKind::LeafSpine);
+        assert_eq!(w.topology.hosts(), 24);
+        // The scenario's own kind changes nothing.
+        let own = on(Scenario::WebSearch, 32, TopologyKind::LeafSpine);
+        let mut s = spec(Scenario::WebSearch);
+        s.hosts = Some(32);
+        assert_eq!(own, build(&s).unwrap());
+    }
+
+    #[test]
     fn permutation_is_a_derangement() {
         for seed in 0..50 {
             for hosts in [8, 32, 64] {
@@ -733,6 +792,8 @@ mod tests {
             with(Incast, |s| s.service = Some(Duration::ZERO)),
             with(SlowReceiver, |s| s.service = Some(Duration::from_secs(2))),
             with(WebSearch, |s| s.service = Some(Duration::from_micros(1))),
+            with(Victim, |s| s.topology = Some(TopologyKind::FatTree)),
+            with(SlowReceiver, |s| s.topology = Some(TopologyKind::Star)),
         ];
         for s in bad {
             let e = build(&s).expect_err(&format!("{s:?} should fail"));

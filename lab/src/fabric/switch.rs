@@ -1,5 +1,5 @@
-//! A switch's data path: pick the egress port (the host's port, or an
-//! uplink by 5-tuple hash or spraying), admit the packet into the shared
+//! A switch's data path: pick the egress port (the host's port, or a live
+//! uplink by the packet's entropy or round-robin spraying, `routing.rs`), admit the packet into the shared
 //! buffer or drop it (dynamic threshold on a lossy fabric, headroom
 //! overflow on a PFC fabric; never on a credit fabric), mark ECN by RED on
 //! the egress queue, account it to its ingress port (XOFF upstream above
@@ -25,17 +25,23 @@ impl Fabric {
         let local = match topology::route(sw.role, hpl, self.uplinks as usize, dst as usize) {
             Ok(p) => p as u32,
             Err((first, n)) => {
-                let n = n as u32;
-                let pick = if self.cfg.spray {
-                    let sw = &mut self.switches[s];
-                    let k = sw.spray_next;
-                    sw.spray_next = (k + 1) % n;
-                    k
-                } else {
-                    // Hashed at the NIC over the same `n` uplinks.
-                    self.pkts[pkt as usize].uplink
+                let spray = self.cfg.spray;
+                let sel = match spray {
+                    true => self.switches[s].spray_next,
+                    false => self.pkts[pkt as usize].entropy,
                 };
-                first as u32 + pick
+                let Some(up) = self.routes.uplink(s, dst as usize, n, sel, spray) else {
+                    self.stats.drops_unroutable += 1;
+                    self.drop_at(ingress, pkt);
+                    return;
+                };
+                if spray {
+                    // Round robin over the live uplinks (over all of them,
+                    // as before, when none failed).
+                    let live = self.routes.live(s, dst as usize, n);
+                    self.switches[s].spray_next = (sel % live + 1) % live;
+                }
+                first as u32 + up
             }
         };
         let egress = self.switches[s].first_port + local;

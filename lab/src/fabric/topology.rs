@@ -1,6 +1,7 @@
 //! The fabric's shape: which node is a host or a switch, which ports the
-//! links join, and how a switch picks the egress port for a packet (the
-//! host's own port, an uplink by ECMP 5-tuple hash, or per-packet spraying).
+//! links join, which links are the top tier's (where links degrade or
+//! fail), and which ports lead towards a host (its own port, one way down,
+//! or a choice of uplinks, which `routing.rs` narrows and picks from).
 //! Nodes are numbered hosts first (`0..hosts`), then switches.
 
 /// The shape of the fabric.
@@ -21,9 +22,83 @@ pub enum Topology {
         /// Spine switches (each leaf has one uplink to each).
         spines: usize,
     },
+    /// A 3-tier fat tree of `k`-port switches as uet-htsim builds one
+    /// (`FatTreeTopologyCfg::set_params`, `fat_tree_topology.cpp`): `k`
+    /// pods of `k/2` top-of-rack and `k/2` aggregation switches, `k/2`
+    /// hosts per top-of-rack switch (`k^3/4` hosts), `k^2/4` core
+    /// switches; every top-of-rack switch has one uplink to each
+    /// aggregation switch of its pod, and aggregation switch `j` of every
+    /// pod one to each core `j + k/2 * l`, `l < k/2` (htsim's numbering).
+    /// No oversubscription.
+    FatTree {
+        /// Ports per switch, even: 4 (16 hosts), 8 (128), 16 (1,024).
+        k: usize,
+    },
+}
+
+/// The kinds of [`Topology`], as `--topology` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum TopologyKind {
+    /// [`Topology::Star`].
+    Star,
+    /// [`Topology::LeafSpine`].
+    LeafSpine,
+    /// [`Topology::FatTree`].
+    FatTree,
+}
+
+impl TopologyKind {
+    /// Every kind, in the order they are listed to users.
+    pub const ALL: [TopologyKind; 3] = [
+        TopologyKind::Star,
+        TopologyKind::LeafSpine,
+        TopologyKind::FatTree,
+    ];
+
+    /// The kind's name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            TopologyKind::Star => "star",
+            TopologyKind::LeafSpine => "leaf-spine",
+            TopologyKind::FatTree => "fat-tree",
+        }
+    }
+
+    /// The kind called `s`; the error lists the valid names.
+    pub fn from_name(s: &str) -> Result<TopologyKind, String> {
+        TopologyKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = TopologyKind::ALL.iter().map(|k| k.name()).collect();
+                format!(
+                    "unknown topology {s:?} (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
 }
 
 impl Topology {
+    /// The smallest fat tree with at least `hosts` hosts (uet-htsim's
+    /// sizing: the least `k` with `k^3/4 >= hosts`, `k` even here).
+    pub fn fat_tree_for(hosts: usize) -> Topology {
+        let mut k = 2;
+        while k * k * k / 4 < hosts {
+            k += 2;
+        }
+        Topology::FatTree { k }
+    }
+
+    /// Which kind of topology this is.
+    pub fn kind(&self) -> TopologyKind {
+        match self {
+            Topology::Star { .. } => TopologyKind::Star,
+            Topology::LeafSpine { .. } => TopologyKind::LeafSpine,
+            Topology::FatTree { .. } => TopologyKind::FatTree,
+        }
+    }
+
     /// Number of hosts.
     pub fn hosts(&self) -> usize {
         match *self {
@@ -33,6 +108,7 @@ impl Topology {
                 hosts_per_leaf,
                 ..
             } => leaves * hosts_per_leaf,
+            Topology::FatTree { k } => k * k * k / 4,
         }
     }
 
@@ -41,6 +117,21 @@ impl Topology {
         match *self {
             Topology::Star { hosts } => hosts,
             Topology::LeafSpine { hosts_per_leaf, .. } => hosts_per_leaf,
+            Topology::FatTree { k } => k / 2,
+        }
+    }
+
+    /// Top-of-rack switches (leaves); 1 for a star.
+    pub fn leaves(&self) -> usize {
+        self.hosts().div_ceil(self.hosts_per_leaf().max(1))
+    }
+
+    /// Uplinks of each top-of-rack switch (0 on a star).
+    pub fn uplinks(&self) -> usize {
+        match *self {
+            Topology::Star { .. } => 0,
+            Topology::LeafSpine { spines, .. } => spines,
+            Topology::FatTree { k } => k / 2,
         }
     }
 
@@ -49,6 +140,7 @@ impl Topology {
         match *self {
             Topology::Star { .. } => 1,
             Topology::LeafSpine { leaves, spines, .. } => leaves + spines,
+            Topology::FatTree { k } => k * k + k * k / 4,
         }
     }
 
@@ -61,6 +153,34 @@ impl Topology {
                 hosts_per_leaf,
                 spines,
             } => leaves * (hosts_per_leaf + spines),
+            Topology::FatTree { k } => 3 * k * k * k / 4,
+        }
+    }
+
+    /// The links of the top tier (leaf to spine, aggregation to core),
+    /// where `--degraded-links` and `--failed-links` take theirs, in
+    /// uet-htsim's order for `-failed` (`FatTreeTopology`'s core loop:
+    /// lower switch by lower switch, uplink by uplink): each as (lower
+    /// switch, its port, upper switch, its port), switch indices.
+    pub fn top_links(&self) -> Vec<(usize, usize, usize, usize)> {
+        match *self {
+            Topology::Star { .. } => Vec::new(),
+            Topology::LeafSpine {
+                leaves,
+                hosts_per_leaf,
+                spines,
+            } => (0..leaves)
+                .flat_map(|l| (0..spines).map(move |s| (l, hosts_per_leaf + s, leaves + s, l)))
+                .collect(),
+            Topology::FatTree { k } => {
+                let (h, tors) = (k / 2, k * k / 2);
+                (0..tors)
+                    .flat_map(|a| {
+                        let (pod, j) = (a / h, a % h);
+                        (0..h).map(move |l| (tors + a, h + l, 2 * tors + j + h * l, pod))
+                    })
+                    .collect()
+            }
         }
     }
 
@@ -89,6 +209,16 @@ impl Topology {
                 return Err(
                     "a leaf-spine fabric needs at least one spine and one host per leaf".into(),
                 );
+            }
+            if spines > 64 {
+                return Err(format!(
+                    "at most 64 spines (uplinks per leaf), got {spines}"
+                ));
+            }
+        }
+        if let Topology::FatTree { k } = *self {
+            if k < 2 || k % 2 == 1 || k > 128 {
+                return Err(format!("a fat tree needs an even k in 2..=128, got {k}"));
             }
         }
         Ok(())
@@ -121,6 +251,12 @@ pub(super) enum Role {
     Leaf { leaf: usize },
     /// A spine: port `l` leads to leaf `l`.
     Spine,
+    /// A fat tree's aggregation switch in pod `pod` of `per_pod` hosts:
+    /// ports `0..k/2` lead to the pod's top-of-rack switches, then one
+    /// uplink per core it joins. (Top-of-rack switches are `Leaf`s.)
+    Agg { pod: usize, per_pod: usize },
+    /// A fat tree's core switch: port `p` leads to pod `p`.
+    Core { per_pod: usize },
 }
 
 /// The switches of `t`, with every port's peer, and for each host the
@@ -171,7 +307,45 @@ pub(super) fn build(t: &Topology) -> (Vec<SwitchShape>, Vec<(usize, usize)>) {
                 .collect();
             (out, nics)
         }
+        Topology::FatTree { k } => fat_tree(k),
     }
+}
+
+/// A fat tree's switches (top-of-rack `0..k^2/2`, aggregation
+/// `k^2/2..k^2`, core from `k^2`) and the hosts' cabling.
+fn fat_tree(k: usize) -> (Vec<SwitchShape>, Vec<(usize, usize)>) {
+    let (h, tors) = (k / 2, k * k / 2);
+    let per_pod = h * h;
+    let sw = |switch, port| Peer::Switch { switch, port };
+    let mut out = Vec::with_capacity(tors * 2 + k * k / 4);
+    for t in 0..tors {
+        let (pod, i) = (t / h, t % h);
+        let mut ports: Vec<Peer> = (0..h).map(|x| Peer::Host(t * h + x)).collect();
+        ports.extend((0..h).map(|j| sw(tors + pod * h + j, i)));
+        out.push(SwitchShape {
+            ports,
+            role: Role::Leaf { leaf: t },
+        });
+    }
+    for a in 0..tors {
+        let (pod, j) = (a / h, a % h);
+        let mut ports: Vec<Peer> = (0..h).map(|i| sw(pod * h + i, h + j)).collect();
+        ports.extend((0..h).map(|l| sw(2 * tors + j + h * l, pod)));
+        out.push(SwitchShape {
+            ports,
+            role: Role::Agg { pod, per_pod },
+        });
+    }
+    for c in 0..k * k / 4 {
+        let (j, l) = (c % h, c / h);
+        let ports = (0..k).map(|pod| sw(tors + pod * h + j, h + l)).collect();
+        out.push(SwitchShape {
+            ports,
+            role: Role::Core { per_pod },
+        });
+    }
+    let nics = (0..k * k * k / 4).map(|x| (x / h, x % h)).collect();
+    (out, nics)
 }
 
 /// The egress port of a switch with `role` for a packet to host `dst`:
@@ -186,6 +360,11 @@ pub(super) fn route(
     match role {
         Role::Star => Ok(dst),
         Role::Spine => Ok(dst / hosts_per_leaf),
+        Role::Core { per_pod } => Ok(dst / per_pod),
+        Role::Agg { pod, per_pod } => match dst / per_pod == pod {
+            true => Ok((dst % per_pod) / hosts_per_leaf),
+            false => Err((per_pod / hosts_per_leaf, uplinks)),
+        },
         Role::Leaf { leaf } => {
             if dst / hosts_per_leaf == leaf {
                 Ok(dst % hosts_per_leaf)
@@ -224,6 +403,7 @@ fn ecmp_hash(addrs_and_ports: &[u8]) -> u64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::config::FabricConfig;
     use super::*;
 
     #[test]
@@ -255,6 +435,91 @@ mod tests {
         assert_eq!(route(leaf1, 4, 2, 0), Err((4, 2)));
         assert_eq!(route(Role::Spine, 4, 2, 9), Ok(2));
         assert_eq!(route(Role::Star, 4, 0, 3), Ok(3));
+    }
+
+    /// Every path a packet from `src` can take to `dst` under up-down
+    /// routing, as the links it crosses (host links included).
+    fn paths(
+        t: &Topology,
+        sw: &[SwitchShape],
+        nics: &[(usize, usize)],
+        src: usize,
+        dst: usize,
+    ) -> Vec<usize> {
+        fn walk(
+            t: &Topology,
+            sw: &[SwitchShape],
+            s: usize,
+            dst: usize,
+            links: usize,
+            out: &mut Vec<usize>,
+        ) {
+            let ports: Vec<usize> = match route(sw[s].role, t.hosts_per_leaf(), t.uplinks(), dst) {
+                Ok(p) => vec![p],
+                Err((first, n)) => (first..first + n).collect(),
+            };
+            for p in ports {
+                match sw[s].ports[p] {
+                    Peer::Host(h) => {
+                        assert_eq!(h, dst, "delivered to the wrong host");
+                        out.push(links + 1);
+                    }
+                    Peer::Switch { switch, .. } => walk(t, sw, switch, dst, links + 1, out),
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(t, sw, nics[src].0, dst, 1, &mut out);
+        out
+    }
+
+    #[test]
+    fn a_fat_tree_is_htsims_and_every_host_reaches_every_host_by_a_shortest_path() {
+        for (k, hosts, switches) in [(4, 16, 20), (8, 128, 80)] {
+            let t = Topology::FatTree { k };
+            t.validate().unwrap();
+            let (sw, nics) = build(&t);
+            assert_eq!(
+                (t.hosts(), sw.len(), t.switches()),
+                (hosts, switches, switches)
+            );
+            let links: usize = sw.iter().map(|s| s.ports.len()).sum::<usize>() + hosts;
+            assert_eq!(links, 2 * t.links(), "each link has two ends");
+            for (i, s) in sw.iter().enumerate() {
+                for (p, peer) in s.ports.iter().enumerate() {
+                    if let Peer::Switch { switch, port } = *peer {
+                        assert_eq!(sw[switch].ports[port], Peer::Switch { switch: i, port: p });
+                    }
+                }
+            }
+            let c = FabricConfig::default();
+            let per_pod = k * k / 4;
+            for src in 0..hosts {
+                for dst in (0..hosts).filter(|&d| d != src) {
+                    let p = paths(&t, &sw, &nics, src, dst);
+                    // Each path has the shortest length, and there are as
+                    // many as the tree has: 1, k/2 or (k/2)^2.
+                    let len = c.path_rates(&t, src, dst).len();
+                    assert!(p.iter().all(|&l| l == len), "{src}->{dst}: {p:?}");
+                    let want = match len {
+                        2 => 1,
+                        4 => k / 2,
+                        _ => per_pod,
+                    };
+                    assert_eq!(p.len(), want, "{src}->{dst}");
+                }
+            }
+        }
+        assert_eq!(Topology::fat_tree_for(1024), Topology::FatTree { k: 16 });
+        assert_eq!(Topology::FatTree { k: 16 }.top_links().len(), 1024);
+        assert!(Topology::FatTree { k: 5 }.validate().is_err());
+        assert_eq!(
+            TopologyKind::from_name("fat-tree"),
+            Ok(TopologyKind::FatTree)
+        );
+        assert!(TopologyKind::from_name("torus")
+            .unwrap_err()
+            .contains("star, leaf-spine, fat-tree"));
     }
 
     /// The 5-tuple's bytes as on the wire.

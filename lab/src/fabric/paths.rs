@@ -1,0 +1,276 @@
+//! Path selection at the sending NIC: the entropy value every packet
+//! carries (the switches hash it onto an uplink, `routing.rs`), chosen per
+//! flow (ECMP), at random per packet (oblivious spraying) or by REPS,
+//! which recycles entropies whose packets came back unmarked; and the
+//! receiving NIC's echo of (entropy, ECN) that REPS learns from.
+//!
+//! UEC puts path selection in the NIC's packet delivery layer, below the
+//! transport, so it lives here, not in the engine's endpoints: the echo is
+//! a field of the lab's packet record, as a NIC's hardware echo would be
+//! one of the acknowledgement's headers.
+
+use engine::rng::Rng;
+
+/// How the sending NIC picks each packet's entropy (`--path-selection`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum PathSelection {
+    /// One entropy per flow, the hash of its 5-tuple: every packet of a
+    /// session takes one path (ECMP).
+    Ecmp,
+    /// A random entropy per packet (seeded): spraying without feedback.
+    Oblivious,
+    /// REPS (Bonato et al., 2024; uet-htsim `UecMpReps`, `uec_mp.cpp`):
+    /// entropies echoed without ECN are recycled, others explored anew.
+    Reps,
+}
+
+impl PathSelection {
+    /// Every selection, in the order they are listed to users.
+    pub const ALL: [PathSelection; 3] = [
+        PathSelection::Ecmp,
+        PathSelection::Oblivious,
+        PathSelection::Reps,
+    ];
+
+    /// The name on the command line and in the `-c` file.
+    pub fn name(self) -> &'static str {
+        match self {
+            PathSelection::Ecmp => "ecmp",
+            PathSelection::Oblivious => "oblivious",
+            PathSelection::Reps => "reps",
+        }
+    }
+
+    /// The selection called `s`; the error lists the valid names.
+    pub fn from_name(s: &str) -> Result<PathSelection, String> {
+        PathSelection::ALL
+            .into_iter()
+            .find(|p| p.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = PathSelection::ALL.iter().map(|p| p.name()).collect();
+                format!(
+                    "unknown path selection {s:?} (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// Entropy values oblivious spraying and REPS draw from: uet-htsim's
+/// validation runs use `-paths 128` (`validate_load_balancing_failed_snd.txt`),
+/// twice the 64 core paths between two pods of a 1,024-host fat tree.
+pub(super) const ENTROPIES: u64 = 128;
+
+/// REPS's buffer of recyclable entropies (uet-htsim `CircularBufferREPS`,
+/// `buffer_reps.h`: `repsBufferSize` 8).
+const REPS_SLOTS: usize = 8;
+
+/// An echo field: set, the entropy in the low 16 bits, CE at bit 16.
+const ECHO_SET: u32 = 1 << 31;
+const ECHO_CE: u32 = 1 << 16;
+
+/// One sender's REPS state towards one destination: a ring of the last
+/// entropies that came back unmarked, of which the `fresh` newest are not
+/// yet reused (uet-htsim's `add` / `remove_earliest_fresh`, without the
+/// optional freezing mode on timeouts).
+#[derive(Clone, Copy, Debug, Default)]
+struct Reps {
+    ring: [u16; REPS_SLOTS],
+    valid: [bool; REPS_SLOTS],
+    /// Where the next good entropy goes.
+    head: usize,
+    /// Entries from `head - fresh` on not yet reused.
+    fresh: usize,
+}
+
+impl Reps {
+    /// A packet with entropy `ev` was echoed unmarked: it may be reused.
+    fn good(&mut self, ev: u16) {
+        if !self.valid[self.head] {
+            self.fresh += 1;
+        }
+        self.ring[self.head] = ev;
+        self.valid[self.head] = true;
+        self.head = (self.head + 1) % REPS_SLOTS;
+        self.fresh = self.fresh.min(REPS_SLOTS);
+    }
+
+    /// The next packet's entropy: the earliest fresh good one, else a new
+    /// one at random (exploration).
+    fn next(&mut self, rng: &mut Rng) -> u32 {
+        if self.fresh == 0 {
+            return rng.below(ENTROPIES) as u32;
+        }
+        let at = (self.head + REPS_SLOTS - self.fresh) % REPS_SLOTS;
+        self.valid[at] = false;
+        self.fresh -= 1;
+        self.ring[at] as u32
+    }
+}
+
+/// What one host's NIC keeps per peer.
+#[derive(Clone, Copy, Debug, Default)]
+struct PeerPath {
+    /// REPS towards the peer.
+    reps: Reps,
+    /// The (entropy, CE) of the last frame from the peer, to echo in the
+    /// next frame to it (0: nothing to echo). A newer arrival overwrites an
+    /// unechoed one, as a coalesced acknowledgement echoes its trigger.
+    echo: u32,
+}
+
+/// Every NIC's path selection.
+#[derive(Debug)]
+pub(super) struct Paths {
+    /// `None`: the regime's own (ECMP, or the switches' round robin).
+    sel: Option<PathSelection>,
+    rng: Rng,
+    /// Per host, its peers (either direction), sorted, and their state.
+    peers: Vec<Vec<u32>>,
+    state: Vec<Vec<PeerPath>>,
+}
+
+impl Paths {
+    /// Selection `sel` for `hosts` hosts whose sessions join `pairs`
+    /// (source, destination); per-peer state only under REPS.
+    pub(super) fn new(
+        sel: Option<PathSelection>,
+        hosts: usize,
+        pairs: impl Iterator<Item = (usize, usize)>,
+        seed: u64,
+    ) -> Paths {
+        let mut peers = vec![
+            Vec::new();
+            if sel == Some(PathSelection::Reps) {
+                hosts
+            } else {
+                0
+            }
+        ];
+        if !peers.is_empty() {
+            for (s, d) in pairs {
+                peers[s].push(d as u32);
+                peers[d].push(s as u32);
+            }
+            for p in &mut peers {
+                p.sort_unstable();
+                p.dedup();
+            }
+        }
+        let state = peers
+            .iter()
+            .map(|p| vec![PeerPath::default(); p.len()])
+            .collect();
+        Paths {
+            sel,
+            rng: Rng::new(seed ^ 0x9A7_45E1),
+            peers,
+            state,
+        }
+    }
+
+    /// Whether the entropy of a frame is its 5-tuple's hash (ECMP, given or
+    /// the regime's default): the caller hashes only then.
+    pub(super) fn hashes(&self) -> bool {
+        matches!(self.sel, None | Some(PathSelection::Ecmp))
+    }
+
+    /// Whether the NICs learn from echoes (REPS): only then does a
+    /// receiving NIC read the frame for them.
+    pub(super) fn learns(&self) -> bool {
+        self.sel == Some(PathSelection::Reps)
+    }
+
+    /// The entropy and echo of the frame host `h` sends to `dst`, whose
+    /// 5-tuple hashes to `hash` (0 if not hashed).
+    pub(super) fn on_send(&mut self, h: usize, dst: u32, hash: u64) -> (u32, u32) {
+        match self.sel {
+            // Truncated: `entropy % n` is `hash % n` for the 1, 2 and 4
+            // spines of the leaf-spine scenarios, so ECMP's choices (and
+            // every result of the earlier tables) stay as they were.
+            None | Some(PathSelection::Ecmp) => (hash as u32, 0),
+            Some(PathSelection::Oblivious) => (self.rng.below(ENTROPIES) as u32, 0),
+            Some(PathSelection::Reps) => match self.peer(h, dst) {
+                Some(i) => {
+                    let st = &mut self.state[h][i];
+                    let echo = core::mem::take(&mut st.echo);
+                    (st.reps.next(&mut self.rng), echo)
+                }
+                None => (self.rng.below(ENTROPIES) as u32, 0),
+            },
+        }
+    }
+
+    /// A frame from `src` with `entropy`, CE-marked or not, carrying
+    /// `echo`, reached host `h`'s NIC: REPS learns from the echo, and the
+    /// frame's own entropy waits to be echoed back.
+    pub(super) fn on_arrival(&mut self, h: usize, src: u32, entropy: u32, ce: bool, echo: u32) {
+        if self.sel != Some(PathSelection::Reps) {
+            return;
+        }
+        let Some(i) = self.peer(h, src) else {
+            return;
+        };
+        let st = &mut self.state[h][i];
+        if echo & (ECHO_SET | ECHO_CE) == ECHO_SET {
+            st.reps.good(echo as u16);
+        }
+        st.echo = ECHO_SET | (entropy & 0xffff) | if ce { ECHO_CE } else { 0 };
+    }
+
+    /// Index of `peer` in host `h`'s table (a binary search over its own
+    /// peers, not a scan of all sessions).
+    fn peer(&self, h: usize, peer: u32) -> Option<usize> {
+        self.peers.get(h)?.binary_search(&peer).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_unknown_lists_the_names() {
+        for p in PathSelection::ALL {
+            assert_eq!(PathSelection::from_name(p.name()), Ok(p));
+        }
+        let e = PathSelection::from_name("adaptive").unwrap_err();
+        assert!(e.contains("ecmp, oblivious, reps"), "{e}");
+    }
+
+    #[test]
+    fn reps_reuses_good_entropies_in_order_and_explores_otherwise() {
+        let mut rng = Rng::new(1);
+        let mut r = Reps::default();
+        r.good(5);
+        r.good(9);
+        assert_eq!(r.next(&mut rng), 5);
+        assert_eq!(r.next(&mut rng), 9);
+        // Nothing fresh: explore within the entropy space.
+        let e = r.next(&mut rng);
+        assert!((e as u64) < ENTROPIES);
+        // More good ones than slots: the newest eight are kept.
+        for ev in 0..12 {
+            r.good(ev);
+        }
+        let got: Vec<u32> = (0..8).map(|_| r.next(&mut rng)).collect();
+        assert_eq!(got, (4..12).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn the_echo_feeds_reps_only_when_unmarked() {
+        let pairs = [(0usize, 1usize)].into_iter();
+        let mut p = Paths::new(Some(PathSelection::Reps), 2, pairs, 3);
+        // Host 1 receives entropy 77 unmarked from 0, echoes it back.
+        p.on_arrival(1, 0, 77, false, 0);
+        let (_, echo) = p.on_send(1, 0, 0);
+        assert_eq!(echo, ECHO_SET | 77);
+        assert_eq!(p.on_send(1, 0, 0).1, 0, "an echo goes once");
+        // Host 0 gets the echo: its next packet to 1 reuses 77.
+        p.on_arrival(0, 1, 3, false, echo);
+        assert_eq!(p.on_send(0, 1, 0).0, 77);
+        // A marked echo is not reused.
+        p.on_arrival(0, 1, 3, false, ECHO_SET | ECHO_CE | 55);
+        assert_ne!(p.on_send(0, 1, 0).0, 55);
+    }
+}
