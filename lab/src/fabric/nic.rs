@@ -63,13 +63,12 @@ impl Fabric {
         } else {
             u32::MAX
         };
-        let (entropy, echo) = match self.uplinks > 0 && !self.cfg.spray {
-            true => self.paths.on_send(h, dst, hash),
-            false => (0, 0),
+        let entropy = match self.uplinks > 0 && !self.cfg.spray {
+            true => self.paths.on_send(h, dst, hash, i),
+            false => 0,
         };
         let pkt = &mut self.pkts[i as usize];
         pkt.entropy = entropy;
-        pkt.echo = echo;
         pkt.len = len as u32;
         pkt.dst = dst;
         let cost = self.credit_cost(h as u32, len as u64);
@@ -89,7 +88,7 @@ impl Fabric {
 
     /// Packet `pkt` reached host `h`'s NIC.
     pub(super) fn at_host(&mut self, h: usize, pkt: u32) {
-        if self.paths.learns() {
+        if self.uplinks > 0 && self.paths.learns() {
             self.echo_at_nic(h, pkt);
         }
         let host = &mut self.hosts[h];
@@ -127,8 +126,7 @@ impl Fabric {
             return;
         };
         let src = u32::from_be_bytes([0, 0, ip[2], ip[3]]);
-        self.paths
-            .on_arrival(h, src, p.entropy, tos & 3 == 3, p.echo);
+        self.paths.on_arrival(h, src, p.entropy, tos & 3 == 3, pkt);
     }
 
     /// Host `h`'s endpoint takes the next frame from its ring.

@@ -1,4 +1,4 @@
-//! Packets on the fabric: a 20-byte record per packet for the switches,
+//! Packets on the fabric: a 16-byte record per packet for the switches,
 //! the frames' bytes in one arena (overlapping slots when no payload
 //! moves), packet numbers reused last-freed first, and the prefetch that
 //! loads the next event's packet and port while the current one runs.
@@ -20,7 +20,7 @@ pub(super) const HEADERS_ONLY_STRIDE: usize =
 
 /// What the fabric needs to know of a frame on it, kept apart from the
 /// frame's bytes (in [`Fabric::frames`]) so that the switches, which read
-/// only this, touch 20 bytes a frame instead of its header's cache lines.
+/// only this, touch 16 bytes a frame instead of its header's cache lines.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Pkt {
     /// Bytes of the frame.
@@ -33,9 +33,6 @@ pub(super) struct Pkt {
     /// switches hash onto an uplink: under ECMP its 5-tuple's hash, taken
     /// while the frame is in cache; 0 on a star or when switches spray.
     pub(super) entropy: u32,
-    /// The receiving NIC's echo of the (entropy, CE) of a frame that came
-    /// the other way (REPS; 0: none), as a NIC's hardware would carry it.
-    pub(super) echo: u32,
 }
 
 impl Fabric {

@@ -6,8 +6,9 @@
 //!
 //! UEC puts path selection in the NIC's packet delivery layer, below the
 //! transport, so it lives here, not in the engine's endpoints: the echo is
-//! a field of the lab's packet record, as a NIC's hardware echo would be
-//! one of the acknowledgement's headers.
+//! kept beside the lab's packet records (by packet number, and only under
+//! REPS), as a NIC's hardware echo would be one of the acknowledgement's
+//! headers.
 
 use engine::rng::Rng;
 
@@ -128,6 +129,9 @@ pub(super) struct Paths {
     /// Per host, its peers (either direction), sorted, and their state.
     peers: Vec<Vec<u32>>,
     state: Vec<Vec<PeerPath>>,
+    /// The echo each packet in flight carries, by packet number (REPS
+    /// only: the switches' 16-byte records stay as they were).
+    echoes: Vec<u32>,
 }
 
 impl Paths {
@@ -166,6 +170,7 @@ impl Paths {
             rng: Rng::new(seed ^ 0x9A7_45E1),
             peers,
             state,
+            echoes: Vec::new(),
         }
     }
 
@@ -181,33 +186,45 @@ impl Paths {
         self.sel == Some(PathSelection::Reps)
     }
 
-    /// The entropy and echo of the frame host `h` sends to `dst`, whose
-    /// 5-tuple hashes to `hash` (0 if not hashed).
-    pub(super) fn on_send(&mut self, h: usize, dst: u32, hash: u64) -> (u32, u32) {
+    /// The entropy of packet `pkt`, the frame host `h` sends to `dst`,
+    /// whose 5-tuple hashes to `hash` (0 if not hashed); under REPS the
+    /// packet also takes the echo owed to `dst`.
+    #[inline]
+    pub(super) fn on_send(&mut self, h: usize, dst: u32, hash: u64, pkt: u32) -> u32 {
         match self.sel {
             // Truncated: `entropy % n` is `hash % n` for the 1, 2 and 4
             // spines of the leaf-spine scenarios, so ECMP's choices (and
             // every result of the earlier tables) stay as they were.
-            None | Some(PathSelection::Ecmp) => (hash as u32, 0),
-            Some(PathSelection::Oblivious) => (self.rng.below(ENTROPIES) as u32, 0),
-            Some(PathSelection::Reps) => match self.peer(h, dst) {
-                Some(i) => {
-                    let st = &mut self.state[h][i];
-                    let echo = core::mem::take(&mut st.echo);
-                    (st.reps.next(&mut self.rng), echo)
+            None | Some(PathSelection::Ecmp) => hash as u32,
+            Some(PathSelection::Oblivious) => self.rng.below(ENTROPIES) as u32,
+            Some(PathSelection::Reps) => {
+                let (entropy, echo) = match self.peer(h, dst) {
+                    Some(i) => {
+                        let st = &mut self.state[h][i];
+                        let echo = core::mem::take(&mut st.echo);
+                        (st.reps.next(&mut self.rng), echo)
+                    }
+                    None => (self.rng.below(ENTROPIES) as u32, 0),
+                };
+                let at = pkt as usize;
+                if at >= self.echoes.len() {
+                    // Grows with the packet pool, never per packet after.
+                    self.echoes.resize((at + 1).next_power_of_two(), 0);
                 }
-                None => (self.rng.below(ENTROPIES) as u32, 0),
-            },
+                self.echoes[at] = echo;
+                entropy
+            }
         }
     }
 
-    /// A frame from `src` with `entropy`, CE-marked or not, carrying
-    /// `echo`, reached host `h`'s NIC: REPS learns from the echo, and the
-    /// frame's own entropy waits to be echoed back.
-    pub(super) fn on_arrival(&mut self, h: usize, src: u32, entropy: u32, ce: bool, echo: u32) {
+    /// Packet `pkt`, a frame from `src` with `entropy`, CE-marked or not,
+    /// reached host `h`'s NIC: REPS learns from its echo, and its own
+    /// entropy waits to be echoed back.
+    pub(super) fn on_arrival(&mut self, h: usize, src: u32, entropy: u32, ce: bool, pkt: u32) {
         if self.sel != Some(PathSelection::Reps) {
             return;
         }
+        let echo = self.echoes.get(pkt as usize).copied().unwrap_or(0);
         let Some(i) = self.peer(h, src) else {
             return;
         };
@@ -261,16 +278,21 @@ mod tests {
     fn the_echo_feeds_reps_only_when_unmarked() {
         let pairs = [(0usize, 1usize)].into_iter();
         let mut p = Paths::new(Some(PathSelection::Reps), 2, pairs, 3);
-        // Host 1 receives entropy 77 unmarked from 0, echoes it back.
-        p.on_arrival(1, 0, 77, false, 0);
-        let (_, echo) = p.on_send(1, 0, 0);
-        assert_eq!(echo, ECHO_SET | 77);
-        assert_eq!(p.on_send(1, 0, 0).1, 0, "an echo goes once");
+        // Packet 4 (no echo) brings host 1 entropy 77 unmarked from 0;
+        // host 1's next packet to 0 (number 5) echoes it.
+        p.on_send(0, 1, 0, 4);
+        p.on_arrival(1, 0, 77, false, 4);
+        p.on_send(1, 0, 0, 5);
+        assert_eq!(p.echoes[5], ECHO_SET | 77);
+        p.on_send(1, 0, 0, 6);
+        assert_eq!(p.echoes[6], 0, "an echo goes once");
         // Host 0 gets the echo: its next packet to 1 reuses 77.
-        p.on_arrival(0, 1, 3, false, echo);
-        assert_eq!(p.on_send(0, 1, 0).0, 77);
+        p.on_arrival(0, 1, 3, false, 5);
+        assert_eq!(p.on_send(0, 1, 0, 7), 77);
         // A marked echo is not reused.
-        p.on_arrival(0, 1, 3, false, ECHO_SET | ECHO_CE | 55);
-        assert_ne!(p.on_send(0, 1, 0).0, 55);
+        p.on_send(1, 0, 0, 8);
+        p.echoes[8] = ECHO_SET | ECHO_CE | 55;
+        p.on_arrival(0, 1, 3, false, 8);
+        assert_ne!(p.on_send(0, 1, 0, 9), 55);
     }
 }
