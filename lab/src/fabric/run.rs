@@ -82,8 +82,8 @@ pub struct RegimeResult {
     /// Selective acknowledgements: request packets that arrived out of
     /// order (reordering or loss ahead of them) under selective recovery.
     pub sacks: u64,
-    /// Leaf-to-spine links that carried traffic (how far ECMP or
-    /// spraying spread it; 0 on a star).
+    /// Leaf-to-spine links (a fat tree's top-of-rack uplinks) that
+    /// carried traffic (how far ECMP or spraying spread it; 0 on a star).
     pub uplinks_used: u64,
     /// The most bytes one switch buffered at once.
     pub peak_buffer_bytes: u64,
