@@ -176,6 +176,47 @@ fn rpc_lab(args: &[&str]) -> std::process::Output {
 }
 
 #[test]
+fn rpc_lab_gives_the_same_bytes_for_the_same_seed_on_a_fat_tree() {
+    let args = [
+        "--scenario",
+        "permutation",
+        "--hosts",
+        "16",
+        "--flow-size",
+        "100000",
+        "--topology",
+        "fat-tree",
+        "--path-selection",
+        "reps",
+        "--degraded-links",
+        "2",
+        "--failed-links",
+        "1",
+        "--mtu",
+        "4136",
+        "--regimes",
+        "srd,irn",
+        "--json",
+        "-q",
+    ];
+    // The results, without the stamp (time, commit) around them.
+    let results = || {
+        let out = rpc_lab(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        assert_eq!(v["config"]["path_selection"], "reps");
+        v["results"].to_string()
+    };
+    let a = results();
+    assert!(a.contains("\"completed\":16"), "{a}");
+    assert_eq!(a, results());
+}
+
+#[test]
 fn bad_paths_settings_are_errors_naming_the_flag() {
     let base = ["--regimes", "irn"];
     for (extra, want) in [
