@@ -661,7 +661,7 @@ fn malformed_frames_are_counted_never_panic() {
     // Packet number beyond the message.
     bad.push(r.to_server(r.rpc(PktType::Request, r.ss, 0, 5, 100), &[0; 100]));
     // Unknown packet type; SM frame with a truncated body.
-    bad.push(r.to_server(r.rpc(PktType::Unknown(10), r.ss, 0, 0, 0), &[]));
+    bad.push(r.to_server(r.rpc(PktType::Unknown(11), r.ss, 0, 0, 0), &[]));
     bad.push(r.to_server(r.rpc(PktType::SessionMgmt, r.ss, 0, 0, 0), &[1, 2]));
     let n = bad.len() as u64;
     for f in &bad {

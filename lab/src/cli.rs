@@ -172,6 +172,13 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
     if let Some(kb) = s.buffer_kb {
         fabric.buffer_per_port = kb.saturating_mul(1024);
     }
+    if let Some(kb) = s.trim_kb {
+        let buffer_kb = fabric.buffer_per_port / 1024;
+        if kb == 0 || kb > buffer_kb {
+            bail!("--trim-kb {kb} (trim_kb): the trimming threshold must be in 1..={buffer_kb} KiB, the per-port buffer (--buffer-kb)");
+        }
+        fabric.trim = Some(kb * 1024);
+    }
     if let Some(n) = s.ring {
         if n == 0 {
             bail!("--ring 0: a host's receive ring needs at least one entry");

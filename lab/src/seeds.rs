@@ -112,7 +112,7 @@ pub struct Metric {
 }
 
 /// The metrics of `stats`, in JSON and column order.
-pub const METRICS: [Metric; 15] = [
+pub const METRICS: [Metric; 16] = [
     Metric {
         key: "completed",
         column: Some("done"),
@@ -196,6 +196,12 @@ pub const METRICS: [Metric; 15] = [
         column: Some("ECN marks"),
         format: Format::Count,
         get: |r| Some(r.ecn_marks as f64),
+    },
+    Metric {
+        key: "trims",
+        column: None,
+        format: Format::Count,
+        get: |r| Some(r.trims as f64),
     },
     Metric {
         key: "retransmitted_pkts",

@@ -60,6 +60,12 @@ pub struct FabricSettings {
     /// Switch buffer per port in KiB [default: 256].
     #[arg(long, value_name = "KIB")]
     pub buffer_kb: Option<u64>,
+    /// Packet trimming: a switch cuts a data packet to its headers, and
+    /// forwards them first, instead of queueing it behind more than this
+    /// many KiB on its egress port (or dropping it); lossy regimes only,
+    /// at most the per-port buffer [default: off].
+    #[arg(long, value_name = "KIB")]
+    pub trim_kb: Option<u64>,
     /// Receive ring entries of every host; a full ring drops
     /// (`drops_host_ring`) [default: 1024].
     #[arg(long, value_name = "N")]
@@ -124,6 +130,7 @@ impl FabricSettings {
             link_delay_us: f.link_delay_us.or(file.link_delay_us),
             loss: f.loss.or(file.loss),
             buffer_kb: f.buffer_kb.or(file.buffer_kb),
+            trim_kb: f.trim_kb.or(file.trim_kb),
             ring: f.ring.or(file.ring),
             service_us: f.service_us.or(file.service_us),
             topology: f.topology.or(file.topology),

@@ -88,6 +88,19 @@ fn bad_input_is_an_error_naming_the_problem() {
         (&["--scenario", "bogus"][..], "bogus"),
         (&["--regimes", "irn"][..], "scenario"),
         (&["--scenario", "incast", "--regimes", "irn,pfc"][..], "pfc"),
+        // A trimming threshold above the per-port buffer, or of nothing.
+        (
+            &[
+                "--scenario",
+                "incast",
+                "--buffer-kb",
+                "64",
+                "--trim-kb",
+                "65",
+            ][..],
+            "--trim-kb",
+        ),
+        (&["--scenario", "incast", "--trim-kb", "0"][..], "--trim-kb"),
     ] {
         let out = rpc_lab(args);
         let stderr = String::from_utf8_lossy(&out.stderr);

@@ -18,7 +18,9 @@
 //! (they count as sent RFRs, `client_tx.rs`), and a CreditReturn is
 //! cumulative, answering every packet up to its number (`client_rx.rs`).
 //!
-//! Invariant: `credits == credits_total - sum over slots (num_tx - num_rx)`.
+//! Invariant: `credits == credits_total - sum over slots (num_tx - num_rx)`
+//! (selective: minus what is answered early or taken as lost, and the
+//! credits trims hold, `ClientReq::trim_held`).
 
 use super::cc::{RateControl, RateLimit};
 use super::config::SackRule;
@@ -181,6 +183,9 @@ pub(crate) struct ClientReq {
     /// The grant the last request packet carried (a resent copy carries it
     /// again, since its virtual RFRs already count as sent).
     pub grant_sent: u16,
+    /// Credits trims took off the window (`trim.rs`), given back with the
+    /// answers that follow (`release_held`) or when the request ends.
+    pub trim_held: u32,
 }
 
 impl ClientReq {
@@ -474,6 +479,7 @@ impl ClientSession {
             probe: None,
             sel,
             grant_sent: 0,
+            trim_held: 0,
         });
         self.occupied |= 1 << i;
         self.refresh_work(i);
@@ -487,7 +493,7 @@ impl ClientSession {
         self.take_probe(slot);
         let req = self.slots[slot].req.as_mut()?;
         let tag = req.tag;
-        self.credits += req.in_flight() as u16;
+        self.credits += (req.in_flight() + req.trim_held) as u16;
         if let Some(b) = req.sel.take() {
             self.sack_spares.push(b);
         }

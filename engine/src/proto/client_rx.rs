@@ -37,6 +37,9 @@ pub(crate) enum AnswerRx<'f> {
     /// Dropped as a `future` answer (counted) that showed a gap: the
     /// request rolled back at once (`nak.rs`); schedule transmission.
     GapRollback,
+    /// Dropped as a trimmed frame or a `TrimNak` (counted) that took a
+    /// packet as lost (`trim.rs`); schedule transmission.
+    Resend,
     /// The request in `slot` is complete with this response.
     Completed { slot: usize, payload: Payload<'f> },
     /// The request in `slot` failed: the server answered with an error.
@@ -127,6 +130,9 @@ impl ClientSession {
             }
             return AnswerRx::Dropped;
         };
+        if p.trimmed || kind == PktType::TrimNak {
+            return self.rx_trim(now, slot_idx, p, stats);
+        }
         let k = rpc.pkt_num as u32;
         if kind == PktType::Nak {
             return self.rx_nak(now, slot_idx, k, p.payload.len(), stats);
@@ -171,7 +177,7 @@ impl ClientSession {
             && rpc.msg_size as usize <= max_msg;
         if early && k == 0 {
             let returned = req.ack_through(idx);
-            self.credits += returned as u16;
+            self.credits += req.release_held(returned) as u16;
             return self.take_answer::<C>(now, p, dpp, max_msg, pool, stats);
         }
         if early {
@@ -251,7 +257,7 @@ impl ClientSession {
         // their credits (after a rollback some are not in flight), then
         // the answers that came early are passed over (selective).
         let returned = req.ack_through(idx + 1);
-        self.credits += returned as u16;
+        self.credits += req.release_held(returned) as u16;
         req.skip_sacked();
         req.armed_at = now;
         req.progress_at = now;

@@ -52,11 +52,22 @@ impl ClientReq {
             returned -= s.sacked.count_below(n) + s.lost.count_below(n);
             s.sacked.shift(n);
             s.lost.shift(n);
+            s.trimmed.shift(n);
         }
         self.num_rx = t;
         self.num_tx = self.num_tx.max(t);
         self.high_tx = self.high_tx.max(t);
         returned
+    }
+
+    /// `returned` credits coming home with an answer, and as many of
+    /// those trims hold (`trim.rs`): while trims hold credits the window
+    /// grows back by two per credit answered.
+    #[inline]
+    pub fn release_held(&mut self, returned: u32) -> u32 {
+        let r = returned.min(self.trim_held);
+        self.trim_held -= r;
+        returned + r
     }
 
     /// Moves `num_rx` past the answers that came early, stopping at the
@@ -72,6 +83,7 @@ impl ClientReq {
         }
         s.sacked.shift(run);
         s.lost.shift(run);
+        s.trimmed.shift(run);
         self.num_rx += run;
     }
 
@@ -140,7 +152,7 @@ impl ClientReq {
         let mut above = s.sacked.count_from(start + 1);
         let mut found = 0;
         for b in start..end {
-            let hole = !s.sacked.get(b) && !s.lost.get(b);
+            let hole = !s.sacked.get(b) && !s.lost.get(b) && !s.trimmed.get(b);
             if hole && above >= dup_thresh {
                 found += 1;
                 if mark {
@@ -227,7 +239,7 @@ impl ClientSession {
         let lost = req.detect_losses(now, reo_wnd, dup_thresh);
         returned += lost;
         stats.fast_retransmits += u64::from(lost);
-        self.credits += returned as u16;
+        self.credits += req.release_held(returned) as u16;
         let useful = fresh || req.num_rx > before || lost > 0;
         if !useful {
             d.duplicate += 1;
@@ -274,7 +286,7 @@ impl ClientSession {
         let lost = req.detect_losses(now, reo_wnd, dup_thresh);
         returned += lost;
         stats.fast_retransmits += u64::from(lost);
-        self.credits += returned as u16;
+        self.credits += req.release_held(returned) as u16;
         true
     }
 }

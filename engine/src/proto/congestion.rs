@@ -79,7 +79,8 @@ impl Endpoint {
             | PktType::CreditReturn
             | PktType::ErrorResponse
             | PktType::Sack
-            | PktType::Nak => false,
+            | PktType::Nak
+            | PktType::TrimNak => false,
             _ => return,
         };
         let Some(sess) = self.table.by_num_mut(rpc.dest_session) else {

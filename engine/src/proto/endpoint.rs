@@ -332,7 +332,8 @@ impl Endpoint {
             | PktType::Response
             | PktType::ErrorResponse
             | PktType::Sack
-            | PktType::Nak => self.rx_answer::<C>(now, &p),
+            | PktType::Nak
+            | PktType::TrimNak => self.rx_answer::<C>(now, &p),
             PktType::SessionMgmt => {
                 if !self.source_barred(now, &p) {
                     self.handle_sm(now, &p);
@@ -388,6 +389,16 @@ impl Endpoint {
             regrants: self.cfg.admission.regrants_per_request,
         };
         let max_msg = self.cfg.max_msg_size;
+        if p.trimmed {
+            // Its payload is gone: ask for it again (`trim.rs`).
+            let (kind, k) = srv.rx_trimmed(p, self.cfg.dpp, max_msg, gaps, d)?;
+            match kind {
+                AnswerKind::Nak => self.out.stats.naks_sent += 1,
+                _ => self.out.stats.trim_naks_sent += 1,
+            }
+            self.txq.answer(sid, p.rpc.req_num, kind, k);
+            return None;
+        }
         let armed = srv.expiry_armed;
         let ledger = &mut self.ledger;
         let rx = srv.rx_request::<C>(p, self.cfg.dpp, max_msg, gaps, ledger, now, d);
@@ -503,6 +514,7 @@ impl Endpoint {
                 | AnswerRx::Spurious
                 | AnswerRx::Rejected { .. }
                 | AnswerRx::GapRollback
+                | AnswerRx::Resend
         );
         if !dropped {
             self.out.stats.rx_accepted += 1;
@@ -518,7 +530,7 @@ impl Endpoint {
                 self.schedule_client(sid);
                 None
             }
-            AnswerRx::GapRollback => {
+            AnswerRx::GapRollback | AnswerRx::Resend => {
                 self.schedule_client(sid);
                 None
             }

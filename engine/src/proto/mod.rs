@@ -24,7 +24,8 @@
 //! - sessions: `session` (what both roles share), `client` and `server`
 //!   (each role's slots), `table` (the session table with typed lookups);
 //! - per-role protocol: `client_rx`, `client_tx`, `server_rx`, `server_tx`,
-//!   each a method set on its session type that reports an outcome;
+//!   each a method set on its session type that reports an outcome, and
+//!   `trim` (both roles' answer to a frame a switch trimmed);
 //! - the endpoint: `endpoint` (its eight concerns, getters, frame
 //!   dispatch), and beside
 //!   it `lifecycle` (the one place state changes, running the table's
@@ -79,6 +80,7 @@ mod stats;
 mod table;
 mod timers;
 mod transmit;
+mod trim;
 mod txq;
 mod wrong_tokens;
 

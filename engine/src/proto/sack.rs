@@ -19,6 +19,10 @@ pub(crate) struct SackState {
     /// later SACKs leave them to the timeout (each hole is resent once per
     /// recovery, as IRN does).
     pub recovered_upto: u32,
+    /// Packets taken as lost because a switch trimmed them (`trim.rs`):
+    /// their resend is under way, so a SACK showing the hole does not
+    /// take them as lost again.
+    pub trimmed: Window,
     /// When holes first qualified as lost.
     pub reo_since: Option<Instant>,
 }

@@ -33,6 +33,11 @@ impl ServerSession {
             // the client ignores a Nak for a request it is not sending.
             return Some(self.write_bare(buf, PktType::Nak, req_num, pkt));
         }
+        if kind == AnswerKind::TrimNak {
+            // Likewise: it names a packet that never arrived, which may be
+            // of a request newer than the slot's.
+            return Some(self.write_bare(buf, PktType::TrimNak, req_num, pkt));
+        }
         let slot = &mut self.slots[i];
         if slot.req_num != Some(req_num) {
             return None;

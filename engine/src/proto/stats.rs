@@ -110,6 +110,13 @@ pub struct Stats {
     pub fast_retransmits: u64,
     /// Go-back-N with NAKs: Naks sent, one per gap in a request's packets.
     pub naks_sent: u64,
+    /// Packet trimming: TrimNaks sent, one per trimmed request packet
+    /// received whose payload the server still needs (`trim.rs`).
+    pub trim_naks_sent: u64,
+    /// Packet trimming: packets taken as lost at once because the server
+    /// reported them trimmed (a TrimNak) or their answer arrived trimmed
+    /// (then resent first, counted in `retransmissions`).
+    pub trim_resends: u64,
     /// Go-back-N with NAKs: rollbacks at once, on a Nak or a gap in the
     /// response packets (a subset of `rollbacks`; the rest are timeouts).
     pub nak_rollbacks: u64,
@@ -230,6 +237,10 @@ pub struct Drops {
     /// Session-management packets from a source barred after one of its
     /// sessions was closed for violating its credits.
     pub policed_source: u64,
+    /// Packet trimming: frames a switch cut to their headers, and
+    /// TrimNaks, each counted here whether or not it caused a resend
+    /// (`trim_naks_sent`, `trim_resends` count those).
+    pub trimmed: u64,
 }
 }
 
@@ -259,6 +270,7 @@ impl Drops {
             + self.no_ring_space
             + self.over_credit
             + self.policed_source
+            + self.trimmed
     }
 }
 

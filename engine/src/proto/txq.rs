@@ -31,6 +31,8 @@ pub(crate) enum AnswerKind {
     Sack,
     /// Go-back-N with NAKs: request packet `pkt` is the first missing.
     Nak,
+    /// Request packet `pkt` arrived trimmed (`trim.rs`): resend it.
+    TrimNak,
 }
 
 /// One queued control packet.

@@ -71,6 +71,8 @@ pub struct LinkStats {
     pub ecn_marked: u64,
     /// Frames held back by an extra delay (`reorder_p`).
     pub reordered: u64,
+    /// Data frames cut to their headers by the trimmer (`Sim::set_trimmer`).
+    pub trimmed: u64,
 }
 
 /// The state of one direction.

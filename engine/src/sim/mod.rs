@@ -89,6 +89,7 @@ pub struct Sim {
     seed: u64,
     rng: Rng,
     filter: Option<Filter>,
+    trimmer: Option<Filter>,
 }
 
 impl core::fmt::Debug for Sim {
@@ -116,6 +117,7 @@ impl Sim {
             seed,
             rng: Rng::new(seed ^ 0x5151_5151),
             filter: None,
+            trimmer: None,
         }
     }
 
@@ -165,6 +167,14 @@ impl Sim {
     /// Installs a per-frame drop filter, consulted before the link model.
     pub fn set_filter(&mut self, f: Filter) {
         self.filter = Some(f);
+    }
+
+    /// Installs a per-frame trimmer, consulted after the drop filter: a
+    /// data frame it says yes to is cut to its headers and marked
+    /// ([`wire::mark_trimmed`]) before the link, as a UEC switch trims a
+    /// packet its queue cannot keep (counted in [`LinkStats::trimmed`]).
+    pub fn set_trimmer(&mut self, f: Filter) {
+        self.trimmer = Some(f);
     }
 
     /// Removes the drop filter installed by [`Self::set_filter`].
@@ -321,6 +331,15 @@ impl Sim {
         if blocked {
             dir.stats.dropped_blocked += 1;
             return;
+        }
+        let mut len = len;
+        if let Some(t) = self.trimmer.as_mut() {
+            if t(now, from, to, &self.tx_buf[..len]) {
+                if let Some(n) = wire::mark_trimmed(&mut self.tx_buf[..len]) {
+                    len = n;
+                    dir.stats.trimmed += 1;
+                }
+            }
         }
         let Some(mut at) = dir.admit(now, &mut self.tx_buf[..len]) else {
             return;

@@ -146,6 +146,10 @@ pub struct Parsed<'a> {
     /// The IPv4 ECN field (low two bits of the TOS byte): [`ECN_CE`] when a
     /// switch (or an injected marker) saw congestion.
     pub ecn: u8,
+    /// A switch cut this frame to its headers (its IPv4 DSCP is
+    /// [`DSCP_TRIMMED`]): the payload is gone, the headers still name the
+    /// session, request and packet.
+    pub trimmed: bool,
     /// The decoded RPC header.
     pub rpc: RpcRepr,
     /// Bytes after the RPC header (for `SessionMgmt`, the SM body).
@@ -205,6 +209,7 @@ fn parse_layered(frame: &[u8], verify_ipv4_checksum: bool) -> Result<Parsed<'_>,
         src_port: udp.src_port(),
         dst_port: udp.dst_port(),
         ecn: ip.dscp_ecn() & ECN_MASK,
+        trimmed: ip.dscp_ecn() >> 2 == DSCP_TRIMMED,
         rpc,
         payload: rpc_header.payload(),
     })
@@ -246,6 +251,49 @@ pub fn mark_ce(frame: &mut [u8]) -> bool {
     let new_sum = !ipv4::fold(s);
     frame[sum_at..sum_at + 2].copy_from_slice(&new_sum.to_be_bytes());
     true
+}
+
+/// The IPv4 DSCP a trimming switch writes on a packet it cut to its
+/// headers. UEC 1.0 leaves the codepoint to the operator ("trimmed DSCP");
+/// 3 is in RFC 2474's pool 2 (`xxxx11`, experimental or local use), and
+/// this engine sends DSCP 0, so no untrimmed frame of ours carries it.
+pub const DSCP_TRIMMED: u8 = 3;
+
+/// Trims a data frame as a UEC switch does when its queue is too full to
+/// keep it: cuts it to [`HEADERS_LEN`] bytes (Ethernet, IPv4, UDP and RPC
+/// headers intact, so the receiver knows the session, request and packet),
+/// sets the IPv4 DSCP to [`DSCP_TRIMMED`] (ECN bits kept), rewrites the
+/// IPv4 total length and UDP length to match, zeroes the UDP checksum
+/// (optional in IPv4) and refills the IPv4 header checksum. Returns the
+/// new frame length, or `None` (frame untouched) for a frame that must not
+/// be trimmed: not a plain IPv4/UDP frame of ours, not a `Request` or
+/// `Response` (control frames are never trimmed), no payload, or trimmed
+/// already.
+pub fn mark_trimmed(frame: &mut [u8]) -> Option<usize> {
+    let p = plain::parse_plain(frame, false)?;
+    if p.trimmed
+        || p.payload.is_empty()
+        || !matches!(p.rpc.pkt_type, PktType::Request | PktType::Response)
+    {
+        return None;
+    }
+    let ip_at = ETHERNET_HEADER_LEN;
+    let udp_at = ip_at + IPV4_HEADER_LEN;
+    let tos = frame[ip_at + 1];
+    frame[ip_at + 1] = DSCP_TRIMMED << 2 | tos & ECN_MASK;
+    let ip_len = (HEADERS_LEN - ETHERNET_HEADER_LEN) as u16;
+    frame[ip_at + 2..ip_at + 4].copy_from_slice(&ip_len.to_be_bytes());
+    let udp_len = (HEADERS_LEN - udp_at) as u16;
+    frame[udp_at + 4..udp_at + 6].copy_from_slice(&udp_len.to_be_bytes());
+    frame[udp_at + 6..udp_at + 8].fill(0);
+    Ipv4Packet::new_unchecked(&mut frame[ip_at..udp_at]).fill_checksum();
+    Some(HEADERS_LEN)
+}
+
+/// Whether `frame` is one a switch trimmed ([`mark_trimmed`]); false for
+/// anything that does not parse.
+pub fn is_trimmed(frame: &[u8]) -> bool {
+    parse_frame(frame).is_ok_and(|p| p.trimmed)
 }
 
 // Big-endian field accessors shared by the views. The ranges are compile-time
@@ -317,6 +365,61 @@ mod tests {
         assert_eq!(parse_frame(&frame).unwrap().ecn, ECN_CE);
         assert!(!mark_ce(&mut frame), "marked twice");
         assert!(!mark_ce(&mut [0u8; 10]));
+    }
+
+    #[test]
+    fn mark_trimmed_cuts_to_the_headers_and_marks_the_dscp() {
+        use std::net::Ipv4Addr;
+        let mac = MacAddr([2, 0, 0, 0, 0, 1]);
+        let ip = Ipv4Addr::new(10, 0, 0, 1);
+        let t = HeaderTemplate::new((mac, ip, 1), (mac, ip, 2)).with_ect();
+        let rpc = RpcRepr {
+            pkt_type: PktType::Request,
+            req_type: 1,
+            msg_size: 4000,
+            dest_session: 3,
+            pkt_num: 2,
+            grant: 0,
+            req_num: 9,
+            token: 7,
+        };
+        let mut frame = [0xabu8; HEADERS_LEN + 1000];
+        t.write(&mut frame, &rpc, 1000);
+        assert!(!parse_frame(&frame).unwrap().trimmed);
+        assert!(!is_trimmed(&frame));
+        assert_eq!(mark_trimmed(&mut frame), Some(HEADERS_LEN));
+        let cut = &frame[..HEADERS_LEN];
+        // The IPv4 header, byte for byte: DSCP 3 with ECT(0) (0x0e), total
+        // length 56, its checksum refilled; UDP length 36, checksum 0.
+        let golden_ip_udp: [u8; 28] = [
+            0x45, 0x0e, 0x00, 0x38, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0x26, 0xa6, 10, 0, 0, 1,
+            10, 0, 0, 1, 0x00, 0x01, 0x00, 0x02, 0x00, 0x24, 0x00, 0x00,
+        ];
+        assert_eq!(
+            &cut[ETHERNET_HEADER_LEN..HEADERS_LEN - RPC_HEADER_LEN],
+            &golden_ip_udp
+        );
+        // parse_frame verifies the IPv4 checksum; the RPC header is intact.
+        let p = parse_frame(cut).unwrap();
+        assert!(p.trimmed && p.payload.is_empty() && p.ecn == ECN_ECT0);
+        assert_eq!(p.rpc, rpc);
+        assert!(is_trimmed(cut));
+        // A CE mark survives trimming, and a trimmed frame can be marked.
+        assert!(mark_ce(&mut frame[..HEADERS_LEN]));
+        assert!(parse_frame(&frame[..HEADERS_LEN]).unwrap().trimmed);
+        // Never twice; never a control frame or one without payload.
+        assert_eq!(mark_trimmed(&mut frame[..HEADERS_LEN]), None);
+        let cr = RpcRepr {
+            pkt_type: PktType::CreditReturn,
+            ..rpc
+        };
+        let mut ctrl = [0u8; HEADERS_LEN + 8];
+        t.write(&mut ctrl, &cr, 8);
+        assert_eq!(mark_trimmed(&mut ctrl), None);
+        let mut empty = [0u8; HEADERS_LEN];
+        t.write(&mut empty, &rpc, 0);
+        assert_eq!(mark_trimmed(&mut empty), None);
+        assert_eq!(mark_trimmed(&mut [0u8; 10]), None);
     }
 
     use super::template::tests::{arb_frame, FRAME_BYTES};
@@ -590,6 +693,7 @@ mod tests {
             [frame[udp_at + 2], frame[udp_at + 3]]
         );
         prop_assert_eq!(parsed.ecn, frame[IP + 1] & ECN_MASK);
+        prop_assert_eq!(parsed.trimmed, frame[IP + 1] >> 2 == DSCP_TRIMMED);
         prop_assert_eq!(frame[udp_at + UDP_HEADER_LEN], RPC_MAGIC);
         prop_assert_eq!(parse_frame_with(frame, false), Ok(parsed));
         Ok(())

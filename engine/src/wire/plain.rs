@@ -8,7 +8,9 @@
 //! both arbitrary and mutated frames), so which one parsed a frame is not
 //! observable.
 
-use super::{MacAddr, Parsed, PktType, RpcRepr, ECN_MASK, HEADERS_LEN, IPV4_HEADER_LEN};
+use super::{
+    MacAddr, Parsed, PktType, RpcRepr, DSCP_TRIMMED, ECN_MASK, HEADERS_LEN, IPV4_HEADER_LEN,
+};
 use super::{RPC_MAGIC, RPC_VERSION};
 use std::net::Ipv4Addr;
 
@@ -98,6 +100,7 @@ pub(super) fn parse_plain(frame: &[u8], verify_ipv4_checksum: bool) -> Option<Pa
         src_port: be16(h, at::UDP),
         dst_port: be16(h, at::UDP + 2),
         ecn: h[at::IP_TOS] & ECN_MASK,
+        trimmed: h[at::IP_TOS] >> 2 == DSCP_TRIMMED,
         rpc: RpcRepr {
             pkt_type: PktType::from(h[r + 2]),
             req_type: h[r + 3],

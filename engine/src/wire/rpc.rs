@@ -53,6 +53,8 @@ wire_enum! {
         /// the client goes back to `pkt_num` at once (RoCE's sequence-error
         /// NAK).
         Nak = 9,
+        /// Server -> client: request packet `pkt_num` arrived trimmed; resend it (docs/wire.md).
+        TrimNak = 10,
     }
 }
 
@@ -877,11 +879,11 @@ pub(super) mod tests {
         assert_eq!(RpcRepr::parse(&header), Err(Error::BadVersion));
         // Unknown packet types parse; proto decides what to do with them.
         let mut bytes = RPC_BYTES;
-        bytes[2] = 10;
+        bytes[2] = 11;
         let header = RpcHeader::new_checked(&bytes[..]).unwrap();
         assert_eq!(
             RpcRepr::parse(&header).unwrap().pkt_type,
-            PktType::Unknown(10)
+            PktType::Unknown(11)
         );
     }
 
@@ -946,7 +948,8 @@ pub(super) mod tests {
             (7, PktType::Pause),
             (8, PktType::Cnp),
             (9, PktType::Nak),
-            (10, PktType::Unknown(10)),
+            (10, PktType::TrimNak),
+            (11, PktType::Unknown(11)),
         ];
         for (v, t) in pkt {
             assert_eq!(PktType::from(v), t);

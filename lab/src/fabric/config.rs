@@ -101,6 +101,11 @@ pub struct FabricConfig {
     /// Links of the top tier that are down (after those degraded): routes
     /// avoid them.
     pub failed_links: usize,
+    /// Packet trimming (UEC), on lossy fabrics: a data packet that would
+    /// find its egress queue holding more than this many bytes (or would
+    /// be dropped) is cut to its headers and queued on the port's priority
+    /// queue instead (`switch.rs`). `None`: drops are drops.
+    pub trim: Option<u64>,
     /// Entries of a host's receive ring (frames waiting for the endpoint).
     pub host_ring: usize,
     /// PFC headroom the `roce` regime reserves per ingress port; `None`
@@ -144,6 +149,7 @@ impl Default for FabricConfig {
             degraded_links: 0,
             degraded_fraction: 0.25,
             failed_links: 0,
+            trim: None,
             host_ring: 1024,
             pfc_headroom: None,
             grace: Duration::from_millis(500),
@@ -238,6 +244,14 @@ impl FabricConfig {
                 return Err(format!("link_credits {c} is less than one frame"));
             }
         }
+        if let Some(t) = self.trim {
+            if t == 0 || t > self.buffer_per_port {
+                return Err(format!(
+                    "trim_kb: the trimming threshold ({t} bytes) must be in 1..={} bytes, the per-port buffer",
+                    self.buffer_per_port
+                ));
+            }
+        }
         if !(0.0..1.0).contains(&self.loss) {
             return Err(format!("loss {} outside [0, 1)", self.loss));
         }
@@ -279,5 +293,12 @@ mod tests {
         c.pfc = None;
         c.link_credits = Some(100);
         assert!(c.validate().unwrap_err().contains("link_credits"));
+        c.link_credits = None;
+        c.trim = Some(c.buffer_per_port + 1);
+        assert!(c.validate().unwrap_err().contains("trim_kb"));
+        c.trim = Some(0);
+        assert!(c.validate().unwrap_err().contains("trim_kb"));
+        c.trim = Some(c.buffer_per_port);
+        c.validate().unwrap();
     }
 }

@@ -9,7 +9,8 @@
 //! - Switches (`switch.rs`): egress FIFOs over a shared buffer, tail drop by
 //!   dynamic threshold, RED-like ECN marking, PFC per ingress port (XOFF and
 //!   XON frames that take a link delay to land, headroom), link-level
-//!   credits (InfiniBand), an uplink by the packet's entropy or spraying.
+//!   credits (InfiniBand), an uplink by the packet's entropy or spraying,
+//!   packet trimming onto a priority queue (`trim.rs`).
 //! - Topologies (`topology.rs`), routes over degraded and failed links
 //!   (`routing.rs`), path selection at the NICs (`paths.rs`), regimes (`fabric_regime.rs`), the
 //!   hosts' message buffers and whether payload bytes move (`buffers.rs`),
@@ -35,6 +36,7 @@ mod run;
 pub mod scenario;
 mod switch;
 pub mod topology;
+mod trim;
 
 pub use buffers::{Buffers, HeadersOnly};
 pub use config::{FabricConfig, Pfc, Red, ETH_OVERHEAD};
@@ -75,6 +77,11 @@ pub struct FabricStats {
     pub links_paused: u64,
     /// Frames marked CE by a switch.
     pub ecn_marks: u64,
+    /// Data packets a switch cut to their headers (`FabricConfig::trim`).
+    pub trims: u64,
+    /// Of `drops_switch`: trimmed headers dropped because the port's
+    /// priority queue was full too.
+    pub drops_trimmed: u64,
     /// The most bytes any one switch buffered at once.
     pub peak_buffer_bytes: u64,
     /// Events the simulator processed.
@@ -115,6 +122,9 @@ struct Port {
     credits: i64,
     queue: VecDeque<u32>,
     queue_bytes: u64,
+    /// Trimmed headers, served before `queue` (`switch.rs`).
+    hi: VecDeque<u32>,
+    hi_bytes: u64,
     /// Bytes buffered in this switch that arrived by this port (PFC).
     ingress_bytes: u64,
     /// PFC: the most `ingress_bytes` may reach, XOFF plus the headroom of
@@ -184,6 +194,9 @@ pub struct Fabric {
     tx_len: usize,
     stats: FabricStats,
     app: Flows,
+    /// Trimming threshold of every switch egress queue, bytes (`u64::MAX`:
+    /// no trimming, or a fabric that does not drop for lack of room).
+    trim_at: u64,
     /// Host receive ring occupancy at which a host sends XOFF (PFC).
     host_xoff: usize,
     host_xon: usize,
@@ -246,6 +259,8 @@ impl Fabric {
                 sent: 0,
                 queue: VecDeque::new(),
                 queue_bytes: 0,
+                hi: VecDeque::new(),
+                hi_bytes: 0,
                 ingress_bytes: 0,
                 pfc_limit,
                 xoff_sent: false,
@@ -360,6 +375,10 @@ impl Fabric {
             app,
             host_xoff,
             host_xon: host_xoff.saturating_sub(8),
+            trim_at: match cfg.trim {
+                Some(t) if cfg.pfc.is_none() && cfg.link_credits.is_none() => t,
+                _ => u64::MAX,
+            },
             cfg,
         })
     }

@@ -70,6 +70,10 @@ pub struct RegimeResult {
     pub links_paused: u64,
     /// Packets marked CE.
     pub ecn_marks: u64,
+    /// Data packets a switch cut to their headers (`--trim-kb`).
+    pub trims: u64,
+    /// Of `drops_switch`: trimmed headers dropped at a full priority queue.
+    pub drops_trimmed: u64,
     /// Congestion notification packets the receivers sent (DCQCN).
     pub cnps: u64,
     /// Packets the endpoints sent again.
@@ -335,6 +339,8 @@ pub fn run_regime_in(
         paused_us: s.paused_ns as f64 / 1e3,
         links_paused: s.links_paused,
         ecn_marks: s.ecn_marks,
+        trims: s.trims,
+        drops_trimmed: s.drops_trimmed,
         cnps,
         retransmitted_pkts: retransmitted,
         rollbacks,

@@ -1,6 +1,7 @@
 //! A switch's data path: pick the egress port (the host's port, or a live
-//! uplink by the packet's entropy or round-robin spraying, `routing.rs`), admit the packet into the shared
-//! buffer or drop it (dynamic threshold on a lossy fabric, headroom
+//! uplink by the packet's entropy or round-robin spraying, `routing.rs`),
+//! trim it (`trim.rs`), admit the packet into the shared buffer or drop it
+//! (dynamic threshold on a lossy fabric, headroom
 //! overflow on a PFC fabric; never on a credit fabric), mark ECN by RED on
 //! the egress queue, account it to its ingress port (XOFF upstream above
 //! the threshold), and serialise the queue when the port is free, not
@@ -46,6 +47,9 @@ impl Fabric {
         };
         let egress = self.switches[s].first_port + local;
         let len = self.pkts[pkt as usize].len as u64;
+        if self.trim_at != u64::MAX && self.trims_or_queues_header(s, ingress, egress, pkt, len) {
+            return;
+        }
         if !self.admit(s, ingress, egress, len) {
             self.stats.drops_switch += 1;
             self.drop_at(ingress, pkt);
@@ -84,7 +88,7 @@ impl Fabric {
     }
 
     /// Whether switch `s` has room for `len` bytes from `ingress` to `egress`.
-    fn admit(&mut self, s: usize, ingress: u32, egress: u32, len: u64) -> bool {
+    pub(super) fn admit(&mut self, s: usize, ingress: u32, egress: u32, len: u64) -> bool {
         let sw = &self.switches[s];
         if sw.used + len > sw.capacity {
             return false;
@@ -107,7 +111,7 @@ impl Fabric {
 
     /// Frees a dropped packet; on a credit fabric its credit goes back
     /// (a drop there is a bug, but must not leak credit).
-    fn drop_at(&mut self, ingress: u32, pkt: u32) {
+    pub(super) fn drop_at(&mut self, ingress: u32, pkt: u32) {
         if self.cfg.link_credits.is_some() {
             let len = self.pkts[pkt as usize].len;
             self.return_credit(ingress, len);
@@ -125,7 +129,7 @@ impl Fabric {
     pub(super) fn switch_try_tx(&mut self, g: u32) {
         let now = self.now;
         let p = &mut self.ports[g as usize];
-        if p.queue.is_empty() {
+        if p.queue.is_empty() && p.hi.is_empty() {
             return;
         }
         if p.busy_until > now {
@@ -135,7 +139,9 @@ impl Fabric {
         if p.paused {
             return; // the XON wakes it
         }
-        let Some(&pkt) = p.queue.front() else {
+        // Trimmed headers first (strict priority, `trim.rs`).
+        let hi = !p.hi.is_empty();
+        let Some(&pkt) = (if hi { p.hi.front() } else { p.queue.front() }) else {
             return;
         };
         let len = self.pkts[pkt as usize].len as u64;
@@ -144,9 +150,14 @@ impl Fabric {
         if p.credits < cost {
             return; // a credit return wakes it
         }
-        p.queue.pop_front();
-        p.queue_bytes -= len;
-        let more = !p.queue.is_empty();
+        if hi {
+            p.hi.pop_front();
+            p.hi_bytes -= len;
+        } else {
+            p.queue.pop_front();
+            p.queue_bytes -= len;
+        }
+        let more = !p.queue.is_empty() || !p.hi.is_empty();
         let sw = self.ports[g as usize].owner as usize;
         self.switches[sw].used -= len;
         let ingress = self.pkts[pkt as usize].ingress;

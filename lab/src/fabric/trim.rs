@@ -1,0 +1,76 @@
+//! Packet trimming at a switch (UEC 1.0; uet-htsim's `CompositeQueue`,
+//! `htsim/sim/compositequeue.cpp`): a data packet that would find its
+//! egress queue above the trimming threshold, or would be dropped, is cut
+//! to its headers (`engine::wire::mark_trimmed`: 70 bytes, IPv4 DSCP
+//! `DSCP_TRIMMED`) and queued on the port's priority queue, which the port
+//! serves before its FIFO; a trimmed header is never trimmed again and
+//! takes the priority queue at every later hop too. Only `Request` and
+//! `Response` frames with payload are trimmed; a control frame that finds
+//! no room is dropped, as without trimming. A header that finds the
+//! priority queue full (twice the threshold, uet-htsim's `2 * _maxsize`)
+//! or the shared buffer full is dropped and counted (`drops_trimmed`, of
+//! `drops_switch`).
+//!
+//! What uet-htsim does and what is kept: its low-priority queue's size is
+//! the threshold (`main_uec.cpp`: one BDP with trimming, five without),
+//! its header is 64 bytes (`-trimsize`; ours are our 70 header bytes), its
+//! service ratio of headers to data is 100,000 : 1 (`_ratio_high`,
+//! `_ratio_low`: in effect strict priority, as here), and it marks ECN on
+//! data at dequeue, never on headers (here RED marks at enqueue, and a
+//! header is not marked where it was trimmed). Simplified: when the queue
+//! is full uet-htsim trims either the arrival or, with probability 1/2,
+//! the packet last queued (so that the queue's newest bytes are not always
+//! the arrival's); here the arrival is always the one trimmed. Its option
+//! to bounce a header back to the sender is not modelled.
+
+use super::Fabric;
+use engine::wire::{DSCP_TRIMMED, ETHERNET_HEADER_LEN};
+
+impl Fabric {
+    /// Trimming is on: packet `pkt` (`len` bytes, from `ingress`, bound for
+    /// `egress` of switch `s`) is a header trimmed earlier, or is trimmed
+    /// now; either way it is queued on the priority queue or dropped here.
+    /// Returns `false` (nothing done) for a packet that takes the normal
+    /// path: one that fits under the threshold, or that cannot be trimmed
+    /// (a control frame).
+    pub(super) fn trims_or_queues_header(
+        &mut self,
+        s: usize,
+        ingress: u32,
+        egress: u32,
+        pkt: u32,
+        len: u64,
+    ) -> bool {
+        let at = pkt as usize * self.frame_stride + ETHERNET_HEADER_LEN + 1;
+        if self.frames[at] >> 2 != DSCP_TRIMMED {
+            let q = self.ports[egress as usize].queue_bytes;
+            if q + len <= self.trim_at && self.admit(s, ingress, egress, len) {
+                return false;
+            }
+            let Some(n) = engine::wire::mark_trimmed(self.frame_mut(pkt, len as usize)) else {
+                return false; // not a data packet: admitted or dropped as usual
+            };
+            self.pkts[pkt as usize].len = n as u32;
+            self.stats.trims += 1;
+        }
+        let n = u64::from(self.pkts[pkt as usize].len);
+        let sw = &self.switches[s];
+        let full = sw.used + n > sw.capacity;
+        if full || self.ports[egress as usize].hi_bytes + n > 2 * self.trim_at {
+            self.stats.drops_switch += 1;
+            self.stats.drops_trimmed += 1;
+            self.drop_at(ingress, pkt);
+            return true;
+        }
+        self.pkts[pkt as usize].ingress = ingress;
+        let sw = &mut self.switches[s];
+        sw.used += n;
+        sw.peak = sw.peak.max(sw.used);
+        let e = &mut self.ports[egress as usize];
+        e.hi.push_back(pkt);
+        e.hi_bytes += n;
+        self.ports[ingress as usize].ingress_bytes += n;
+        self.switch_try_tx(egress);
+        true
+    }
+}
