@@ -187,7 +187,8 @@ impl Endpoint {
         // The common call finds nothing due: say so before paying for the
         // call below (a run loop asks once per iteration).
         let due = self.timers.heap.next().is_some_and(|t| t <= now);
-        if due || !self.pause.paused.is_empty() || !self.txq.pacer.is_empty() {
+        let paced = !self.txq.pacer.is_empty() || !self.txq.credit.is_empty();
+        if due || !self.pause.paused.is_empty() || paced {
             self.run_timers(now);
         }
     }
@@ -198,6 +199,9 @@ impl Endpoint {
         self.expire_pauses(now);
         if !self.txq.pacer.is_empty() {
             self.release_paced(now);
+        }
+        if !self.txq.credit.is_empty() {
+            self.release_credits(now);
         }
         while let Some((id, _)) = self.timers.heap.pop_due(now) {
             let Some(sess) = self.table.get(id) else {
