@@ -2,7 +2,7 @@
 //! each adds (PFC, link credits, spraying, ECN marking). Two are entries of
 //! the engine's table of real-link regimes (`engine::regimes`): `lossy` and
 //! `irn` are the same endpoints here and under `rpc-bench compare
-//! --regimes`. The other five run only here and are this module's own
+//! --regimes`. The other seven run only here and are this module's own
 //! table, stated with the engine's regime types (each relative to the
 //! real-link regime it departs from, every field pinned by a test):
 //!
@@ -13,6 +13,12 @@
 //! | `roce-nocc` | lossy    | lossy multiple | go-back-N             | none   | yes | -                |
 //! | `srd`       | lossy    | BDP            | selective, reordering | Timely | no  | RTO 320, low 100 |
 //! | `erpc`      | lossless | 32             | go-back-N             | Timely | no  | -                |
+//! | `uec`       | lossy    | BDP            | selective, reordering | Timely*| no  | RTO 320, low 100 |
+//! | `uec-rccc`  | as `uec`, and the receiver's credits paced (`transport.rccc`) |||||
+//!
+//! (*) NSCC once it is merged (`MERGE(h-delay)` below); `uec`'s fabric side
+//! sprays per packet (REPS and trimming once merged: `MERGE(h-topo)`,
+//! `MERGE(h-trim)`).
 //!
 //! A fabric-only regime's name never names a regime of the engine's table.
 //! See `docs/fabric.md` for what each keeps of the real system and what it
@@ -50,6 +56,14 @@ pub enum FabricRegime {
     /// No PFC, a large window (4 BDP), go-back-N with NAKs (a RoCE NIC on
     /// a lossy fabric), no rate control.
     Lossy,
+    /// Ultra Ethernet 1.0's transport with its sender-based congestion
+    /// control: per-packet spraying with path feedback, packet trimming,
+    /// selective retransmission on Sacks, NSCC; a BDP of credits is each
+    /// sender's window.
+    Uec,
+    /// `Uec` plus RCCC, UEC's receiver credit control: each receiver
+    /// returns credits paced at its link rate (`engine::proto`'s `rccc`).
+    UecRccc,
 }
 
 /// Where a regime is stated.
@@ -63,7 +77,7 @@ enum Entry {
 
 impl FabricRegime {
     /// Every regime, in the order the docs list them.
-    pub const ALL: [FabricRegime; 7] = [
+    pub const ALL: [FabricRegime; 9] = [
         FabricRegime::Ib,
         FabricRegime::Roce,
         FabricRegime::RoceNocc,
@@ -71,6 +85,8 @@ impl FabricRegime {
         FabricRegime::Srd,
         FabricRegime::Erpc,
         FabricRegime::Lossy,
+        FabricRegime::Uec,
+        FabricRegime::UecRccc,
     ];
 
     /// The regime's entry: the engine's regime for `lossy` and `irn`, the
@@ -98,6 +114,18 @@ impl FabricRegime {
             cc: CcKind::Timely,
             ..Regime::Lossless.settings()
         };
+        // UEC 1.0: sprayed packets reorder, so its SACKs judge a loss as
+        // SRD's do (three later Sacks and a reordering window); a trimmed
+        // packet's NACK repairs at once (h-trim's). A BDP of credits is
+        // the window (uet-htsim's `UecSrc::initNscc` starts at
+        // cwnd = BDP-ish `_maxwnd`).
+        let uec = RegimeSettings {
+            sack_rule: Some(SackRule::Reordering),
+            // MERGE(h-delay): cc = CcKind::Nscc (Timely, the delay-based
+            // controller we have, stands in until NSCC is merged).
+            cc: CcKind::Timely,
+            ..Regime::Irn.settings()
+        };
         match self {
             FabricRegime::Irn => Entry::Engine(Regime::Irn),
             FabricRegime::Lossy => Entry::Engine(Regime::Lossy),
@@ -106,6 +134,9 @@ impl FabricRegime {
             FabricRegime::RoceNocc => Entry::Own("roce-nocc", lossy),
             FabricRegime::Srd => Entry::Own("srd", srd),
             FabricRegime::Erpc => Entry::Own("erpc", erpc),
+            FabricRegime::Uec => Entry::Own("uec", uec),
+            // The endpoint settings of `uec`; RCCC is set in `transport`.
+            FabricRegime::UecRccc => Entry::Own("uec-rccc", uec),
         }
     }
 
@@ -175,6 +206,16 @@ impl FabricRegime {
                 });
             }
             FabricRegime::Srd => f.spray = true,
+            FabricRegime::Uec | FabricRegime::UecRccc => {
+                // MERGE(h-topo): f.path_selection = REPS (entropy per
+                // packet, ECN-echo feedback); round-robin spraying stands
+                // in until it is merged. MERGE(h-topo): UEC's 4 KiB MTU
+                // is the fabric's `--mtu` (uet-htsim's 4,150-byte packets).
+                f.spray = true;
+                // MERGE(h-trim): f.trim = Some(threshold) (uet-htsim's
+                // composite queue trims to 64-byte headers); until then a
+                // full queue drops, as for every lossy regime.
+            }
             FabricRegime::Irn | FabricRegime::Erpc | FabricRegime::Lossy => {}
         }
     }
@@ -221,6 +262,12 @@ impl FabricRegime {
         // irn and srd repair with Sacks, erpc is lossless: theirs stays.
         if !p.nak {
             t.nak = false;
+        }
+        // uec-rccc is uec with the receiver's credit control: it is what
+        // the regime is, so no user key turns it off (others may turn it
+        // on with `--set transport.rccc=true`).
+        if self == FabricRegime::UecRccc {
+            t.rccc = true;
         }
         Ok(t)
     }
@@ -274,7 +321,7 @@ mod tests {
         }
         let e = FabricRegime::from_name("pfc").unwrap_err();
         assert!(
-            e.contains("ib, roce, roce-nocc, irn, srd, erpc, lossy"),
+            e.contains("ib, roce, roce-nocc, irn, srd, erpc, lossy, uec, uec-rccc"),
             "{e}"
         );
     }
@@ -299,8 +346,9 @@ mod tests {
             .contains("real links"));
     }
 
-    /// Golden: the five fabric-only regimes' endpoint settings as they were
-    /// when they sat in the engine's table (fb62c17), field by field.
+    /// Golden: the fabric-only regimes' endpoint settings, field by field:
+    /// the first five as they were when they sat in the engine's table
+    /// (fb62c17), then `uec` and `uec-rccc`.
     #[test]
     fn the_fabric_only_settings_are_as_they_were() {
         use CcKind::{Dcqcn, None as NoCc, Timely};
@@ -317,6 +365,9 @@ mod tests {
             (R::RoceNocc, Lossy,    Multiple,  GoBackN,   None, NoCc,   true,  None),
             (R::Srd,      Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
             (R::Erpc,     Lossless, Fixed(32), GoBackN,   None, Timely, false, None),
+            // MERGE(h-delay): Nscc for both.
+            (R::Uec,      Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
+            (R::UecRccc,  Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
         ];
         for (r, flow, credits, retransmit, sack_rule, cc, nak, timers) in want {
             let p = RegimeSettings {
@@ -365,6 +416,27 @@ mod tests {
         let erpc = at(FabricRegime::Erpc).unwrap();
         assert_eq!(erpc.mode, FlowMode::Lossless);
         assert_eq!(erpc.credits, Some(32));
+        FabricRegime::Uec.apply_fabric(&mut f);
+        assert!(f.spray && f.pfc.is_none() && f.link_credits.is_none());
+        let (uec, rccc) = (
+            at(FabricRegime::Uec).unwrap(),
+            at(FabricRegime::UecRccc).unwrap(),
+        );
+        assert_eq!((uec.rccc, rccc.rccc), (false, true));
+        assert_eq!(
+            TransportConfig {
+                rccc: false,
+                ..rccc
+            },
+            uec
+        );
+        // The user's key cannot turn uec-rccc's RCCC off.
+        let off: TransportConfig = toml::from_str("rccc = false").unwrap();
+        let mut given = Origins::default();
+        given.set("transport.rccc", engine::config::Source::File);
+        let rtt = Duration::from_micros(10);
+        let t = FabricRegime::UecRccc.transport(100_000_000_000, rtt, 1500, &off, &given);
+        assert!(t.unwrap().rccc);
     }
 
     #[test]
