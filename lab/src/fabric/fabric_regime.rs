@@ -136,6 +136,14 @@ impl FabricRegime {
             FabricRegime::Erpc => Entry::Own("erpc", erpc),
             FabricRegime::Uec => Entry::Own("uec", uec),
             // The endpoint settings of `uec`; RCCC is set in `transport`.
+            // MERGE(h-delay): under RCCC, NSCC leaves last-hop congestion
+            // to the receiver (uet-htsim `UecSrc::updateCwndOnNack_NSCC`
+            // cuts only if `!_receiver_based_cc || !last_hop`). Timely,
+            // standing in, cannot tell the last hop: it cuts on the first
+            // windows' queue, which RCCC then no longer hides, so a 128-to-1
+            // incast of 256 KB flows runs at 84 Gb/s under uec-rccc against
+            // 89.5 under uec, while irn with `transport.rccc` keeps irn's
+            // 94.5 (docs/fabric.md, "RCCC in the incast").
             FabricRegime::UecRccc => Entry::Own("uec-rccc", uec),
         }
     }
