@@ -49,6 +49,9 @@ pub(crate) struct ClientSession {
     /// under a server without RCCC; back to 0 when a request completes or
     /// times out, so a lost CR cannot strand the session.
     pub withheld: u16,
+    /// When the latest CR set `withheld`: a session kept back with nothing
+    /// in flight takes its credits back an RTO later (`loss.rs`).
+    pub withheld_at: Instant,
     /// Present in the client transmit queue.
     pub tx_queued: bool,
     /// Parked for lack of credits (one `credit_stalls` per episode).
@@ -306,6 +309,7 @@ impl ClientSession {
             tx_queued: false,
             stalled: false,
             withheld: 0,
+            withheld_at: Instant::ZERO,
             sack_rule: SackRule::default(),
             nak: false,
             nak_gap: None,

@@ -132,6 +132,7 @@ impl ClientSession {
             // RCCC: what the server keeps back as of this CR, whether or
             // not the CR acknowledges anything new (`rccc.rs`).
             self.withheld = rpc.grant;
+            self.withheld_at = now;
         }
         if kind == PktType::Nak {
             return self.rx_nak(now, slot_idx, k, p.payload.len(), stats);

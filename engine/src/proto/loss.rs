@@ -48,6 +48,16 @@ impl ClientSession {
     /// the judgement of earlier timeouts (see `Suspect`).
     pub fn scan(&mut self, now: Instant, t: LossTimers, stats: &mut Stats) -> Verdict {
         let mut verdict = Verdict::Ok;
+        // RCCC: a session kept back with nothing in flight draws no CR
+        // that could release it; if the one that did was lost, it takes
+        // its credits back after a timeout (`rccc.rs`).
+        if self.withheld > 0
+            && self.credits == self.credits_total
+            && now.saturating_since(self.withheld_at) >= t.rto
+        {
+            self.withheld = 0;
+            verdict = Verdict::RolledBack;
+        }
         for i in 0..self.slots.len() {
             match self.judge(i, now, t, stats) {
                 Verdict::Ok => {}
@@ -154,6 +164,10 @@ impl ClientSession {
             if in_flight > 0 {
                 earliest(req.armed_at + t.rto_for(req));
             }
+        }
+        // RCCC: the backstop for a lost CR (`scan`).
+        if self.withheld > 0 && self.occupied != 0 {
+            earliest(self.withheld_at + t.rto);
         }
         at
     }

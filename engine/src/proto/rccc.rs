@@ -69,10 +69,6 @@ const RATE_PERMILLE: u128 = 990;
 /// Ethernet header bytes a frame adds to the MTU on the link.
 const ETH_HEADER: u128 = 14;
 
-/// Sessions presized in the FIFO: a session waits in it at most once, so
-/// growth stops at the number of server sessions.
-const PRESIZE: usize = 1024;
-
 /// Where a server session is in the credit pacer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Waiting {
@@ -107,7 +103,9 @@ impl CreditPacer {
         let bits = (cfg.mtu as u128 + ETH_HEADER) * 8;
         let rate = u128::from(cfg.link_bps.max(1)) * RATE_PERMILLE;
         CreditPacer {
-            waiting: VecDeque::with_capacity(if cfg.rccc { PRESIZE } else { 0 }),
+            // A session waits in it at most once: presized for every
+            // session the endpoint may hold, it never grows.
+            waiting: VecDeque::with_capacity(if cfg.rccc { cfg.max_sessions } else { 0 }),
             parked: 0,
             next_at: Instant::ZERO,
             ps_per_credit: (bits * 1_000_000_000_000_000).div_ceil(rate),
