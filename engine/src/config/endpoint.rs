@@ -80,6 +80,7 @@ impl TransportConfig {
                 |s| s.params(),
             ),
             nak: t.nak,
+            rccc: t.rccc,
             verify_ipv4_checksum: site.verify_ipv4_checksum,
             seed: site.seed,
             secret: site.secret,

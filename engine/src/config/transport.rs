@@ -171,6 +171,8 @@ pub struct TransportConfig {
     pub rate_cap_gbps: Option<f64>,
     /// Go-back-N: the server NAKs the first gap (RoCE's rule).
     pub nak: bool,
+    /// RCCC: the server returns request credits paced at its link rate.
+    pub rccc: bool,
 }
 
 fn us(d: Duration) -> u64 {
@@ -343,6 +345,7 @@ impl Default for TransportConfig {
             dcqcn: None,
             rate_cap_gbps: None,
             nak: false,
+            rccc: false,
         }
     }
 }

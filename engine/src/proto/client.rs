@@ -20,7 +20,8 @@
 //!
 //! Invariant: `credits == credits_total - sum over slots (num_tx - num_rx)`
 //! (selective: minus what is answered early or taken as lost, and the
-//! credits trims hold, `ClientReq::trim_held`).
+//! credits trims hold, `ClientReq::trim_held`); of them, `withheld` are
+//! kept back by an RCCC server (`rccc.rs`).
 
 use super::cc::{RateControl, RateLimit};
 use super::config::SackRule;
@@ -44,6 +45,15 @@ pub(crate) struct ClientSession {
     /// Credits not held by packets in flight.
     pub credits: u16,
     pub credits_total: u16,
+    /// RCCC: credits the server keeps back (the `grant` field of its
+    /// latest CR: packets it received and its credit pacer has not yet
+    /// released, `rccc.rs`); only `credits - withheld` may be used. 0
+    /// under a server without RCCC; back to 0 when a request completes or
+    /// times out, so a lost CR cannot strand the session.
+    pub withheld: u16,
+    /// When the latest CR set `withheld`: a session kept back with nothing
+    /// in flight takes its credits back an RTO later (`loss.rs`).
+    pub withheld_at: Instant,
     /// Present in the client transmit queue.
     pub tx_queued: bool,
     /// Parked for lack of credits (one `credit_stalls` per episode).
@@ -303,6 +313,8 @@ impl ClientSession {
             credits_total: credits,
             tx_queued: false,
             stalled: false,
+            withheld: 0,
+            withheld_at: Instant::ZERO,
             sack_rule: SackRule::default(),
             nak: false,
             nak_gap: None,
@@ -376,6 +388,9 @@ impl ClientSession {
             return;
         };
         self.credits += req.in_flight() as u16;
+        // A timeout or a gap: whatever an RCCC server kept back comes home
+        // too (its next CR says again what it keeps).
+        self.withheld = 0;
         let (num_rx, num_tx, n_req, n_resp) = (req.num_rx, req.num_tx, req.n_req, req.n_resp);
         if let Some(s) = req.sel.as_deref_mut() {
             // Virtual RFRs wait for Response(0) (the resent last request
@@ -435,10 +450,16 @@ impl ClientSession {
         Some(s)
     }
 
+    /// Credits this session may use now: those not in flight, less what
+    /// an RCCC server keeps back.
+    pub fn usable(&self) -> u16 {
+        self.credits.saturating_sub(self.withheld)
+    }
+
     /// Whether the session should enter the transmit queue now (a probe
     /// needs no credit).
     pub fn wants_tx(&self) -> bool {
-        !self.tx_queued && (self.probes > 0 || (self.credits > 0 && self.has_work()))
+        !self.tx_queued && (self.probes > 0 || (self.usable() > 0 && self.has_work()))
     }
 
     /// The first free slot if the backlog is empty (FIFO: the backlog
@@ -494,6 +515,8 @@ impl ClientSession {
         let req = self.slots[slot].req.as_mut()?;
         let tag = req.tag;
         self.credits += (req.in_flight() + req.trim_held) as u16;
+        // The request is done: an RCCC server keeps nothing back for it.
+        self.withheld = 0;
         if let Some(b) = req.sel.take() {
             self.sack_spares.push(b);
         }

@@ -134,6 +134,12 @@ impl ClientSession {
             return self.rx_trim(now, slot_idx, p, stats);
         }
         let k = rpc.pkt_num as u32;
+        if kind == PktType::CreditReturn {
+            // RCCC: what the server keeps back as of this CR, whether or
+            // not the CR acknowledges anything new (`rccc.rs`).
+            self.withheld = rpc.grant;
+            self.withheld_at = now;
+        }
         if kind == PktType::Nak {
             return self.rx_nak(now, slot_idx, k, p.payload.len(), stats);
         }

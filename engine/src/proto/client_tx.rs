@@ -57,7 +57,7 @@ impl ClientSession {
             written: None,
             again: false,
         };
-        if self.credits == 0 {
+        if self.usable() == 0 {
             if !self.stalled && self.has_work() {
                 self.stalled = true;
                 stats.credit_stalls += 1;
@@ -122,13 +122,13 @@ impl ClientSession {
             self.credits -= used;
             self.stalled = false;
             let more = self.has_work();
-            if more && self.credits == 0 {
+            if more && self.usable() == 0 {
                 self.stalled = true;
                 stats.credit_stalls += 1;
             }
             return ClientTurn {
                 written: Some(len),
-                again: more && self.credits > 0,
+                again: more && self.usable() > 0,
             };
         }
         idle
@@ -145,7 +145,7 @@ impl ClientSession {
             return 0;
         }
         let others = (self.work & !(1u64 << i)).count_ones();
-        (self.credits - 1).saturating_sub(others as u16)
+        self.usable().saturating_sub(1 + others as u16)
     }
 
     /// Resends one probed packet, if a slot has one pending (with no grant:

@@ -238,6 +238,12 @@ pub struct EndpointConfig {
     /// the backstop. Off: out-of-order packets are dropped silently and
     /// only the timeout recovers (eRPC).
     pub nak: bool,
+    /// RCCC, receiver credit control (UEC 1.0, after EQDS): the server
+    /// returns request credits through one pacer at 0.99 of `link_bps`,
+    /// round robin over the sessions waiting, instead of at once; the
+    /// handshake's credits are each sender's unsolicited window
+    /// (`proto/rccc.rs`).
+    pub rccc: bool,
     /// Selective: when a hole counts as lost.
     pub sack_rule: SackRule,
     /// Check the IPv4 header checksum of every received frame (a bad one is
@@ -294,6 +300,7 @@ impl Default for EndpointConfig {
             base_rtt: defaults::BASE_RTT,
             dcqcn: DcqcnParams::paper40g(),
             nak: false,
+            rccc: false,
             sack_rule: SackRule::FirstNack,
             verify_ipv4_checksum: true,
             seed: os_seed(),

@@ -252,7 +252,7 @@ impl Endpoint {
         };
         earliest(
             earliest(self.timers.heap.next(), self.pause.next_expiry()),
-            self.txq.pacer.next_due(),
+            earliest(self.txq.pacer.next_due(), self.txq.credit.next_due()),
         )
     }
 
@@ -264,6 +264,7 @@ impl Endpoint {
             && self.txq.is_empty()
             && self.pause.next_expiry().is_none()
             && self.txq.pacer.is_empty()
+            && self.txq.credit.is_empty()
     }
 
     /// Next event, if any.
@@ -435,12 +436,21 @@ impl Endpoint {
                     let cr = AnswerKind::CreditReturn;
                     self.txq.answer(sid, p.rpc.req_num, cr, 0);
                 }
+                if self.cfg.rccc {
+                    // Its credit waits for the credit pacer (`rccc.rs`).
+                    self.rccc_wait(sid);
+                }
                 None
             }
             RequestRx::Deliver(delivery, cr_too) => {
                 if cr_too {
                     let cr = AnswerKind::CreditReturn;
                     self.txq.answer(sid, p.rpc.req_num, cr, 0);
+                }
+                if self.cfg.rccc {
+                    // Nothing of it is kept back now: a parked session
+                    // goes idle at its next turn.
+                    self.rccc_wait(sid);
                 }
                 self.out.stats.rx_accepted += 1;
                 self.out.stats.handler_invocations += 1;
@@ -507,7 +517,11 @@ impl Endpoint {
         let sid = c.common.id();
         let max_msg = self.cfg.max_msg_size;
         let (pool, stats) = (&self.ledger.pool, &mut self.out.stats);
+        let withheld = c.withheld;
         let rx = c.rx_answer::<C>(now, p, self.cfg.dpp, max_msg, pool, stats);
+        // A CR that acknowledges nothing new may still release credits an
+        // RCCC server kept back (`rccc.rs`).
+        let released = c.withheld < withheld;
         let dropped = matches!(
             rx,
             AnswerRx::Dropped
@@ -520,6 +534,10 @@ impl Endpoint {
             self.out.stats.rx_accepted += 1;
         }
         match rx {
+            AnswerRx::Dropped if released => {
+                self.schedule_client(sid);
+                None
+            }
             AnswerRx::Dropped => None,
             AnswerRx::Spurious => {
                 self.out.stats.spurious_timeouts += 1;

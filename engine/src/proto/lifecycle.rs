@@ -171,6 +171,9 @@ impl Endpoint {
         }
         match &mut sess {
             Session::Server(srv) => {
+                if srv.rccc == super::rccc::Waiting::Parked {
+                    self.txq.credit.parked -= 1;
+                }
                 // Its buffers go home when `sess` drops; their charges now.
                 srv.release_all(&mut self.ledger);
                 let held = srv.common.ring_reserved;

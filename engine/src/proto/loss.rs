@@ -48,6 +48,16 @@ impl ClientSession {
     /// the judgement of earlier timeouts (see `Suspect`).
     pub fn scan(&mut self, now: Instant, t: LossTimers, stats: &mut Stats) -> Verdict {
         let mut verdict = Verdict::Ok;
+        // RCCC: a session kept back with nothing in flight draws no CR
+        // that could release it; if the one that did was lost, it takes
+        // its credits back after a timeout (`rccc.rs`).
+        if self.withheld > 0
+            && self.credits == self.credits_total
+            && now.saturating_since(self.withheld_at) >= t.rto
+        {
+            self.withheld = 0;
+            verdict = Verdict::RolledBack;
+        }
         for i in 0..self.slots.len() {
             match self.judge(i, now, t, stats) {
                 Verdict::Ok => {}
@@ -155,6 +165,10 @@ impl ClientSession {
                 earliest(req.armed_at + t.rto_for(req));
             }
         }
+        // RCCC: the backstop for a lost CR (`scan`).
+        if self.withheld > 0 && self.occupied != 0 {
+            earliest(self.withheld_at + t.rto);
+        }
         at
     }
 }
@@ -187,7 +201,8 @@ impl Endpoint {
         // The common call finds nothing due: say so before paying for the
         // call below (a run loop asks once per iteration).
         let due = self.timers.heap.next().is_some_and(|t| t <= now);
-        if due || !self.pause.paused.is_empty() || !self.txq.pacer.is_empty() {
+        let paced = !self.txq.pacer.is_empty() || !self.txq.credit.is_empty();
+        if due || !self.pause.paused.is_empty() || paced {
             self.run_timers(now);
         }
     }
@@ -198,6 +213,9 @@ impl Endpoint {
         self.expire_pauses(now);
         if !self.txq.pacer.is_empty() {
             self.release_paced(now);
+        }
+        if !self.txq.credit.is_empty() {
+            self.release_credits(now);
         }
         while let Some((id, _)) = self.timers.heap.pop_due(now) {
             let Some(sess) = self.table.get(id) else {

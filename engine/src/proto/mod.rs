@@ -20,7 +20,8 @@
 //!   `handle_frame_with` and `poll_transmit_with` picks), `state` (the
 //!   transition table and its effects), `ids` (session and request handles),
 //!   `event` (deliveries and events), `frame` (message geometry and frame
-//!   writing), `txq` (transmit descriptors and queues);
+//!   writing), `txq` (transmit descriptors and queues), `rccc` (the
+//!   server's pacer of credit returns, receiver credit control);
 //! - sessions: `session` (what both roles share), `client` and `server`
 //!   (each role's slots), `table` (the session table with typed lookups);
 //! - per-role protocol: `client_rx`, `client_tx`, `server_rx`, `server_tx`,
@@ -65,6 +66,8 @@ mod pause;
 mod pause_peers;
 mod police;
 mod policing;
+mod rccc;
+mod rccc_grant;
 mod recovery;
 mod requests;
 mod ring_grant;

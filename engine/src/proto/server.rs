@@ -23,6 +23,7 @@ use super::budget::Ledger;
 use super::frame::pkts_of;
 use super::msgbuf::{capacity_for, MsgBuf, MsgPool, PayloadCopy};
 use super::police::Meter;
+use super::rccc::Waiting;
 use super::sack::Window;
 use super::session::SessionCommon;
 use crate::time::{Duration, Instant};
@@ -63,6 +64,8 @@ pub(crate) struct ServerSession {
     pub expiry_armed: bool,
     /// Its request packets per epoch against its credits (`police.rs`).
     pub meter: Meter,
+    /// RCCC: where the session is in the endpoint's credit pacer.
+    pub rccc: Waiting,
 }
 
 /// Where a slot's current request is.
@@ -113,6 +116,9 @@ pub(crate) struct ServerSlot {
     pub regrants: u8,
     /// A cumulative credit return is queued and not yet written.
     pub cr_pending: bool,
+    /// RCCC: request packets of the current request the credit pacer
+    /// released; while the request arrives a CR acknowledges no more.
+    pub granted: u32,
     /// Selective mode: request packets stored out of order, bit `i` for
     /// packet `num_rx + i`; boxed on the slot's first out-of-order packet
     /// and reused after (a go-back-N slot never has one).
@@ -229,6 +235,7 @@ impl ServerSession {
             acct,
             expiry_armed: false,
             meter: Meter::new(credits, window),
+            rccc: Waiting::Idle,
             slots: (0..window)
                 .map(|_| ServerSlot {
                     req_num: None,
@@ -244,6 +251,7 @@ impl ServerSession {
                     grant: 0,
                     regrants: 0,
                     cr_pending: false,
+                    granted: 0,
                     ooo: None,
                     nak_sent: None,
                     charged: 0,

@@ -244,6 +244,7 @@ impl ServerSession {
                 slot.grant = 0;
                 slot.regrants = 0;
                 slot.cr_pending = false;
+                slot.granted = 0;
                 if let Some(w) = slot.ooo.as_deref_mut() {
                     *w = Window::default();
                 }

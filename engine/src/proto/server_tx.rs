@@ -6,7 +6,8 @@
 //! non-last request packet received in order, so the CR queued by the
 //! first packet of a receive burst acknowledges the whole burst. A Sack
 //! (selective mode) names the packet it answers and carries the cumulative
-//! ack as of the moment it is written.
+//! ack as of the moment it is written. Under RCCC a CR also carries, in
+//! its `grant` field, the credits the server keeps back (`rccc.rs`).
 
 use super::frame::{chunk, write_frame};
 use super::msgbuf::{CopyBytes, PayloadCopy};
@@ -24,7 +25,7 @@ impl ServerSession {
         req_num: u64,
         kind: AnswerKind,
         pkt: u16,
-        dpp: usize,
+        (dpp, rccc): (usize, bool),
     ) -> Option<usize> {
         let i = self.slot_of(req_num);
         if kind == AnswerKind::Nak {
@@ -50,6 +51,13 @@ impl ServerSession {
         } else {
             pkt
         };
+        // RCCC: a CR carries the packets received and not yet released by
+        // the credit pacer (`rccc.rs`); the client keeps as many credits
+        // back. 0 without RCCC (the field is unused in a CR otherwise).
+        let withheld = match (rccc, kind) {
+            (true, AnswerKind::CreditReturn) => self.unreleased(),
+            _ => 0,
+        };
         let c = &self.common;
         let slot = &self.slots[i];
         let mut rpc = RpcRepr {
@@ -58,7 +66,7 @@ impl ServerSession {
             msg_size: slot.req_len as u32,
             dest_session: c.remote,
             pkt_num: pkt,
-            grant: 0,
+            grant: withheld,
             req_num,
             token: c.token,
         };

@@ -7,6 +7,7 @@ use super::client::ClientSession;
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
 use super::msgbuf::{CopyBytes, PayloadCopy};
+use super::rccc::Waiting;
 use super::state::SessionState;
 use super::table::Session;
 use super::txq::{SmReply, TxDesc, TxQueues};
@@ -55,6 +56,9 @@ impl Endpoint {
         if !self.txq.pacer.is_empty() {
             self.release_paced(now);
         }
+        if !self.txq.credit.is_empty() {
+            self.release_credits(now);
+        }
         let len = self
             .next_ctrl_frame::<C>(now, buf)
             .or_else(|| self.next_client_frame::<C>(now, buf))?;
@@ -94,7 +98,7 @@ impl Endpoint {
                         }
                         continue;
                     }
-                    s.write_answer::<C>(buf, req_num, kind, pkt, self.cfg.dpp)
+                    s.write_answer::<C>(buf, req_num, kind, pkt, (self.cfg.dpp, self.cfg.rccc))
                 }
                 TxDesc::Pause { link, us } => self.write_pause(buf, link, us),
                 TxDesc::Cnp(s) => self.write_cnp(buf, s),
@@ -151,6 +155,53 @@ impl Endpoint {
             }
         }
         None
+    }
+
+    /// RCCC: server session `s` received request packets whose credits
+    /// the pacer returns; it joins the pacer's FIFO unless it waits there.
+    pub(crate) fn rccc_wait(&mut self, s: SessionId) {
+        let Some(srv) = self.table.server_mut(s) else {
+            return;
+        };
+        match std::mem::replace(&mut srv.rccc, Waiting::Queued) {
+            Waiting::Queued => return,
+            Waiting::Parked => self.txq.credit.parked -= 1,
+            Waiting::Idle => {}
+        }
+        self.txq.credit.join(s);
+    }
+
+    /// RCCC: the grants due at `now`, one session each, round robin: the
+    /// front session's next packets released by a CR, the session back at
+    /// the tail while it has more (`rccc.rs`).
+    pub(crate) fn release_credits(&mut self, now: Instant) {
+        while let Some(s) = self.txq.credit.pop_due(now) {
+            let Some(srv) = self.table.server_mut(s) else {
+                continue; // freed since
+            };
+            let g = srv.grant_credits(self.txq.credit.sharing());
+            // Back to the tail while it has more to release; a session
+            // with its share out is parked until its next packet arrives
+            // (`rccc_wait`), the only thing that makes room for it.
+            srv.rccc = match (g.more, g.credits > 0) {
+                (false, _) => Waiting::Idle,
+                (true, true) => {
+                    self.txq.credit.join(s);
+                    Waiting::Queued
+                }
+                (true, false) => {
+                    self.txq.credit.parked += 1;
+                    Waiting::Parked
+                }
+            };
+            if g.queue_cr {
+                self.txq
+                    .answer(s, g.req_num, super::txq::AnswerKind::CreditReturn, 0);
+            }
+            if g.credits > 0 {
+                self.txq.credit.charge(now, g.credits);
+            }
+        }
     }
 
     /// Client handshake request (ConnectReq or DisconnectReq), if the

@@ -7,11 +7,13 @@
 //! Order: server answers and handshake packets (`ctrl`) first, since they
 //! return credits to peers; then client packets, one per client session per
 //! turn (`clients`, round-robin), as credits allow. A client session that
-//! must wait for its pacing time waits in `pacer`, in neither queue.
+//! must wait for its pacing time waits in `pacer`, in neither queue; a
+//! server session waiting for RCCC's credit pacer waits in `credit`.
 
 use super::config::EndpointConfig;
 use super::ids::SessionId;
 use super::pacing::Pacer;
+use super::rccc::CreditPacer;
 use crate::wire::{MacAddr, SmRepr};
 use std::collections::VecDeque;
 use std::net::Ipv4Addr;
@@ -79,6 +81,8 @@ pub(crate) struct TxQueues {
     pub clients: VecDeque<SessionId>,
     /// Client sessions held until their pacing time.
     pub pacer: Pacer,
+    /// RCCC: server sessions waiting for the credit pacer (`rccc.rs`).
+    pub credit: CreditPacer,
 }
 
 impl TxQueues {
@@ -87,6 +91,7 @@ impl TxQueues {
             ctrl: VecDeque::with_capacity(TX_QUEUE_PRESIZE),
             clients: VecDeque::with_capacity(TX_QUEUE_PRESIZE),
             pacer: Pacer::new(cfg),
+            credit: CreditPacer::new(cfg),
         }
     }
 

@@ -66,6 +66,11 @@ impl Sim {
         self.nodes[node].tx_rate = Some(bps.max(1));
     }
 
+    /// The frames `node`'s receive ring holds now (0 without one).
+    pub fn rx_ring_len(&self, node: usize) -> usize {
+        self.nodes[node].ring.as_ref().map_or(0, |r| r.frames.len())
+    }
+
     /// The most frames `node`'s receive ring held at once (0 without one).
     pub fn rx_ring_peak(&self, node: usize) -> usize {
         self.nodes[node].ring.as_ref().map_or(0, |r| r.peak)

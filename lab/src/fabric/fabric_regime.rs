@@ -2,7 +2,7 @@
 //! each adds (PFC, link credits, spraying, ECN marking). Two are entries of
 //! the engine's table of real-link regimes (`engine::regimes`): `lossy` and
 //! `irn` are the same endpoints here and under `rpc-bench compare
-//! --regimes`. The other five run only here and are this module's own
+//! --regimes`. The other seven run only here and are this module's own
 //! table, stated with the engine's regime types (each relative to the
 //! real-link regime it departs from, every field pinned by a test):
 //!
@@ -13,12 +13,19 @@
 //! | `roce-nocc` | lossy    | lossy multiple | go-back-N             | none   | yes | -                |
 //! | `srd`       | lossy    | BDP            | selective, reordering | Timely | no  | RTO 320, low 100 |
 //! | `erpc`      | lossless | 32             | go-back-N             | Timely | no  | -                |
+//! | `uec`       | lossy    | BDP            | selective, reordering | Timely*| no  | RTO 320, low 100 |
+//! | `uec-rccc`  | as `uec`, and the receiver's credits paced (`transport.rccc`) |||||
+//!
+//! (*) NSCC once it is merged (`MERGE(h-delay)` below); `uec`'s fabric side
+//! is REPS path selection, trimming above one BDP of queue and ECN marking
+//! between 0.2 and 0.8 BDP (uet-htsim's defaults).
 //!
 //! A fabric-only regime's name never names a regime of the engine's table.
 //! See `docs/fabric.md` for what each keeps of the real system and what it
 //! simplifies.
 
 use super::config::{FabricConfig, Pfc, Red};
+use super::paths::PathSelection;
 use engine::config::{Origins, TransportConfig, ADMISSION_KEYS, LINK_KEYS, REGIME_KEYS};
 use engine::proto::{bdp_credits, CcKind, FlowMode, Retransmit, SackRule};
 use engine::regimes::{CreditRule, Regime, RegimeSettings};
@@ -50,6 +57,14 @@ pub enum FabricRegime {
     /// No PFC, a large window (4 BDP), go-back-N with NAKs (a RoCE NIC on
     /// a lossy fabric), no rate control.
     Lossy,
+    /// Ultra Ethernet 1.0's transport with its sender-based congestion
+    /// control: per-packet spraying with path feedback, packet trimming,
+    /// selective retransmission on Sacks, NSCC; a BDP of credits is each
+    /// sender's window.
+    Uec,
+    /// `Uec` plus RCCC, UEC's receiver credit control: each receiver
+    /// returns credits paced at its link rate (`engine::proto`'s `rccc`).
+    UecRccc,
 }
 
 /// Where a regime is stated.
@@ -63,7 +78,7 @@ enum Entry {
 
 impl FabricRegime {
     /// Every regime, in the order the docs list them.
-    pub const ALL: [FabricRegime; 7] = [
+    pub const ALL: [FabricRegime; 9] = [
         FabricRegime::Ib,
         FabricRegime::Roce,
         FabricRegime::RoceNocc,
@@ -71,6 +86,8 @@ impl FabricRegime {
         FabricRegime::Srd,
         FabricRegime::Erpc,
         FabricRegime::Lossy,
+        FabricRegime::Uec,
+        FabricRegime::UecRccc,
     ];
 
     /// The regime's entry: the engine's regime for `lossy` and `irn`, the
@@ -98,6 +115,18 @@ impl FabricRegime {
             cc: CcKind::Timely,
             ..Regime::Lossless.settings()
         };
+        // UEC 1.0: sprayed packets reorder, so its SACKs judge a loss as
+        // SRD's do (three later Sacks and a reordering window); a trimmed
+        // packet's NACK repairs at once (h-trim's). A BDP of credits is
+        // the window (uet-htsim's `UecSrc::initNscc` starts at
+        // cwnd = BDP-ish `_maxwnd`).
+        let uec = RegimeSettings {
+            sack_rule: Some(SackRule::Reordering),
+            // MERGE(h-delay): cc = CcKind::Nscc (Timely, the delay-based
+            // controller we have, stands in until NSCC is merged).
+            cc: CcKind::Timely,
+            ..Regime::Irn.settings()
+        };
         match self {
             FabricRegime::Irn => Entry::Engine(Regime::Irn),
             FabricRegime::Lossy => Entry::Engine(Regime::Lossy),
@@ -106,6 +135,17 @@ impl FabricRegime {
             FabricRegime::RoceNocc => Entry::Own("roce-nocc", lossy),
             FabricRegime::Srd => Entry::Own("srd", srd),
             FabricRegime::Erpc => Entry::Own("erpc", erpc),
+            FabricRegime::Uec => Entry::Own("uec", uec),
+            // The endpoint settings of `uec`; RCCC is set in `transport`.
+            // MERGE(h-delay): under RCCC, NSCC leaves last-hop congestion
+            // to the receiver (uet-htsim `UecSrc::updateCwndOnNack_NSCC`
+            // cuts only if `!_receiver_based_cc || !last_hop`). Timely,
+            // standing in, cannot tell the last hop: it cuts on the first
+            // windows' queue, which RCCC then no longer hides, so a 128-to-1
+            // incast of 256 KB flows runs at 84 Gb/s under uec-rccc against
+            // 89.5 under uec, while irn with `transport.rccc` keeps irn's
+            // 94.5 (docs/fabric.md, "RCCC in the incast").
+            FabricRegime::UecRccc => Entry::Own("uec-rccc", uec),
         }
     }
 
@@ -175,8 +215,38 @@ impl FabricRegime {
                 });
             }
             FabricRegime::Srd => f.spray = true,
+            FabricRegime::Uec | FabricRegime::UecRccc => {
+                // REPS (entropy per packet, recycled when it comes back
+                // unmarked), unless the user chose a path selection. The
+                // queue sizes that trimming and marking need depend on the
+                // round trip: `apply_queues`. UEC's 4 KiB frames are the
+                // fabric's `--mtu` for every regime of a run, so that the
+                // regimes compare at one frame size.
+                f.path_selection.get_or_insert(PathSelection::Reps);
+            }
             FabricRegime::Irn | FabricRegime::Erpc | FabricRegime::Lossy => {}
         }
+    }
+
+    /// The queue settings of the regime that depend on the fabric's
+    /// unloaded round trip `rtt`: for `uec` and `uec-rccc`, uet-htsim's
+    /// (`main_uec.cpp`): a data queue of one BDP that trims above it
+    /// (`DEFAULT_TRIMMING_QUEUESIZE_FACTOR` = 1; a `--trim-kb` given
+    /// wins), and ECN marking from 0.2 to 0.8 BDP, with a probability
+    /// rising to 1 (`ecn_low`, `ecn_high`), which REPS and NSCC read.
+    /// Other regimes are left as they are.
+    pub fn apply_queues(self, f: &mut FabricConfig, rtt: Duration) {
+        if !matches!(self, FabricRegime::Uec | FabricRegime::UecRccc) {
+            return;
+        }
+        let bdp = (u128::from(f.host_link_bps) * u128::from(rtt.as_nanos()) / 8_000_000_000) as u64;
+        let bdp = bdp.clamp(2 * f.max_frame(), f.buffer_per_port);
+        f.trim.get_or_insert(bdp);
+        f.ecn = Some(Red {
+            kmin: bdp / 5,
+            kmax: bdp * 4 / 5,
+            pmax: 1.0,
+        });
     }
 
     /// Whether the regime's endpoints NAK a gap (the table's `nak`: go-back-N
@@ -221,6 +291,12 @@ impl FabricRegime {
         // irn and srd repair with Sacks, erpc is lossless: theirs stays.
         if !p.nak {
             t.nak = false;
+        }
+        // uec-rccc is uec with the receiver's credit control: it is what
+        // the regime is, so no user key turns it off (others may turn it
+        // on with `--set transport.rccc=true`).
+        if self == FabricRegime::UecRccc {
+            t.rccc = true;
         }
         Ok(t)
     }
@@ -274,7 +350,7 @@ mod tests {
         }
         let e = FabricRegime::from_name("pfc").unwrap_err();
         assert!(
-            e.contains("ib, roce, roce-nocc, irn, srd, erpc, lossy"),
+            e.contains("ib, roce, roce-nocc, irn, srd, erpc, lossy, uec, uec-rccc"),
             "{e}"
         );
     }
@@ -299,8 +375,9 @@ mod tests {
             .contains("real links"));
     }
 
-    /// Golden: the five fabric-only regimes' endpoint settings as they were
-    /// when they sat in the engine's table (fb62c17), field by field.
+    /// Golden: the fabric-only regimes' endpoint settings, field by field:
+    /// the first five as they were when they sat in the engine's table
+    /// (fb62c17), then `uec` and `uec-rccc`.
     #[test]
     fn the_fabric_only_settings_are_as_they_were() {
         use CcKind::{Dcqcn, None as NoCc, Timely};
@@ -317,6 +394,9 @@ mod tests {
             (R::RoceNocc, Lossy,    Multiple,  GoBackN,   None, NoCc,   true,  None),
             (R::Srd,      Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
             (R::Erpc,     Lossless, Fixed(32), GoBackN,   None, Timely, false, None),
+            // MERGE(h-delay): Nscc for both.
+            (R::Uec,      Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
+            (R::UecRccc,  Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
         ];
         for (r, flow, credits, retransmit, sack_rule, cc, nak, timers) in want {
             let p = RegimeSettings {
@@ -365,6 +445,45 @@ mod tests {
         let erpc = at(FabricRegime::Erpc).unwrap();
         assert_eq!(erpc.mode, FlowMode::Lossless);
         assert_eq!(erpc.credits, Some(32));
+        FabricRegime::Uec.apply_fabric(&mut f);
+        assert!(!f.spray && f.pfc.is_none() && f.link_credits.is_none());
+        assert_eq!(f.path_selection, Some(PathSelection::Reps));
+        // One BDP of queue, trimmed above it; ECN from 0.2 to 0.8 of it
+        // (100 Gb/s x 10 us = 125,000 bytes).
+        FabricRegime::Uec.apply_queues(&mut f, Duration::from_micros(10));
+        assert_eq!(f.trim, Some(125_000));
+        let red = f.ecn.unwrap();
+        assert_eq!((red.kmin, red.kmax), (25_000, 100_000));
+        // A threshold the user gave wins; other regimes keep theirs.
+        let mut g = FabricConfig {
+            trim: Some(64 * 1024),
+            ..FabricConfig::default()
+        };
+        FabricRegime::UecRccc.apply_fabric(&mut g);
+        FabricRegime::UecRccc.apply_queues(&mut g, Duration::from_micros(10));
+        assert_eq!(g.trim, Some(64 * 1024));
+        let mut h = FabricConfig::default();
+        FabricRegime::Irn.apply_queues(&mut h, Duration::from_micros(10));
+        assert_eq!(h.trim, None);
+        let (uec, rccc) = (
+            at(FabricRegime::Uec).unwrap(),
+            at(FabricRegime::UecRccc).unwrap(),
+        );
+        assert_eq!((uec.rccc, rccc.rccc), (false, true));
+        assert_eq!(
+            TransportConfig {
+                rccc: false,
+                ..rccc
+            },
+            uec
+        );
+        // The user's key cannot turn uec-rccc's RCCC off.
+        let off: TransportConfig = toml::from_str("rccc = false").unwrap();
+        let mut given = Origins::default();
+        given.set("transport.rccc", engine::config::Source::File);
+        let rtt = Duration::from_micros(10);
+        let t = FabricRegime::UecRccc.transport(100_000_000_000, rtt, 1500, &off, &given);
+        assert!(t.unwrap().rccc);
     }
 
     #[test]

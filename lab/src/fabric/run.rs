@@ -183,6 +183,8 @@ pub fn run_regime_in(
         ));
     }
     let rtt = base_rtt(&cfg, &w.topology);
+    regime.apply_queues(&mut cfg, rtt);
+    cfg.validate()?;
     // Sessions each host holds, both roles, sizing its table and (eRPC's
     // ring reservation) its receive ring.
     let mut per_host = vec![0usize; hosts];

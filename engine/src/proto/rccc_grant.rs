@@ -1,0 +1,64 @@
+//! RCCC: what one grant of the credit pacer (`rccc.rs`) releases of a
+//! server session's received request packets, and how many it keeps back.
+
+use super::rccc::{Grant, PULL_PKTS, WINDOW_QUARTERS};
+use super::server::{Phase, ServerSession, ServerSlot};
+
+impl ServerSession {
+    /// One grant to this session, one of `sharing` sessions that want
+    /// credit: up to [`PULL_PKTS`] received, unreleased packets of one
+    /// request still arriving (the first slot with any; a session's slots
+    /// are its request window, a handful: O(window), never over sessions),
+    /// and never so many that the credits the sender holds or has in the
+    /// network exceed its share of 1.5 windows (`1.5 x credits /
+    /// sharing`, at least 1): the session's credits stand for the BDP (a
+    /// BDP under the fabric's BDP regimes), so all senders together keep
+    /// about 1.5 BDP in the network and the rest waits here. `credits ==
+    /// 0` with `more`: the session has its share out already.
+    pub fn grant_credits(&mut self, sharing: u32) -> Grant {
+        let owed = u32::from(self.unreleased());
+        let out = u32::from(self.credits).saturating_sub(owed);
+        let share = (u32::from(self.credits) * WINDOW_QUARTERS / 4 / sharing.max(1)).max(1);
+        let room = share.saturating_sub(out).min(PULL_PKTS);
+        let mut g = Grant {
+            req_num: 0,
+            credits: 0,
+            queue_cr: false,
+            more: owed > 0,
+        };
+        if room == 0 {
+            return g;
+        }
+        if let Some(slot) = self.slots.iter_mut().find(|s| s.unreleased() > 0) {
+            let n = slot.unreleased().min(room);
+            slot.granted += n;
+            g = Grant {
+                req_num: slot.req_num.unwrap_or(0),
+                credits: n,
+                queue_cr: !std::mem::replace(&mut slot.cr_pending, true),
+                more: owed > n,
+            };
+        }
+        g
+    }
+}
+
+impl ServerSession {
+    /// Request packets received and not yet released, over the session's
+    /// slots (its request window, a handful), at most `u16::MAX`.
+    pub fn unreleased(&self) -> u16 {
+        let n: u32 = self.slots.iter().map(ServerSlot::unreleased).sum();
+        n.min(u32::from(u16::MAX)) as u16
+    }
+}
+
+impl ServerSlot {
+    /// Packets of the request still arriving received in order and not yet
+    /// released (the last is answered by Response(0), never by a CR).
+    pub fn unreleased(&self) -> u32 {
+        if self.phase != Phase::Receiving || self.n_req == 0 {
+            return 0;
+        }
+        self.num_rx.min(self.n_req - 1).saturating_sub(self.granted)
+    }
+}
