@@ -459,7 +459,24 @@ impl ClientSession {
     /// Whether the session should enter the transmit queue now (a probe
     /// needs no credit).
     pub fn wants_tx(&self) -> bool {
-        !self.tx_queued && (self.probes > 0 || (self.usable() > 0 && self.has_work()))
+        !self.tx_queued
+            && (self.probes > 0 || (self.usable() > 0 && self.has_work()) || self.resend_due())
+    }
+
+    /// RCCC: a packet taken as lost (a trim, a Sack's hole) waits to be
+    /// resent while every credit left is kept back by the server. The
+    /// server counts that packet as out in the network already (its credit
+    /// was released), so its resend may use a kept-back credit; otherwise
+    /// the session would wait for a release that only an arrival brings.
+    /// Looks at the slots (the request window, a handful) only while the
+    /// server keeps credits back.
+    pub fn resend_due(&self) -> bool {
+        self.withheld > 0
+            && self.credits > 0
+            && self
+                .slots
+                .iter()
+                .any(|s| s.req.as_ref().is_some_and(ClientReq::has_lost))
     }
 
     /// The first free slot if the backlog is empty (FIFO: the backlog

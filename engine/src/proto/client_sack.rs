@@ -181,7 +181,12 @@ impl ClientReq {
         cut - s.sacked.count_below(cut) - s.lost.count_below(cut)
     }
 
-    /// The first packet taken as lost, taken off the list.
+    /// Whether a packet taken as lost waits to be resent.
+    pub fn has_lost(&self) -> bool {
+        self.sel.as_deref().is_some_and(|s| !s.lost.is_empty())
+    }
+
+    /// The first packet taken as lost, cleared from the set.
     pub fn take_lost(&mut self) -> Option<u32> {
         let s = self.sel.as_deref_mut()?;
         let b = s.lost.first()?;

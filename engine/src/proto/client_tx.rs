@@ -57,7 +57,10 @@ impl ClientSession {
             written: None,
             again: false,
         };
-        if self.usable() == 0 {
+        // RCCC: a resend may use a credit the server keeps back, since the
+        // server counted the lost packet as out already (`resend_due`).
+        let resend_only = self.usable() == 0;
+        if resend_only && !self.resend_due() {
             if !self.stalled && self.has_work() {
                 self.stalled = true;
                 stats.credit_stalls += 1;
@@ -84,6 +87,9 @@ impl ClientSession {
             let Some(req) = self.slots[i].req.as_mut() else {
                 continue;
             };
+            if resend_only && !req.has_lost() {
+                continue;
+            }
             let (len, used, idx, first) = if let Some(idx) = req.take_lost() {
                 // Selective: a packet taken as lost goes first, alone (its
                 // grant, if it is the last request packet, is the one sent).
@@ -122,13 +128,14 @@ impl ClientSession {
             self.credits -= used;
             self.stalled = false;
             let more = self.has_work();
-            if more && self.usable() == 0 {
+            let again = more && (self.usable() > 0 || self.resend_due());
+            if more && !again {
                 self.stalled = true;
                 stats.credit_stalls += 1;
             }
             return ClientTurn {
                 written: Some(len),
-                again: more && self.usable() > 0,
+                again,
             };
         }
         idle

@@ -51,11 +51,23 @@ impl ClientSession {
         // RCCC: a session kept back with nothing in flight draws no CR
         // that could release it; if the one that did was lost, it takes
         // its credits back after a timeout (`rccc.rs`).
+        // Nothing in flight: every credit is home, or held by a trim.
+        let held: u32 = self
+            .slots
+            .iter()
+            .filter_map(|s| s.req.as_ref())
+            .map(|r| r.trim_held)
+            .sum();
         if self.withheld > 0
-            && self.credits == self.credits_total
+            && u32::from(self.credits) + held >= u32::from(self.credits_total)
             && now.saturating_since(self.withheld_at) >= t.rto
         {
             self.withheld = 0;
+            // And what trims hold: nothing in flight can bring it home.
+            for r in self.slots.iter_mut().filter_map(|s| s.req.as_mut()) {
+                self.credits += r.trim_held as u16;
+                r.trim_held = 0;
+            }
             verdict = Verdict::RolledBack;
         }
         for i in 0..self.slots.len() {

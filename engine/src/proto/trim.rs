@@ -151,7 +151,11 @@ impl ClientSession {
         // (Response(0), its answer, releases the granted response
         // packets) or nothing else of the request is in flight to bring a
         // credit home for the resend.
-        let hold = idx + 1 != req.n_req && (self.credits > 0 || req.in_flight_real() > 0);
+        // Credits an RCCC server keeps back cannot send the resend: only
+        // usable ones count, or a session held back by both would wait
+        // for an answer that nothing in flight can bring.
+        let usable = self.credits.saturating_sub(self.withheld);
+        let hold = idx + 1 != req.n_req && (usable > 0 || req.in_flight_real() > 0);
         if hold {
             req.trim_held += 1;
         } else {
