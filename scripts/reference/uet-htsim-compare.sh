@@ -27,6 +27,7 @@
 #   STAND_IN     the regime run instead of one this rpc-lab lacks [srd]
 #   ONLY         run only experiments whose name contains this string
 #   HTSIM_ONLY   1: run uet-htsim alone (no rpc-lab) [0]
+#   CACHED_ONLY  1: only the experiments uet-htsim already ran in $OUT [0]
 #   RECORD       also write uet-htsim's results (tab-separated) to this file
 #   OUT          where logs and the table go [results/uet-htsim-compare,
 #                which git ignores]
@@ -146,6 +147,7 @@ fi
 ARGS=(--sim-dir "$SIM" --htsim "$HTSIM" --out "$OUT" --commit "$COMMIT" --timeout "$TIMEOUT")
 [ -n "${ONLY:-}" ] && ARGS+=(--only "$ONLY")
 [ -n "${RECORD:-}" ] && ARGS+=(--record "$RECORD")
+[ "${CACHED_ONLY:-0}" = 1 ] && ARGS+=(--cached-only)
 if [ "$HTSIM_ONLY" != 1 ]; then
   if [ -z "${RPC_LAB:-}" ]; then
     RPC_LAB=${CARGO_TARGET_DIR:-target}/release/rpc-lab

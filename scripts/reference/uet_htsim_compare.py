@@ -322,6 +322,8 @@ def main():
     ap.add_argument("--only", default="", help="run experiments whose name contains this")
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--record", help="also write uet-htsim's results to this file")
+    ap.add_argument("--cached-only", action="store_true",
+                    help="skip the experiments uet-htsim has not run yet in --out")
     a = ap.parse_args()
 
     sim_dc = pathlib.Path(a.sim_dir) / "datacenter"
@@ -336,6 +338,8 @@ def main():
             label = f"{f.removeprefix('validate_').removesuffix('.txt')}#{k + 1}"
             matrix = sim_dc / exp["matrix"]
             conns = conn_count(matrix)
+            if a.cached_only and not (out / "htsim" / label / "result.json").exists():
+                continue
             print(f"uet-htsim-compare: {label} {exp['name']}: uet-htsim ...", file=sys.stderr, flush=True)
             h = run_htsim(exp, sim_dc, a.htsim, out / "htsim" / label, a.timeout)
             hv = verdict(h["tail_us"], h["finished"], conns, exp["target"])
