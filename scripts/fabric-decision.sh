@@ -25,12 +25,13 @@
 #   ONLY      run only these rows (comma-separated names, e.g.
 #             incast-16,websearch-0.5); the others show as not run
 #
-# Run time (estimate, one core of this machine at the lab's 1.8 M
-# packets per wall second, 11-26; --jobs divides it): the incasts and
-# permutations take seconds per regime and seed (about 10 min in all for
-# 7 regimes x 5 seeds); each websearch of 100,000 flows on 1,024 hosts
-# up to 60 s per regime and seed (h-scale's bound), 2 x 7 x 5 of them: at
-# most 70 min. About 80 min serial, 40 min with --jobs 2.
+# Run time (estimate): the 1,024-node permutation under irn took 7.7 s of
+# CPU (2.84 M packets; 65 s of wall on this 2-core machine while other
+# builds ran, 11-27), the incasts less: about 22 s per regime and seed for
+# the five incast and permutation rows, 13 min for 7 regimes x 5 seeds;
+# each websearch of 100,000 flows on 1,024 hosts up to 60 s per regime
+# and seed (issue 33's bound), 2 x 7 x 5 of them: at most 70 min. About
+# 85 min on one free core, half with --jobs 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DRY=0

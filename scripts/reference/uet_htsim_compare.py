@@ -13,7 +13,7 @@ of validate_parallel.py: a matrix path, then `!Experiment NAME`,
 htsim_uec is run as a program. Its tail FCT is what validate_parallel.py
 takes: the time of the last `finished at T` line (time since the start of
 the run, us); ours is `last_end_us` of rpc-lab's JSON, the same measure.
-Packets per wall second: uet-htsim's are every packet its hosts sent (the
+Packets per wall second (and per CPU second in the record): uet-htsim's are every packet its hosts sent (the
 `New: Rtx: RTS: ACKs: NACKs: Pulls:` summary line), ours `sim_pkts` (every
 frame the hosts' NICs sent), each over the simulator's own wall time.
 
@@ -25,6 +25,7 @@ import math
 import os
 import pathlib
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -235,19 +236,19 @@ def run_htsim(exp, sim_dc, htsim, workdir, timeout):
         r = json.loads(done.read_text())
         if r.get("cmd") == cmd:
             return r
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), children_cpu()
     try:
         p = subprocess.run(["nice", "-n", "10"] + cmd, cwd=workdir, capture_output=True,
                            text=True, timeout=timeout)
         out, rc = p.stdout, p.returncode
     except subprocess.TimeoutExpired as e:
         out, rc = (e.stdout or b"").decode() if isinstance(e.stdout, bytes) else (e.stdout or ""), "timeout"
-    wall = time.monotonic() - t0
+    wall, cpu = time.monotonic() - t0, children_cpu() - c0
     (workdir / "stdout.txt").write_text(out)
     ends = [float(m.group(1)) for m in FINISHED.finditer(out)]
     s = SUMMARY.search(out)
     pkts = sum(int(x) for k, x in enumerate(s.groups()) if k != 3) if s else 0
-    r = {"cmd": cmd, "rc": rc, "wall_s": wall, "finished": len(ends),
+    r = {"cmd": cmd, "rc": rc, "wall_s": wall, "cpu_s": cpu, "finished": len(ends),
          "tail_us": ends[-1] if ends else None, "pkts": pkts}
     done.write_text(json.dumps(r))
     return r
@@ -279,17 +280,17 @@ def drop_missing(args, have):
 
 def run_ours(rpc_lab, matrix, args, timeout):
     cmd = [rpc_lab, "--scenario", "matrix", "--matrix", str(matrix), "--json", "-q"] + args
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), children_cpu()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return {"cmd": cmd, "error": f"timeout after {timeout} s", "wall_s": timeout}
-    wall = time.monotonic() - t0
+    wall, cpu = time.monotonic() - t0, children_cpu() - c0
     if p.returncode != 0:
         err = p.stderr.strip().splitlines()
         return {"cmd": cmd, "error": err[-1] if err else f"exit {p.returncode}", "wall_s": wall}
     r = json.loads(p.stdout.strip().splitlines()[-1])["results"][0]
-    return {"cmd": cmd, "wall_s": wall, "tail_us": r["last_end_us"],
+    return {"cmd": cmd, "wall_s": wall, "cpu_s": cpu, "tail_us": r["last_end_us"],
             "finished": r["completed"], "flows": r["flows"], "pkts": r["sim_pkts"],
             "trims": r.get("trims"), "drops": r["drops_switch"], "regime": r["regime"]}
 
@@ -304,10 +305,18 @@ def fmt(x, d=1):
     return "-" if x is None else f"{x:.{d}f}"
 
 
-def mpps(r):
-    if not r or not r.get("pkts") or not r.get("wall_s"):
+def children_cpu():
+    """CPU seconds (user + system) of the waited-for child processes."""
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
+
+
+def mpps(r, key="wall_s"):
+    """Million packets per second of the simulator's wall time (`key`
+    "cpu_s": of its CPU time, which on a loaded machine says more)."""
+    if not r or not r.get("pkts") or not r.get(key):
         return "-"
-    return f"{r['pkts'] / r['wall_s'] / 1e6:.2f}"
+    return f"{r['pkts'] / r[key] / 1e6:.3f}"
 
 
 def main():
@@ -345,7 +354,7 @@ def main():
             hv = verdict(h["tail_us"], h["finished"], conns, exp["target"])
             record.append(f"{label}\t{exp['name']}\t{' '.join(exp['params'])}\t{exp['target']:g}\t"
                           f"{fmt(h['tail_us'], 3)}\t{h['finished']}/{conns}\t{hv}\t{h['pkts']}\t"
-                          f"{h['wall_s']:.2f}\t{mpps(h)}")
+                          f"{h['wall_s']:.2f}\t{mpps(h)}\t{h.get('cpu_s', float('nan')):.2f}\t{mpps(h, 'cpu_s')}")
             o, notes = None, []
             if a.rpc_lab:
                 args, notes = ours_args(exp["params"], env)
@@ -377,7 +386,7 @@ def main():
         hdr = ("# uet-htsim " + a.commit + ", htsim_uec on its validation suite "
                "(scripts/reference/uet-htsim-compare.sh)\n"
                "# experiment\tname\tparams\ttarget_us\ttail_us\tfinished/connections\tverdict\t"
-               "packets\twall_s\tMpkt_per_wall_s\n")
+               "packets\twall_s\tMpkt_per_wall_s\tcpu_s\tMpkt_per_cpu_s\n")
         pathlib.Path(a.record).write_text(hdr + "\n".join(record) + "\n")
 
 
