@@ -301,6 +301,17 @@ def verdict(tail, finished, conns, target):
     return "pass" if target <= 0 or tail <= target else "FAIL"
 
 
+def done_of(r, conns):
+    """A tail FCT cell: the figure, and how many connections finished
+    when not all did."""
+    if not r or "error" in r:
+        return "-"
+    cell = fmt(r.get("tail_us"))
+    if r.get("finished") != conns:
+        cell += f" ({r.get('finished')}/{conns} done)"
+    return cell
+
+
 def fmt(x, d=1):
     return "-" if x is None else f"{x:.{d}f}"
 
@@ -369,8 +380,8 @@ def main():
             ov = verdict(o.get("tail_us"), o.get("finished"), conns, exp["target"]) if o and "error" not in o else "-"
             ratio = (f"{o['tail_us'] / h['tail_us']:.2f}"
                      if o and o.get("tail_us") and h["tail_us"] else "-")
-            rows.append([label, exp["name"], f"{exp['target']:g}", fmt(h["tail_us"]), hv,
-                         fmt(o.get("tail_us")) if o else "-", ov, ratio,
+            rows.append([label, exp["name"], f"{exp['target']:g}", done_of(h, conns), hv,
+                         done_of(o, conns), ov, ratio,
                          mpps(h), mpps(o) if o and "error" not in o else "-",
                          (o.get("regime") if o and "error" not in o else "") + (
                              (" (" + "; ".join(n for n in notes if n) + ")") if any(notes) else "")])
