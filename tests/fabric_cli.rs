@@ -448,3 +448,36 @@ fn htsim_compare_refuses_a_missing_source_tree_and_says_where_htsim_is() {
     }
     let _ = std::fs::remove_dir(&empty);
 }
+
+#[test]
+fn uet_htsim_compare_refuses_a_missing_or_wrong_source_tree() {
+    // The side-by-side with uet-htsim builds it from the user's own tree;
+    // without one (or given its htsim/sim folder) it must say so before
+    // building or running anything.
+    let script = common::repo_root().join("scripts/reference/uet-htsim-compare.sh");
+    let script = script.to_str().expect("utf-8 path");
+    let empty = std::env::temp_dir().join(common::unique("nouethtsim"));
+    let sim = empty.join("htsim/sim");
+    std::fs::create_dir_all(sim.join("datacenter")).unwrap();
+    std::fs::write(sim.join("datacenter/main_uec.cpp"), "").unwrap();
+    let top = empty.to_str().unwrap().to_string();
+    let sim = sim.to_str().unwrap().to_string();
+    for (args, names) in [
+        (vec![script], "exactly one argument"),
+        (
+            vec![script, "/nonexistent/uet-htsim"],
+            "/nonexistent/uet-htsim",
+        ),
+        (
+            vec![script, top.as_str()],
+            "does not look like a uet-htsim tree",
+        ),
+        (vec![script, sim.as_str()], "pass the top of the clone"),
+    ] {
+        let r = run("bash", &args, Duration::from_secs(30));
+        assert_eq!(r.code, Some(2), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains(names), "{args:?}: {}", r.stderr);
+        assert!(r.stderr.contains("ultraethernet/uet-htsim"), "{}", r.stderr);
+    }
+    let _ = std::fs::remove_dir_all(&empty);
+}

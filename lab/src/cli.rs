@@ -153,6 +153,7 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
     spec.load = s.load;
     spec.flow_size = s.flow_size;
     spec.flows = s.flows;
+    spec.matrix = s.matrix.clone();
     if let Some(us) = s.service_us {
         // Only what cannot become a duration is refused here; the
         // scenario builder owns the range.

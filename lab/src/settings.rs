@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail, Context};
 use clap::Args;
 use engine::config::TransportConfig;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The settings of a run: each a flag, and the same name a key of the `-c`
 /// file (every key optional, unknown keys an error naming the key).
@@ -17,7 +17,7 @@ use std::path::Path;
 #[serde(deny_unknown_fields)]
 pub struct FabricSettings {
     /// The experiment: incast, victim, slow-receiver, websearch, hadoop,
-    /// permutation or alltoall (required unless the -c file names one).
+    /// permutation, alltoall or matrix (required unless the -c file names one).
     #[arg(long, value_name = "NAME")]
     pub scenario: Option<String>,
     /// Regimes to run, comma-separated, in this order [default:
@@ -99,6 +99,11 @@ pub struct FabricSettings {
     /// 1500]; uet-htsim's packets are 4,150 bytes.
     #[arg(long, value_name = "BYTES")]
     pub mtu: Option<usize>,
+    /// The connection matrix of `--scenario matrix`: a uet-htsim `.cm` or
+    /// `.tm` file (`Nodes N`, `Connections C`, `SRC->DST [id I] start US
+    /// size BYTES` lines), one flow per connection.
+    #[arg(long, value_name = "FILE")]
+    pub matrix: Option<PathBuf>,
     /// Move every payload byte through the endpoints, as on a real link;
     /// without it they move headers only (same results, much faster).
     #[arg(long)]
@@ -139,6 +144,7 @@ impl FabricSettings {
             degraded_fraction: f.degraded_fraction.or(file.degraded_fraction),
             failed_links: f.failed_links.or(file.failed_links),
             mtu: f.mtu.or(file.mtu),
+            matrix: f.matrix.or(file.matrix),
             copy_payload: f.copy_payload || file.copy_payload,
             transport: match (file.transport, f.transport) {
                 (Some(mut t), Some(flags)) => {

@@ -101,6 +101,15 @@ fn bad_input_is_an_error_naming_the_problem() {
             "--trim-kb",
         ),
         (&["--scenario", "incast", "--trim-kb", "0"][..], "--trim-kb"),
+        (&["--scenario", "matrix"][..], "--matrix FILE"),
+        (
+            &["--scenario", "matrix", "--matrix", "/nonexistent/m.cm"][..],
+            "/nonexistent/m.cm",
+        ),
+        (
+            &["--scenario", "incast", "--matrix", "/nonexistent/m.cm"][..],
+            "`matrix` cannot be set",
+        ),
     ] {
         let out = rpc_lab(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -110,4 +119,52 @@ fn bad_input_is_an_error_naming_the_problem() {
         assert!(stderr.contains(named), "{args:?} names `{named}`: {stderr}");
         assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
     }
+}
+
+/// A uet-htsim connection matrix (`--scenario matrix --matrix FILE`): the
+/// binary runs the file's connections as the library does, and
+/// `last_end_us`, the suite's "tail FCT", is the last flow's start plus its
+/// FCT.
+#[test]
+fn a_connection_matrix_runs_its_flows() {
+    let dir = std::env::temp_dir().join(format!("rpc-lab-matrix-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("late.cm");
+    // One flow from rack 0 to rack 6 (16 nodes: two per rack), 40 us in.
+    std::fs::write(
+        &file,
+        "Nodes 16\nConnections 1\n0->13 id 1 start 40 size 200000\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    let out = rpc_lab(&[
+        "--scenario",
+        "matrix",
+        "--matrix",
+        path,
+        "--regimes",
+        "srd",
+        "--json",
+        "-q",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "rpc-lab failed: {stderr}");
+    let got: serde_json::Value =
+        serde_json::from_str(String::from_utf8(out.stdout).unwrap().trim_end()).expect("JSON");
+    assert_eq!(got["scenario"], "matrix", "{got}");
+    let r = &got["results"][0];
+    assert_eq!(
+        (r["flows"].as_u64(), r["completed"].as_u64()),
+        (Some(1), Some(1)),
+        "{r}"
+    );
+    let fct = r["fct_us"]["p50"].as_f64().unwrap();
+    let last = r["last_end_us"].as_f64().unwrap();
+    assert!(
+        (last - (40.0 + fct)).abs() < 1e-6,
+        "last_end_us {last} != 40 + fct {fct}"
+    );
+    // 200 kB at 100 Gb/s is 16 us on the wire, plus a few hops.
+    assert!(fct > 16.0 && fct < 40.0, "fct {fct} us");
 }

@@ -27,6 +27,7 @@ mod config;
 mod event;
 mod fabric_regime;
 mod flows;
+pub mod matrix;
 pub mod metrics;
 mod nic;
 mod packets;

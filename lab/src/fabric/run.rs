@@ -49,6 +49,11 @@ pub struct RegimeResult {
     pub buckets: Vec<Bucket>,
     /// Flow completion times in microseconds.
     pub fct_us: Percentiles,
+    /// When the last flow completed, us from the workload's time zero (its
+    /// flows' start times; 0 if none completed):
+    /// what uet-htsim's validation suite calls the tail FCT (the time of
+    /// its last `finished at` line, `validate_parallel.py`).
+    pub last_end_us: f64,
     /// Packets dropped in switches (buffer, threshold or PFC headroom).
     pub drops_switch: u64,
     /// Of those, PFC headroom overflows.
@@ -331,6 +336,10 @@ pub fn run_regime_in(
         slowdown: sum.slowdown,
         buckets: sum.buckets,
         fct_us: sum.fct_us,
+        // From the workload's time zero, which the run shifts by WARMUP.
+        last_end_us: sum.last_end.map_or(0.0, |t| {
+            t.saturating_since(Instant::ZERO + WARMUP).as_nanos() as f64 / 1e3
+        }),
         drops_switch: s.drops_switch,
         drops_headroom: s.drops_headroom,
         drops_host_ring: s.drops_host_ring,

@@ -5,10 +5,13 @@
 
 use super::cdf::{self, SizeCdf};
 use super::topology::{Topology, TopologyKind};
+use super::matrix;
+
 use engine::rng::Rng;
 use engine::time::{Duration, Instant};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+use std::path::PathBuf;
 
 /// 100 Gb/s, the default host link rate.
 const G100: u64 = 100_000_000_000;
@@ -43,11 +46,14 @@ pub enum Scenario {
     Permutation,
     /// Every host sends one flow to every other host, on one switch.
     AllToAll,
+    /// The connections of a uet-htsim connection matrix file
+    /// ([`ScenarioSpec::matrix`], `matrix.rs`).
+    Matrix,
 }
 
 impl Scenario {
     /// Every scenario, in the order they are listed to users.
-    pub const ALL: [Scenario; 7] = [
+    pub const ALL: [Scenario; 8] = [
         Scenario::Incast,
         Scenario::Victim,
         Scenario::SlowReceiver,
@@ -55,6 +61,7 @@ impl Scenario {
         Scenario::Hadoop,
         Scenario::Permutation,
         Scenario::AllToAll,
+        Scenario::Matrix,
     ];
 
     /// The scenario's name on the command line and in reports.
@@ -67,6 +74,7 @@ impl Scenario {
             Scenario::Hadoop => "hadoop",
             Scenario::Permutation => "permutation",
             Scenario::AllToAll => "alltoall",
+            Scenario::Matrix => "matrix",
         }
     }
 
@@ -105,6 +113,8 @@ pub struct ScenarioSpec {
     /// (`--topology`): the smallest of that kind holding the scenario's
     /// hosts (extra hosts stay idle).
     pub topology: Option<TopologyKind>,
+    /// The connection matrix file (scenario `matrix` only).
+    pub matrix: Option<PathBuf>,
     /// Seed for every random choice.
     pub seed: u64,
 }
@@ -120,6 +130,7 @@ impl ScenarioSpec {
             flows: None,
             service: None,
             topology: None,
+            matrix: None,
             seed,
         }
     }
@@ -171,6 +182,7 @@ pub fn build(spec: &ScenarioSpec) -> Result<Workload, String> {
         Scenario::Hadoop => poisson(spec, &cdf::hadoop(), 4000)?,
         Scenario::Permutation => permutation(spec)?,
         Scenario::AllToAll => all_to_all(spec)?,
+        Scenario::Matrix => from_matrix(spec)?,
     };
     w.topology = placed(spec, w.topology)?;
     Ok(w)
@@ -220,6 +232,7 @@ fn only(spec: &ScenarioSpec, used: &[&str]) -> Result<(), String> {
         ("flow_size", spec.flow_size.is_some()),
         ("flows", spec.flows.is_some()),
         ("service", spec.service.is_some()),
+        ("matrix", spec.matrix.is_some()),
     ];
     for (name, set) in given {
         if set && !used.contains(&name) {
@@ -542,6 +555,53 @@ fn all_to_all(spec: &ScenarioSpec) -> Result<Workload, String> {
     })
 }
 
+/// The flows of the connection matrix file `spec.matrix`, one flow per
+/// connection at its start time (sorted by start; ties keep the file's
+/// order), on [`matrix_topology`] of the file's `Nodes`.
+fn from_matrix(spec: &ScenarioSpec) -> Result<Workload, String> {
+    only(spec, &["matrix"])?;
+    let Some(path) = &spec.matrix else {
+        return Err("matrix: give the connection matrix file (--matrix FILE)".into());
+    };
+    let m = matrix::read(path).map_err(|e| format!("matrix: {e}"))?;
+    let mut flows: Vec<Flow> = m
+        .connections
+        .iter()
+        .map(|c| Flow {
+            start: Instant::ZERO + Duration::from_micros(c.start_us),
+            ..at_zero(c.src, c.dst, c.size)
+        })
+        .collect();
+    // Stable: equal starts keep the file's order.
+    flows.sort_by_key(|f| f.start);
+    Ok(Workload {
+        topology: matrix_topology(m.nodes),
+        host_link_bps: G100,
+        fabric_link_bps: G100,
+        flows,
+        slow_host: None,
+        background: false,
+    })
+}
+
+/// The fabric a matrix of `nodes` hosts runs on: uet-htsim's default, a
+/// 3-tier fat tree of radix K with K^3/4 hosts (`FatTreeTopologyCfg::
+/// set_params` in `fat_tree_topology.cpp`; 16, 128 and 1,024 hosts are K =
+/// 4, 8, 16), unless `--topology` says otherwise. Other sizes get a
+/// leaf-spine of 16 hosts per leaf and 16 spines (one leaf if fewer
+/// hosts).
+pub fn matrix_topology(nodes: usize) -> Topology {
+    if let Some(k) = (2..=64usize).step_by(2).find(|k| k * k * k / 4 == nodes) {
+        return Topology::FatTree { k };
+    }
+    let per_leaf = if nodes.is_multiple_of(16) { 16 } else { nodes };
+    Topology::LeafSpine {
+        leaves: nodes / per_leaf,
+        hosts_per_leaf: per_leaf,
+        spines: per_leaf,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,7 +636,8 @@ mod tests {
 
     #[test]
     fn every_scenario_builds_with_defaults() {
-        for s in Scenario::ALL {
+        // All but `matrix`, which has no default file.
+        for s in Scenario::ALL.into_iter().filter(|&s| s != Scenario::Matrix) {
             let w = build(&spec(s)).unwrap_or_else(|e| panic!("{}: {e}", s.name()));
             check_flows(&w);
             w.topology.validate().unwrap();
@@ -591,7 +652,7 @@ mod tests {
 
     #[test]
     fn builds_are_deterministic() {
-        for s in Scenario::ALL {
+        for s in Scenario::ALL.into_iter().filter(|&s| s != Scenario::Matrix) {
             assert_eq!(build(&spec(s)), build(&spec(s)));
         }
         for s in [Scenario::WebSearch, Scenario::Hadoop, Scenario::Permutation] {
@@ -794,10 +855,118 @@ mod tests {
             with(WebSearch, |s| s.service = Some(Duration::from_micros(1))),
             with(Victim, |s| s.topology = Some(TopologyKind::FatTree)),
             with(SlowReceiver, |s| s.topology = Some(TopologyKind::Star)),
+            with(Matrix, |_| {}),
+            with(Matrix, |s| s.matrix = Some("/nonexistent/x.cm".into())),
+            with(Permutation, |s| s.matrix = Some("/nonexistent/x.cm".into())),
         ];
         for s in bad {
             let e = build(&s).expect_err(&format!("{s:?} should fail"));
             assert!(e.starts_with(s.scenario.name()), "{e}");
+        }
+    }
+
+    /// A matrix file in a fresh temporary folder (removed when dropped).
+    struct TempMatrix(PathBuf);
+    impl TempMatrix {
+        fn new(name: &str, text: &str) -> TempMatrix {
+            let dir =
+                std::env::temp_dir().join(format!("lab-matrix-{}-{name}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let path = dir.join("m.cm");
+            std::fs::write(&path, text).unwrap();
+            TempMatrix(path)
+        }
+    }
+    impl Drop for TempMatrix {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(self.0.parent().unwrap());
+        }
+    }
+
+    #[test]
+    fn a_matrix_becomes_its_flows_in_start_order() {
+        let f = TempMatrix::new(
+            "flows",
+            "Nodes 16\nConnections 3\n1->0 id 1 start 40 size 250000\n\
+             15->0 id 2 start 0 size 2000000\n2->0 id 3 start 40 size 7\n",
+        );
+        let w = build(&ScenarioSpec {
+            matrix: Some(f.0.clone()),
+            ..spec(Scenario::Matrix)
+        })
+        .unwrap();
+        check_flows(&w);
+        let got: Vec<(usize, usize, u64, u64)> = w
+            .flows
+            .iter()
+            .map(|f| (f.src, f.dst, f.size, f.start.as_nanos()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (15, 0, 2_000_000, 0),
+                (1, 0, 250_000, 40_000),
+                (2, 0, 7, 40_000)
+            ]
+        );
+        // 16 nodes: uet-htsim's K = 4 fat tree, two hosts per rack.
+        assert_eq!(w.topology, Topology::FatTree { k: 4 });
+        // The seed changes nothing: the file is the workload.
+        assert_eq!(
+            w,
+            build(&ScenarioSpec {
+                matrix: Some(f.0.clone()),
+                ..ScenarioSpec::new(Scenario::Matrix, 9)
+            })
+            .unwrap()
+        );
+        // An override the matrix does not use is refused.
+        let e = build(&ScenarioSpec {
+            matrix: Some(f.0.clone()),
+            hosts: Some(16),
+            ..spec(Scenario::Matrix)
+        })
+        .unwrap_err();
+        assert!(e.contains("hosts"), "{e}");
+    }
+
+    #[test]
+    fn a_matrix_node_outside_the_topology_names_file_node_and_line() {
+        let f = TempMatrix::new("outside", "Nodes 16\nConnections 1\n0->16 start 0 size 1\n");
+        let e = build(&ScenarioSpec {
+            matrix: Some(f.0.clone()),
+            ..spec(Scenario::Matrix)
+        })
+        .unwrap_err();
+        let file = f.0.display().to_string();
+        for w in [
+            "matrix",
+            file.as_str(),
+            "line 3",
+            "node 16",
+            "outside the topology",
+        ] {
+            assert!(e.contains(w), "{e:?} lacks {w:?}");
+        }
+    }
+
+    #[test]
+    fn matrix_topologies_follow_uet_htsims_racks() {
+        let t = |n| matrix_topology(n);
+        assert_eq!(t(16), Topology::FatTree { k: 4 });
+        assert_eq!(t(128), Topology::FatTree { k: 8 });
+        assert_eq!(t(1024), Topology::FatTree { k: 16 });
+        assert_eq!(
+            t(32),
+            Topology::LeafSpine {
+                leaves: 2,
+                hosts_per_leaf: 16,
+                spines: 16
+            }
+        );
+        assert_eq!(t(5).hosts(), 5);
+        for n in [2, 5, 16, 32, 128, 1024] {
+            t(n).validate().unwrap();
         }
     }
 }
