@@ -66,7 +66,7 @@ run "large-8MiB-c128-verify" run --workload large --msg-size 8388608 --resp-size
 # against it, ratio_cap). Each run measures its own floor (link rate, BDP).
 for round in 1 2; do
   for size in 65536 8388608; do
-    for cc in none timely dcqcn; do
+    for cc in none timely dcqcn nscc; do
       run "cc-$size-$cc-r$round" run --workload large --msg-size "$size" --resp-size 32 \
         --set workload.verify=false --set transport.cc="$cc" --seconds "$SECS" --floor-pings 2000 \
         | summ gbps,credits,retransmissions
@@ -85,7 +85,7 @@ for rnd in (1, 2):
         none = runs.get(f"cc-{size}-none-r{rnd}", 0.0)
         ratios = "  ".join(
             f"{cc} {runs.get(f'cc-{size}-{cc}-r{rnd}', 0.0) / none:.2f}x" if none else f"{cc} n/a"
-            for cc in ("timely", "dcqcn"))
+            for cc in ("timely", "dcqcn", "nscc"))
         print(f"   idle-link goodput vs cc=none, {size} B, round {rnd}: none {none:.1f} Gb/s  {ratios}")
 PY
 for cap in 1 10 40; do

@@ -199,7 +199,7 @@ fn congestion_control_and_a_rate_cap_do_what_they_say_on_an_idle_link() {
     };
     let none = best(&[]);
     assert!(gbps(&none) > 1.0, "{none}");
-    for cc in ["timely", "dcqcn"] {
+    for cc in ["timely", "dcqcn", "nscc"] {
         let set = format!("--set=transport.cc=\"{cc}\"");
         let v = best(&[set.as_str()]);
         let ratio = gbps(&v) / gbps(&none);

@@ -375,7 +375,8 @@ fn any_transport() -> impl Strategy<Value = TransportConfig> {
             prop_oneof![
                 Just(CcKind::None),
                 Just(CcKind::Timely),
-                Just(CcKind::Dcqcn)
+                Just(CcKind::Dcqcn),
+                Just(CcKind::Nscc)
             ],
         ),
         (0.5f64..400.0, 0.5f64..200.0),

@@ -234,6 +234,7 @@ mod tests {
             ("none", CcKind::None),
             ("timely", CcKind::Timely),
             ("dcqcn", CcKind::Dcqcn),
+            ("nscc", CcKind::Nscc),
         ] {
             let set = format!("transport.cc={value}");
             let c = with(&[set.as_str(), "transport.link_gbps=25"]).unwrap();

@@ -286,7 +286,7 @@ impl ClientSession {
         cc: RateControl,
         cap_bps: Option<u64>,
     ) -> Self {
-        let tx_ts = matches!(cc, RateControl::Timely(_))
+        let tx_ts = matches!(cc, RateControl::Timely(_) | RateControl::Nscc(_))
             .then(|| vec![[Instant::ZERO; TX_TS_RING]; window].into_boxed_slice());
         let paced = !matches!(cc, RateControl::None) || cap_bps.is_some();
         let cc = paced.then(|| {

@@ -249,20 +249,23 @@ impl ClientSession {
         // samples, which the decaying maximum ignores).
         let clean = !req.rolled_back;
         let sample = now.saturating_since(req.armed_at);
-        // Timely: the answered packet's own round trip, if it was sent once.
-        if let Some(cc) = self.cc.as_mut() {
+        // Timely and NSCC: the answered packet's own round trip, if it was
+        // sent once.
+        let cc_rtt = self.cc.as_ref().and_then(|cc| {
             let sent = cc
                 .tx_ts
                 .as_ref()
                 .map_or(Instant::ZERO, |ts| ts[slot_idx][idx as usize % TX_TS_RING]);
-            if sent != Instant::ZERO && req.num_tx.saturating_sub(idx) as usize <= TX_TS_RING {
-                cc.rate.on_rtt(now, now.saturating_since(sent));
-            }
-        }
+            let fresh = req.num_tx.saturating_sub(idx) as usize <= TX_TS_RING;
+            (sent != Instant::ZERO && fresh).then(|| now.saturating_since(sent))
+        });
         // Answers for packets 'num_rx..=idx': those still in flight return
         // their credits (after a rollback some are not in flight), then
         // the answers that came early are passed over (selective).
         let returned = req.ack_through(idx + 1);
+        if let Some(cc) = self.cc.as_mut() {
+            cc.rate.on_ack(now, cc_rtt, returned as usize * dpp);
+        }
         self.credits += req.release_held(returned) as u16;
         req.skip_sacked();
         req.armed_at = now;

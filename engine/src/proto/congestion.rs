@@ -1,6 +1,6 @@
 //! Congestion control at the endpoint: pacing client sessions at their
 //! rate through the pacer (`pacing.rs`, which decides whether a session is
-//! paced), and DCQCN's notification path.
+//! paced), and the ECN notification path of DCQCN and NSCC.
 //!
 //! A client session whose controller (`cc/`) runs below the link rate may
 //! send its next packet only at its pacing time; until then it waits on
@@ -13,7 +13,8 @@
 //! to the client session (at most one per `DcqcnParams::cnp_interval`), which cuts that
 //! session's rate. A marked answer at the client is congestion on the way
 //! back, which the client's own requests-for-response and credits drive:
-//! it cuts the session's rate at once, under the same interval.
+//! it cuts the session's rate at once, under the same interval. NSCC
+//! takes the same CNPs as its ECN echo (`cc::Nscc::on_ecn`).
 
 use super::cc::CcKind;
 use super::endpoint::Endpoint;
@@ -64,13 +65,13 @@ impl Endpoint {
         }
     }
 
-    /// A received frame marked CE (DCQCN only; rare, so off the common
+    /// A received frame marked CE (DCQCN and NSCC; rare, so off the common
     /// path): to a server session, the server notifies the client; to a
     /// client session, the client cuts its own rate. The session must exist
     /// in the role the packet kind names and the token must match, or the
     /// mark is ignored (the frame is dropped and counted where it goes).
     pub(crate) fn on_ce(&mut self, now: Instant, rpc: &RpcRepr) {
-        if self.cfg.cc != CcKind::Dcqcn {
+        if !matches!(self.cfg.cc, CcKind::Dcqcn | CcKind::Nscc) {
             return;
         }
         let server = match rpc.pkt_type {

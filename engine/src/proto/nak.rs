@@ -47,6 +47,11 @@ impl ClientSession {
             stats.drops.dup_cr += 1;
             return AnswerRx::Dropped;
         }
+        // NSCC: a loss the receiver named (one packet; a trimmed one's NACK
+        // will come the same way).
+        if let Some(cc) = self.cc.as_mut() {
+            cc.rate.on_nack(now, 1);
+        }
         AnswerRx::Progress
     }
 

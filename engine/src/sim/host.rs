@@ -1,5 +1,5 @@
-//! A simulated host around its endpoint: whether it receives at all, its
-//! receive ring (frames wait there for an endpoint that takes one per
+//! A simulated host around its endpoint: whether it receives at all,
+//! whether it stalls (a descheduled process), its receive ring (frames wait there for an endpoint that takes one per
 //! service time, and a full ring drops), and its NIC's pacing (the next
 //! frame is taken from the endpoint only when the last has been
 //! serialised).
@@ -17,6 +17,8 @@ pub(super) struct Node {
     /// has left.
     pub tx_rate: Option<u64>,
     pub tx_free_at: Instant,
+    /// Periodic stalls (`Sim::set_stalls`): every `.0`, the first `.1`.
+    pub stalls: Option<(Duration, Duration)>,
 }
 
 /// A node's receive ring (see [`Sim::set_rx_ring`]).
@@ -31,6 +33,14 @@ pub(super) struct RxRing {
 }
 
 impl Node {
+    /// When the stall `now` falls in ends, if it falls in one.
+    pub fn stalled_until(&self, now: Instant) -> Option<Instant> {
+        let (period, length) = self.stalls?;
+        let into = now.as_nanos() % period.as_nanos();
+        (into < length.as_nanos())
+            .then(|| Instant::from_nanos(now.as_nanos() - into + length.as_nanos()))
+    }
+
     pub fn new(ep: Endpoint) -> Self {
         Node {
             ep,
@@ -38,6 +48,7 @@ impl Node {
             ring: None,
             tx_rate: None,
             tx_free_at: Instant::ZERO,
+            stalls: None,
         }
     }
 }
@@ -69,6 +80,17 @@ impl Sim {
     /// The frames `node`'s receive ring holds now (0 without one).
     pub fn rx_ring_len(&self, node: usize) -> usize {
         self.nodes[node].ring.as_ref().map_or(0, |r| r.frames.len())
+    }
+
+    /// Makes `node` stall for `length` at the start of every `period` of
+    /// virtual time, as a descheduled vCPU or run loop does: frames that
+    /// reach it meanwhile wait and are handed over, in order, when the
+    /// stall ends. Nothing is lost or queued in the network: the link
+    /// stays idle, only the samples of time the endpoint takes grow.
+    pub fn set_stalls(&mut self, node: usize, period: Duration, length: Duration) {
+        let length =
+            Duration::from_nanos(length.as_nanos().min(period.as_nanos().saturating_sub(1)));
+        self.nodes[node].stalls = (period.as_nanos() > 0).then_some((period, length));
     }
 
     /// The most frames `node`'s receive ring held at once (0 without one).

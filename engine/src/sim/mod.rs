@@ -379,6 +379,11 @@ impl Sim {
                 break;
             };
             let node = &mut self.nodes[p.to];
+            if let Some(end) = node.stalled_until(now) {
+                // The same seq keeps the held frames in their order.
+                self.in_flight.push(Reverse(InFlight { at: end, ..p }));
+                continue;
+            }
             let stats = self.dirs.get_mut(&(p.from, p.to)).map(|d| &mut d.stats);
             if !node.rx_enabled {
                 if let Some(s) = stats {

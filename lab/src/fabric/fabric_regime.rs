@@ -13,11 +13,10 @@
 //! | `roce-nocc` | lossy    | lossy multiple | go-back-N             | none   | yes | -                |
 //! | `srd`       | lossy    | BDP            | selective, reordering | Timely | no  | RTO 320, low 100 |
 //! | `erpc`      | lossless | 32             | go-back-N             | Timely | no  | -                |
-//! | `uec`       | lossy    | BDP            | selective, reordering | Timely*| no  | RTO 320, low 100 |
+//! | `uec`       | lossy    | BDP            | selective, reordering | NSCC   | no  | RTO 320, low 100 |
 //! | `uec-rccc`  | as `uec`, and the receiver's credits paced (`transport.rccc`) |||||
 //!
-//! (*) NSCC once it is merged (`MERGE(h-delay)` below); `uec`'s fabric side
-//! is REPS path selection, trimming above one BDP of queue and ECN marking
+//! `uec`'s fabric side is REPS path selection, trimming above one BDP of queue and ECN marking
 //! between 0.2 and 0.8 BDP (uet-htsim's defaults).
 //!
 //! A fabric-only regime's name never names a regime of the engine's table.
@@ -122,9 +121,9 @@ impl FabricRegime {
         // cwnd = BDP-ish `_maxwnd`).
         let uec = RegimeSettings {
             sack_rule: Some(SackRule::Reordering),
-            // MERGE(h-delay): cc = CcKind::Nscc (Timely, the delay-based
-            // controller we have, stands in until NSCC is merged).
-            cc: CcKind::Timely,
+            // NSCC, UEC's sender-side control (delay and ECN, a window
+            // applied as a rate: engine/src/proto/cc/nscc.rs).
+            cc: CcKind::Nscc,
             ..Regime::Irn.settings()
         };
         match self {
@@ -137,14 +136,10 @@ impl FabricRegime {
             FabricRegime::Erpc => Entry::Own("erpc", erpc),
             FabricRegime::Uec => Entry::Own("uec", uec),
             // The endpoint settings of `uec`; RCCC is set in `transport`.
-            // MERGE(h-delay): under RCCC, NSCC leaves last-hop congestion
-            // to the receiver (uet-htsim `UecSrc::updateCwndOnNack_NSCC`
-            // cuts only if `!_receiver_based_cc || !last_hop`). Timely,
-            // standing in, cannot tell the last hop: it cuts on the first
-            // windows' queue, which RCCC then no longer hides, so a 128-to-1
-            // incast of 256 KB flows runs at 84 Gb/s under uec-rccc against
-            // 89.5 under uec, while irn with `transport.rccc` keeps irn's
-            // 94.5 (docs/fabric.md, "RCCC in the incast").
+            // Simplified: uet-htsim's NSCC under RCCC leaves last-hop
+            // congestion to the receiver (`UecSrc::updateCwndOnNack_NSCC`
+            // cuts only if `!_receiver_based_cc || !last_hop`); ours cannot
+            // tell the last hop and reacts to every signal.
             FabricRegime::UecRccc => Entry::Own("uec-rccc", uec),
         }
     }
@@ -394,9 +389,8 @@ mod tests {
             (R::RoceNocc, Lossy,    Multiple,  GoBackN,   None, NoCc,   true,  None),
             (R::Srd,      Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
             (R::Erpc,     Lossless, Fixed(32), GoBackN,   None, Timely, false, None),
-            // MERGE(h-delay): Nscc for both.
-            (R::Uec,      Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
-            (R::UecRccc,  Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
+            (R::Uec,      Lossy,    Bdp,       Selective, reo,  Nscc,   false, irn),
+            (R::UecRccc,  Lossy,    Bdp,       Selective, reo,  Nscc,   false, irn),
         ];
         for (r, flow, credits, retransmit, sack_rule, cc, nak, timers) in want {
             let p = RegimeSettings {

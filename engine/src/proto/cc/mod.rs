@@ -5,7 +5,8 @@
 //! Three parts, all pure state machines driven by the caller's clock:
 //!
 //! - [`RateControl`]: one session's rate computation, by Timely (RTT
-//!   gradient, eRPC's choice), DCQCN (ECN-driven CNPs) or none;
+//!   gradient, eRPC's choice), DCQCN (ECN-driven CNPs), NSCC (Ultra
+//!   Ethernet's delay and ECN window, applied as a rate) or none;
 //! - [`RateLimit`]: turns that rate into the earliest time the session may
 //!   send its next frame;
 //! - [`TimingWheel`]: holds the sessions that must wait until that time,
@@ -13,10 +14,12 @@
 //!   sessions that may send.
 
 mod dcqcn;
+mod nscc;
 mod timely;
 mod wheel;
 
 pub use dcqcn::{Dcqcn, DcqcnParams};
+pub use nscc::{Nscc, NsccParams};
 pub use timely::{Timely, TimelyParams};
 pub use wheel::TimingWheel;
 
@@ -33,6 +36,9 @@ pub enum CcKind {
     Timely,
     /// DCQCN's reaction point, with the paper's parameters.
     Dcqcn,
+    /// NSCC, Ultra Ethernet's sender window on delay and ECN, with the
+    /// constants uet-htsim derives from the link rate and base RTT.
+    Nscc,
 }
 
 impl CcKind {
@@ -42,6 +48,7 @@ impl CcKind {
             CcKind::None => "none",
             CcKind::Timely => "timely",
             CcKind::Dcqcn => "dcqcn",
+            CcKind::Nscc => "nscc",
         }
     }
 }
@@ -112,18 +119,23 @@ pub enum RateControl {
     Timely(Timely),
     /// DCQCN, fed with CNPs, sent bytes and the passing of time.
     Dcqcn(Dcqcn),
+    /// NSCC, fed with acknowledged bytes, their RTTs and ECN echoes.
+    Nscc(Nscc),
 }
 
 impl RateControl {
     /// A controller of `kind` for a `link_bps` link, starting at link rate:
     /// Timely with eRPC's constants and `base_rtt` as its minimum RTT (the
-    /// gradient's normaliser), DCQCN with `dcqcn`.
+    /// gradient's normaliser), DCQCN with `dcqcn`, NSCC with the constants
+    /// derived from the link, `base_rtt` and `mtu`-byte frames of `mss`
+    /// bytes of payload (no trimming: the target is the base RTT).
     pub fn new(
         kind: CcKind,
         link_bps: u64,
         now: Instant,
         base_rtt: Duration,
         dcqcn: DcqcnParams,
+        (mtu, mss): (usize, usize),
     ) -> Self {
         match kind {
             CcKind::None => RateControl::None,
@@ -132,6 +144,10 @@ impl RateControl {
                 RateControl::Timely(Timely::new(p, link_bps))
             }
             CcKind::Dcqcn => RateControl::Dcqcn(Dcqcn::new(dcqcn, link_bps, now)),
+            CcKind::Nscc => {
+                let p = NsccParams::derive(link_bps, base_rtt, mtu, mss, false);
+                RateControl::Nscc(Nscc::new(p, link_bps, base_rtt))
+            }
         }
     }
 
@@ -142,20 +158,50 @@ impl RateControl {
             RateControl::None => None,
             RateControl::Timely(t) => Some(t.rate_bps()),
             RateControl::Dcqcn(d) => Some(d.rate_bps()),
+            RateControl::Nscc(n) => Some(n.rate_bps()),
         }
     }
 
-    /// An RTT sample taken at `now` (Timely only).
+    /// An RTT sample taken at `now` (Timely only; the endpoint feeds
+    /// [`RateControl::on_ack`]).
+    #[cfg(test)]
     pub fn on_rtt(&mut self, now: Instant, rtt: Duration) {
         if let RateControl::Timely(t) = self {
             t.on_rtt(now, rtt);
         }
     }
 
-    /// A congestion notification packet arrived (DCQCN only).
+    /// An answer at `now` acknowledged `bytes` newly delivered bytes, with
+    /// the RTT of the packet it answers when that was sent once: Timely
+    /// takes the RTT, NSCC both.
+    pub fn on_ack(&mut self, now: Instant, rtt: Option<Duration>, bytes: usize) {
+        match self {
+            RateControl::Timely(t) => {
+                if let Some(rtt) = rtt {
+                    t.on_rtt(now, rtt);
+                }
+            }
+            RateControl::Nscc(n) => {
+                n.on_ack(now, rtt, bytes);
+            }
+            RateControl::None | RateControl::Dcqcn(_) => {}
+        }
+    }
+
+    /// A congestion notification packet arrived: DCQCN cuts, NSCC takes
+    /// it as the ECN echo of its next acknowledgement.
     pub fn on_cnp(&mut self, now: Instant) {
-        if let RateControl::Dcqcn(d) = self {
-            d.on_cnp(now);
+        match self {
+            RateControl::Dcqcn(d) => d.on_cnp(now),
+            RateControl::Nscc(n) => n.on_ecn(now),
+            RateControl::None | RateControl::Timely(_) => {}
+        }
+    }
+
+    /// `packets` were NACKed at `now`: trimmed or lost (NSCC only).
+    pub fn on_nack(&mut self, now: Instant, packets: usize) {
+        if let RateControl::Nscc(n) = self {
+            n.on_nack(now, packets);
         }
     }
 
@@ -185,6 +231,7 @@ mod tests {
     const TEN_G: u64 = 10_000_000_000;
     const NO_SLACK: Duration = Duration::from_nanos(0);
     const RTT: Duration = Duration::from_micros(2);
+    const FRAME: (usize, usize) = (1500, 1458);
 
     #[test]
     fn rate_limit_spaces_line_rate_frames_one_us_apart() {
@@ -318,20 +365,47 @@ mod tests {
     #[test]
     fn rate_control_dispatches_by_kind() {
         let now = Instant::ZERO;
-        let mut none =
-            RateControl::new(CcKind::default(), TEN_G, now, RTT, DcqcnParams::paper40g());
+        let mut none = RateControl::new(
+            CcKind::default(),
+            TEN_G,
+            now,
+            RTT,
+            DcqcnParams::paper40g(),
+            FRAME,
+        );
         none.on_cnp(now);
         none.on_rtt(now, Duration::from_millis(5));
         assert_eq!(none.rate_bps(), None);
 
-        let mut timely = RateControl::new(CcKind::Timely, TEN_G, now, RTT, DcqcnParams::paper40g());
+        let mut timely = RateControl::new(
+            CcKind::Timely,
+            TEN_G,
+            now,
+            RTT,
+            DcqcnParams::paper40g(),
+            FRAME,
+        );
         assert_eq!(timely.rate_bps(), Some(TEN_G));
         timely.on_cnp(now);
         assert_eq!(timely.rate_bps(), Some(TEN_G), "CNPs are DCQCN's");
         timely.on_rtt(now, Duration::from_millis(5));
+        assert_eq!(
+            timely.rate_bps(),
+            Some(TEN_G),
+            "one late sample starts a run"
+        );
+        let ms5 = Duration::from_millis(5);
+        timely.on_rtt(now + ms5, ms5); // sent after the run began: confirmed
         assert!(timely.rate_bps().unwrap() < TEN_G);
 
-        let mut dcqcn = RateControl::new(CcKind::Dcqcn, TEN_G, now, RTT, DcqcnParams::paper40g());
+        let mut dcqcn = RateControl::new(
+            CcKind::Dcqcn,
+            TEN_G,
+            now,
+            RTT,
+            DcqcnParams::paper40g(),
+            FRAME,
+        );
         dcqcn.on_rtt(now, Duration::from_millis(5));
         assert_eq!(dcqcn.rate_bps(), Some(TEN_G), "RTTs are Timely's");
         dcqcn.on_cnp(now);
@@ -346,6 +420,25 @@ mod tests {
             Some(TEN_G / 2),
             "recovered: alpha is 1 again"
         );
+
+        let rtt = Duration::from_micros(10);
+        let mut nscc = RateControl::new(
+            CcKind::Nscc,
+            TEN_G,
+            now,
+            rtt,
+            DcqcnParams::paper40g(),
+            FRAME,
+        );
+        assert_eq!(nscc.rate_bps(), Some(TEN_G), "1.5 BDP: link rate");
+        nscc.on_rtt(now, Duration::from_millis(5));
+        nscc.on_ack(now, None, 1458);
+        assert_eq!(nscc.rate_bps(), Some(TEN_G), "no ECN: no cut");
+        nscc.on_nack(now, 6); // 18,750 B window - 6 x 1458, below 1 BDP
+        assert_eq!(nscc.rate_bps(), Some((18_750 - 6 * 1458) * 8 * 100_000));
+        timely.on_ack(now, None, 1458);
+        dcqcn.on_nack(now, 2);
+        assert_eq!(dcqcn.rate_bps(), Some(TEN_G / 2), "NACKs are NSCC's");
     }
 
     #[test]
