@@ -375,7 +375,7 @@ mod tests {
     /// (fb62c17), then `uec` and `uec-rccc`.
     #[test]
     fn the_fabric_only_settings_are_as_they_were() {
-        use CcKind::{Dcqcn, None as NoCc, Timely};
+        use CcKind::{Dcqcn, None as NoCc, Nscc, Timely};
         use CreditRule::{Bdp, Fixed, LossyMultiple as Multiple};
         use FabricRegime as R;
         use FlowMode::{Lossless, Lossy};
