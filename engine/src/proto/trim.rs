@@ -161,6 +161,10 @@ impl ClientSession {
         } else {
             self.credits += 1;
         }
+        // NSCC: a NACK of one packet (uet-htsim `UecSrc::processNack`).
+        if let Some(cc) = self.cc.as_mut() {
+            cc.rate.on_nack(now, 1);
+        }
         // (Not progress: the session's timeout keeps its reference.)
         stats.trim_resends += 1;
         AnswerRx::Resend
