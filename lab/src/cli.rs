@@ -21,10 +21,9 @@
 
 use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
 use crate::fabric::topology::TopologyKind;
-use crate::fabric::{
-    run_regime_in, Buffers, FabricConfig, FabricRegime, FabricReport, PathSelection, RegimeResult,
-};
-use crate::progress::ProgressLine;
+use crate::fabric::{FabricConfig, FabricRegime, FabricReport, PathSelection, RegimeResult};
+use crate::jobs::{per_sec, run_grid, Runs};
+use crate::progress::Board;
 use crate::seeds::SeedsReport;
 pub use crate::settings::FabricSettings;
 use crate::settings::{checked_transport, transport_sets, LINK_GBPS};
@@ -101,6 +100,8 @@ pub struct FabricPlan {
     pub link_bps: Option<u64>,
     /// Whether endpoints copy payload bytes (otherwise headers only).
     pub copy_payload: bool,
+    /// Runs (seed, regime pairs) at once, on as many threads (`--jobs`).
+    pub jobs: usize,
 }
 
 impl FabricArgs {
@@ -146,6 +147,10 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
         n if seed.checked_add(n - 1).is_none() => {
             bail!("--seeds {n} from seed {seed} goes past the largest seed")
         }
+        n => n,
+    };
+    let jobs = match s.jobs.unwrap_or(1) {
+        0 => bail!("--jobs 0: give at least one job (1 runs everything in turn)"),
         n => n,
     };
     let mut spec = ScenarioSpec::new(scenario, seed);
@@ -212,6 +217,7 @@ fn plan_of(s: &FabricSettings) -> anyhow::Result<FabricPlan> {
         fabric,
         link_bps,
         copy_payload: s.copy_payload,
+        jobs,
     })
 }
 
@@ -277,7 +283,7 @@ pub fn run(a: &FabricArgs) -> anyhow::Result<()> {
 /// report then holds what finished (the first seed's finished regimes, or
 /// the seeds that finished every regime) and, in the JSON,
 /// `"interrupted": true`. Refused settings are a [`PlanError`].
-pub fn run_until(a: &FabricArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<()> {
+pub fn run_until(a: &FabricArgs, stop: &(dyn Fn() -> bool + Sync)) -> anyhow::Result<()> {
     let settings = a.resolved().map_err(refused)?;
     let plan = plan_of(&settings).map_err(refused)?;
     // Before the simulation, which can take minutes.
@@ -291,21 +297,35 @@ pub fn run_until(a: &FabricArgs, stop: &dyn Fn() -> bool) -> anyhow::Result<()> 
         (false, true) => Box::new(std::io::stderr()),
         (false, false) => Box::new(std::io::stdout()),
     };
-    // One list of per-regime results per seed.
-    let mut runs: Vec<Vec<RegimeResult>> = Vec::with_capacity(planned.len());
+    // Every seed's workload first (quick next to its runs), so the runs
+    // can go on several threads; a refusal still comes before any run.
+    let mut loads = Vec::with_capacity(planned.len());
     for &seed in &planned {
-        let w = workload(&plan, seed).map_err(refused)?;
-        if runs.is_empty() {
-            writeln!(human, "{}", header(&plan, &w, &planned))?;
-            human.flush()?;
-        }
-        let results = run_all(&plan, &w, seed, planned.len() > 1, stop)?;
-        let whole = results.len() == plan.regimes.len();
-        // A seed cut short is kept alone (its regimes, no statistics).
+        loads.push(workload(&plan, seed).map_err(refused)?);
+    }
+    writeln!(human, "{}", header(&plan, &loads[0], &planned))?;
+    human.flush()?;
+    // The live line only on a terminal, and not under -q.
+    let board = Board::new(plan.jobs, !a.quiet && std::io::stderr().is_terminal());
+    let runs_of = Runs {
+        regimes: &plan.regimes,
+        fabric: &plan.fabric,
+        copy_payload: plan.copy_payload,
+        seeds: &planned,
+        loads: &loads,
+    };
+    let grid = run_grid(runs_of, plan.jobs, &board, stop).map_err(|e| refused(anyhow!(e)))?;
+    // One list of per-regime results per seed: the seeds that finished
+    // every regime, from the first on, or the first seed's finished
+    // regimes alone when it was cut short.
+    let mut runs: Vec<Vec<RegimeResult>> = Vec::with_capacity(planned.len());
+    for row in grid {
+        let whole = row.iter().all(Option::is_some);
+        let results: Vec<RegimeResult> = row.into_iter().flatten().collect();
         if whole || (runs.is_empty() && !results.is_empty()) {
             runs.push(results);
         }
-        if !whole || stop() {
+        if !whole {
             break;
         }
     }
@@ -436,58 +456,6 @@ fn header(plan: &FabricPlan, w: &Workload, seeds: &[u64]) -> String {
         seed_range(seeds),
         regimes.join(",")
     )
-}
-
-/// Runs every regime of `plan` on `w` with `seed`, in order, with a
-/// progress line and a closing line per regime on stderr (naming the seed
-/// when there are several); stops before the next regime once `stop()`.
-fn run_all(
-    plan: &FabricPlan,
-    w: &Workload,
-    seed: u64,
-    name_seed: bool,
-    stop: &dyn Fn() -> bool,
-) -> anyhow::Result<Vec<RegimeResult>> {
-    let base = &plan.fabric;
-    let tty = std::io::stderr().is_terminal();
-    let mut results = Vec::with_capacity(plan.regimes.len());
-    // One message pool for all regimes: the later ones reuse the first's
-    // buffers instead of faulting in fresh memory.
-    let bufs = match plan.copy_payload {
-        true => Buffers::copying(),
-        false => Buffers::headers_only(),
-    };
-    for &regime in &plan.regimes {
-        if stop() {
-            break;
-        }
-        let label = match name_seed {
-            true => format!("{} seed {seed}", regime.name()),
-            false => regime.name().to_string(),
-        };
-        let mut line = ProgressLine::new(&label, tty);
-        // Every refusal of run_regime_in comes before its simulation
-        // starts: the regime's settings cannot be set up.
-        let r = run_regime_in(&bufs, w, regime, base, seed, &mut |p| line.update(p))
-            .map_err(|e| refused(anyhow!("regime {label}: {e}")))?;
-        line.clear();
-        eprintln!(
-            "fabric: {label} done in {:.1} s wall, {:.2} M simulated packets/s",
-            r.wall_secs,
-            per_sec(r.sim_pkts, r.wall_secs) / 1e6
-        );
-        results.push(r);
-    }
-    Ok(results)
-}
-
-/// `count / secs`, 0 when no time was measured.
-fn per_sec(count: u64, secs: f64) -> f64 {
-    if secs > 0.0 {
-        count as f64 / secs
-    } else {
-        0.0
-    }
 }
 
 /// Simulated packets per wall-clock second over all runs (sums, so a long

@@ -13,12 +13,15 @@
 //!   ([`settings`]) to a plan, the runs (Ctrl-C between regimes keeps what
 //!   finished), the report; [`table`] (text tables), [`seeds`] (statistics across
 //!   seeds and their JSON) and [`plot`] (the SVG chart) are what it prints;
-//!   [`meta`] stamps its JSON with the build, the time and the machine.
+//!   [`meta`] stamps its JSON with the build, the time and the machine;
+//!   [`jobs`] runs the (seed, regime) pairs, on `--jobs N` threads, and
+//!   [`progress`] draws their live line.
 
 #![deny(missing_docs)]
 
 pub mod cli;
 pub mod fabric;
+pub mod jobs;
 pub mod meta;
 pub mod plot;
 pub mod progress;

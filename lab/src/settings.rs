@@ -109,6 +109,12 @@ pub struct FabricSettings {
     #[arg(long)]
     #[serde(default)]
     pub copy_payload: bool,
+    /// Run the seeds' regimes on N threads at once [default: 1]; the
+    /// report is the same, byte for byte, as a serial run's. Not in the
+    /// report's `config`: it says how the run went, not what it was.
+    #[arg(long, value_name = "N")]
+    #[serde(default, skip_serializing)]
+    pub jobs: Option<usize>,
     /// The run config's `[transport]` keys given (the `-c` file's section,
     /// then `--set`), over every regime's but for those a regime or the
     /// fabric's links set (`fabric_regime::not_applied`).
@@ -146,6 +152,7 @@ impl FabricSettings {
             mtu: f.mtu.or(file.mtu),
             matrix: f.matrix.or(file.matrix),
             copy_payload: f.copy_payload || file.copy_payload,
+            jobs: f.jobs.or(file.jobs),
             transport: match (file.transport, f.transport) {
                 (Some(mut t), Some(flags)) => {
                     t.extend(flags);

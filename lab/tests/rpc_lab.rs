@@ -110,6 +110,7 @@ fn bad_input_is_an_error_naming_the_problem() {
             &["--scenario", "incast", "--matrix", "/nonexistent/m.cm"][..],
             "`matrix` cannot be set",
         ),
+        (&["--scenario", "incast", "--jobs", "0"][..], "--jobs 0"),
     ] {
         let out = rpc_lab(args);
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -167,4 +168,52 @@ fn a_connection_matrix_runs_its_flows() {
     );
     // 200 kB at 100 Gb/s is 16 us on the wire, plus a few hops.
     assert!(fct > 16.0 && fct < 40.0, "fct {fct} us");
+}
+
+#[test]
+fn jobs_run_in_parallel_give_the_serial_bytes() {
+    // Seeds x regimes on three threads, against the same runs in turn: the
+    // same JSON line, in the same order, but for the stamp's time. Regimes
+    // of different lengths, so the threads finish out of plan order.
+    let run = |jobs: &str| {
+        let out = rpc_lab(&[
+            "--scenario",
+            "incast",
+            "--hosts",
+            "16",
+            "--flow-size",
+            "262144",
+            "--regimes",
+            "ib,roce,irn,srd,lossy",
+            "--seeds",
+            "2",
+            "--jobs",
+            jobs,
+            "--json",
+            "-q",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+        assert!(out.status.success(), "--jobs {jobs}: {stderr}");
+        let mut v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+        v["timestamp"] = serde_json::Value::Null;
+        (v.to_string(), stderr)
+    };
+    let (serial, _) = run("1");
+    let (parallel, stderr) = run("3");
+    assert_eq!(parallel, serial, "--jobs 3 changed the report");
+    let v: serde_json::Value = serde_json::from_str(&serial).unwrap();
+    let names: Vec<&str> = v["regimes"]
+        .as_array()
+        .expect("a seeds report")
+        .iter()
+        .map(|r| r["regime"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["ib", "roce", "irn", "srd", "lossy"], "plan order");
+    assert!(
+        v["config"].get("jobs").is_none(),
+        "how it ran is not what ran"
+    );
+    // Every run closed with its line; no live line off a terminal.
+    assert_eq!(stderr.matches(" done in ").count(), 10, "{stderr}");
+    assert!(!stderr.contains("ms simulated"), "{stderr}");
 }
