@@ -4,8 +4,8 @@
 //! derived from the spec alone, so a seed fixes the workload.
 
 use super::cdf::{self, SizeCdf};
-use super::topology::{Topology, TopologyKind};
 use super::matrix;
+use super::topology::{Topology, TopologyKind};
 
 use engine::rng::Rng;
 use engine::time::{Duration, Instant};
