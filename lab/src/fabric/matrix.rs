@@ -17,6 +17,7 @@
 //! of; any other token; a node outside `0..N`; a connection from a node to
 //! itself; a count of connections other than `Connections` says.
 
+use super::topology::Topology;
 use std::path::Path;
 
 /// One line `SRC->DST ... start T size S`.
@@ -203,6 +204,24 @@ fn connection(tokens: &[&str], nodes: usize, line: usize) -> Result<Connection, 
         size,
         line,
     })
+}
+
+/// The fabric a matrix of `nodes` hosts runs on: uet-htsim's default, a
+/// 3-tier fat tree of radix K with K^3/4 hosts (`FatTreeTopologyCfg::
+/// set_params` in `fat_tree_topology.cpp`; 16, 128 and 1,024 hosts are K =
+/// 4, 8, 16), unless `--topology` says otherwise. Other sizes get a
+/// leaf-spine of 16 hosts per leaf and 16 spines (one leaf if fewer
+/// hosts).
+pub fn topology(nodes: usize) -> Topology {
+    if let Some(k) = (2..=64usize).step_by(2).find(|k| k * k * k / 4 == nodes) {
+        return Topology::FatTree { k };
+    }
+    let per_leaf = if nodes.is_multiple_of(16) { 16 } else { nodes };
+    Topology::LeafSpine {
+        leaves: nodes / per_leaf,
+        hosts_per_leaf: per_leaf,
+        spines: per_leaf,
+    }
 }
 
 #[cfg(test)]

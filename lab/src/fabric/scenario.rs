@@ -557,7 +557,7 @@ fn all_to_all(spec: &ScenarioSpec) -> Result<Workload, String> {
 
 /// The flows of the connection matrix file `spec.matrix`, one flow per
 /// connection at its start time (sorted by start; ties keep the file's
-/// order), on [`matrix_topology`] of the file's `Nodes`.
+/// order), on [`matrix::topology`] of the file's `Nodes`.
 fn from_matrix(spec: &ScenarioSpec) -> Result<Workload, String> {
     only(spec, &["matrix"])?;
     let Some(path) = &spec.matrix else {
@@ -575,31 +575,13 @@ fn from_matrix(spec: &ScenarioSpec) -> Result<Workload, String> {
     // Stable: equal starts keep the file's order.
     flows.sort_by_key(|f| f.start);
     Ok(Workload {
-        topology: matrix_topology(m.nodes),
+        topology: matrix::topology(m.nodes),
         host_link_bps: G100,
         fabric_link_bps: G100,
         flows,
         slow_host: None,
         background: false,
     })
-}
-
-/// The fabric a matrix of `nodes` hosts runs on: uet-htsim's default, a
-/// 3-tier fat tree of radix K with K^3/4 hosts (`FatTreeTopologyCfg::
-/// set_params` in `fat_tree_topology.cpp`; 16, 128 and 1,024 hosts are K =
-/// 4, 8, 16), unless `--topology` says otherwise. Other sizes get a
-/// leaf-spine of 16 hosts per leaf and 16 spines (one leaf if fewer
-/// hosts).
-pub fn matrix_topology(nodes: usize) -> Topology {
-    if let Some(k) = (2..=64usize).step_by(2).find(|k| k * k * k / 4 == nodes) {
-        return Topology::FatTree { k };
-    }
-    let per_leaf = if nodes.is_multiple_of(16) { 16 } else { nodes };
-    Topology::LeafSpine {
-        leaves: nodes / per_leaf,
-        hosts_per_leaf: per_leaf,
-        spines: per_leaf,
-    }
 }
 
 #[cfg(test)]
@@ -952,7 +934,7 @@ mod tests {
 
     #[test]
     fn matrix_topologies_follow_uet_htsims_racks() {
-        let t = |n| matrix_topology(n);
+        let t = matrix::topology;
         assert_eq!(t(16), Topology::FatTree { k: 4 });
         assert_eq!(t(128), Topology::FatTree { k: 8 });
         assert_eq!(t(1024), Topology::FatTree { k: 16 });
