@@ -136,6 +136,14 @@ fn without_cc_nothing_is_paced_or_marked() {
 /// floor's rate, above what RPCs get), with credits enough to keep a
 /// standing queue of their own (256 frames: 77 us, past Timely's t_low).
 fn idle_link_time(cc: CcKind, seed: u64) -> Duration {
+    let mut p = forty_gig_pair(cc, seed, 256, 80_000_000_000);
+    timed_load(&mut p, 16)
+}
+
+/// A client and server on an idle 40 Gb/s link with 2 us of delay, each
+/// with `credits` per session, taking the link for `sender_bps`, 32-byte
+/// answers.
+fn forty_gig_pair(cc: CcKind, seed: u64, credits: u16, sender_bps: u64) -> Pair {
     let link = ChannelConfig {
         delay: Duration::from_micros(2),
         rate_bps: Some(40_000_000_000),
@@ -143,17 +151,22 @@ fn idle_link_time(cc: CcKind, seed: u64) -> Duration {
         ..Default::default()
     };
     let ep = |i| EndpointConfig {
-        session_credits: 256,
-        link_bps: 80_000_000_000,
+        session_credits: credits,
+        link_bps: sender_bps,
         base_rtt: Duration::from_micros(15),
         ..cc_cfg(i, cc)
     };
     let mut p = Pair::new(seed, link, ep(1), ep(2));
     p.app.resp_len = Some(|_| 32);
+    p
+}
+
+/// Virtual time `n` requests of 1 MiB take on `p`, all completed, clean.
+fn timed_load(p: &mut Pair, n: usize) -> Duration {
     let s = p.session;
     let start = p.sim.now();
-    load(&mut p, s, 0, 16, 1 << 20);
-    assert_eq!(p.app.completed.len(), 16);
+    load(p, s, 0, n as u64, 1 << 20);
+    assert_eq!(p.app.completed.len(), n);
     p.check_clean();
     p.sim.now().saturating_since(start)
 }
@@ -349,27 +362,9 @@ fn nscc_converges_behind_a_marking_bottleneck_and_recovers() {
 /// client stalls for `stall` at the start of every 2 ms (a descheduled
 /// process: the answers wait, then arrive at once).
 fn stalled_link_time(cc: CcKind, stall: Duration) -> Duration {
-    let link = ChannelConfig {
-        delay: Duration::from_micros(2),
-        rate_bps: Some(40_000_000_000),
-        queue_pkts: 4096,
-        ..Default::default()
-    };
-    let ep = |i| EndpointConfig {
-        session_credits: 64,
-        link_bps: 40_000_000_000,
-        base_rtt: Duration::from_micros(15),
-        ..cc_cfg(i, cc)
-    };
-    let mut p = Pair::new(7, link, ep(1), ep(2));
+    let mut p = forty_gig_pair(cc, 7, 64, 40_000_000_000);
     p.sim.set_stalls(CLIENT, Duration::from_millis(2), stall);
-    p.app.resp_len = Some(|_| 32);
-    let s = p.session;
-    let start = p.sim.now();
-    load(&mut p, s, 0, 32, 1 << 20);
-    assert_eq!(p.app.completed.len(), 32);
-    p.check_clean();
-    p.sim.now().saturating_since(start)
+    timed_load(&mut p, 32)
 }
 
 /// The cause of Timely's 0.08-0.41x on an idle memif link on this
