@@ -60,6 +60,11 @@ pub enum CreditRule {
     LossyMultiple,
     /// A fixed count.
     Fixed(u16),
+    /// One and a half BDPs (rounded up): UEC's NSCC window
+    /// (uet-htsim `UecSrc::initNscc`: `setMaxWnd(1.5*_bdp)`, the window
+    /// starting at its maximum), so that a session keeps the link busy
+    /// through the round trip's jitter on sprayed paths.
+    BdpAndHalf,
 }
 
 impl CreditRule {
@@ -69,6 +74,7 @@ impl CreditRule {
             CreditRule::Bdp => bdp,
             CreditRule::LossyMultiple => bdp.saturating_mul(LOSSY_CREDIT_MULTIPLE),
             CreditRule::Fixed(n) => n,
+            CreditRule::BdpAndHalf => bdp.saturating_add(bdp.div_ceil(2)),
         }
     }
 }
@@ -207,6 +213,7 @@ mod tests {
         assert_eq!(CreditRule::Bdp.credits(9), 9);
         assert_eq!(CreditRule::LossyMultiple.credits(9), 36);
         assert_eq!(CreditRule::Fixed(32).credits(9), 32);
+        assert_eq!(CreditRule::BdpAndHalf.credits(9), 14);
         let irn = Regime::Irn.settings();
         assert_eq!(
             (irn.retransmit, irn.credits, irn.nak),

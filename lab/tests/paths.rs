@@ -256,3 +256,17 @@ fn bad_paths_settings_are_errors_naming_the_flag() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("--path-selection"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn uec_takes_no_reordering_for_loss_where_srd_does() {
+    // A 16-host fat-tree permutation of 2 MB under REPS: sprayed packets
+    // reorder. srd's rule (three later Sacks and a reordering window)
+    // resends packets that were only late; uec's takes a hole as lost only
+    // when a trim's NACK or a timeout says so (uet-htsim's default).
+    let w = fat_permutation(16, 2_000_000, 1);
+    let cfg = with(PathSelection::Reps);
+    let srd = run(&w, FabricRegime::Srd, &cfg, 1);
+    let uec = run(&w, FabricRegime::Uec, &cfg, 1);
+    assert!(srd.spurious_retransmits > 0, "{srd:?}");
+    assert_eq!(uec.spurious_retransmits, 0, "{uec:?}");
+}

@@ -42,7 +42,7 @@ FILES = [
 # (trimsize), trimming on. Ours follow them on every experiment.
 TOPOLOGY_FLAGS = [
     ("--topology", "fat-tree"),
-    ("--mtu", "4150"),
+    ("--mtu", "4136"),  # IP MTU: 4,150-byte frames, uet-htsim's packets
     ("--link-gbps", "100"),
     ("--link-delay-us", "1"),
 ]

@@ -116,6 +116,9 @@ impl ClientReq {
     /// overtaken by a little reordering fill their hole within it); returns
     /// how many were marked (each gives its credit back).
     pub fn detect_losses(&mut self, now: Instant, reo_wnd: Duration, dup_thresh: u32) -> u32 {
+        if dup_thresh == u32::MAX {
+            return 0; // `SackRule::NackOnly`
+        }
         let qualifying = self.scan_holes(false, dup_thresh);
         let Some(s) = self.sel.as_deref_mut() else {
             return 0;
@@ -203,6 +206,7 @@ impl ClientSession {
     fn loss_rule(&self) -> (Duration, u32) {
         match self.sack_rule {
             SackRule::FirstNack => (Duration::from_nanos(0), 1),
+            SackRule::NackOnly => (Duration::from_nanos(u64::MAX), u32::MAX),
             SackRule::Reordering => {
                 let rack = (self.rtt.as_nanos() / 4).max(MIN_REORDER_WINDOW.as_nanos());
                 (Duration::from_nanos(rack), DUP_THRESH)

@@ -139,6 +139,12 @@ pub enum SackRule {
     /// for a reordering window (TCP's duplicate-ACK threshold with RACK's
     /// RTT/4): for paths that reorder, such as SRD's per-packet spraying.
     Reordering,
+    /// Never from Sacks: a hole is lost when a NACK names it (a trimmed
+    /// packet's `TrimNak`) or its timeout fires. UEC's default on a
+    /// trimming fabric, where a packet is rarely lost without a NACK and
+    /// sprayed paths reorder freely (uet-htsim `uec.cpp`: the out-of-order
+    /// heuristic SLEEK is off unless `-sleek`).
+    NackOnly,
 }
 
 /// Configuration of one [`Endpoint`](super::Endpoint). See the field docs for

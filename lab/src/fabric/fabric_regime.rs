@@ -13,7 +13,7 @@
 //! | `roce-nocc` | lossy    | lossy multiple | go-back-N             | none   | yes | -                |
 //! | `srd`       | lossy    | BDP            | selective, reordering | Timely | no  | RTO 320, low 100 |
 //! | `erpc`      | lossless | 32             | go-back-N             | Timely | no  | -                |
-//! | `uec`       | lossy    | BDP            | selective, reordering | NSCC   | no  | RTO 320, low 100 |
+//! | `uec`       | lossy    | 1.5 BDP        | selective, NACK only  | NSCC   | no  | RTO 320, low 100 |
 //! | `uec-rccc`  | as `uec`, and the receiver's credits paced (`transport.rccc`) |||||
 //!
 //! `uec`'s fabric side is REPS path selection, trimming above one BDP of queue and ECN marking
@@ -114,13 +114,15 @@ impl FabricRegime {
             cc: CcKind::Timely,
             ..Regime::Lossless.settings()
         };
-        // UEC 1.0: sprayed packets reorder, so its SACKs judge a loss as
-        // SRD's do (three later Sacks and a reordering window); a trimmed
-        // packet's NACK repairs at once (h-trim's). A BDP of credits is
-        // the window (uet-htsim's `UecSrc::initNscc` starts at
-        // cwnd = BDP-ish `_maxwnd`).
+        // UEC 1.0: sprayed packets reorder freely and a trimming fabric
+        // names its losses, so a hole is lost only when a trim's NACK or a
+        // timeout says so, never from SACKs (uet-htsim's default: its
+        // out-of-order heuristic SLEEK is off). 1.5 BDP of credits is the
+        // window (uet-htsim's `UecSrc::initNscc` starts at cwnd = `_maxwnd`
+        // = 1.5 BDP).
         let uec = RegimeSettings {
-            sack_rule: Some(SackRule::Reordering),
+            sack_rule: Some(SackRule::NackOnly),
+            credits: CreditRule::BdpAndHalf,
             // NSCC, UEC's sender-side control (delay and ECN, a window
             // applied as a rate: engine/src/proto/cc/nscc.rs).
             cc: CcKind::Nscc,
@@ -376,12 +378,13 @@ mod tests {
     #[test]
     fn the_fabric_only_settings_are_as_they_were() {
         use CcKind::{Dcqcn, None as NoCc, Nscc, Timely};
-        use CreditRule::{Bdp, Fixed, LossyMultiple as Multiple};
+        use CreditRule::{Bdp, BdpAndHalf as Half, Fixed, LossyMultiple as Multiple};
         use FabricRegime as R;
         use FlowMode::{Lossless, Lossy};
         use Retransmit::{GoBackN, Selective};
         let irn = Some((Duration::from_micros(320), Duration::from_micros(100)));
         let reo = Some(SackRule::Reordering);
+        let nack = Some(SackRule::NackOnly);
         #[rustfmt::skip]
         let want = [
             (R::Ib,       Lossy,    Multiple,  GoBackN,   None, NoCc,   true,  None),
@@ -389,8 +392,8 @@ mod tests {
             (R::RoceNocc, Lossy,    Multiple,  GoBackN,   None, NoCc,   true,  None),
             (R::Srd,      Lossy,    Bdp,       Selective, reo,  Timely, false, irn),
             (R::Erpc,     Lossless, Fixed(32), GoBackN,   None, Timely, false, None),
-            (R::Uec,      Lossy,    Bdp,       Selective, reo,  Nscc,   false, irn),
-            (R::UecRccc,  Lossy,    Bdp,       Selective, reo,  Nscc,   false, irn),
+            (R::Uec,      Lossy,    Half,      Selective, nack, Nscc,   false, irn),
+            (R::UecRccc,  Lossy,    Half,      Selective, nack, Nscc,   false, irn),
         ];
         for (r, flow, credits, retransmit, sack_rule, cc, nak, timers) in want {
             let p = RegimeSettings {
