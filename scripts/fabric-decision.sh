@@ -20,6 +20,7 @@
 #   SEEDS     seeds per row [5], from seed 7 as scripts/fabric.sh
 #   WS_HOSTS  websearch hosts [1024]; WS_FLOWS its flows [100000]
 #   JOBS      --jobs for rpc-lab when it has the flag [2]
+#   MTU       --mtu of every row and regime [4136: 4,150-byte frames]
 #   OUT       where the JSON lines and matrices go [results/decision]
 #   DOC       the document whose table is replaced [docs/fabric.md]
 #   ONLY      run only these rows (comma-separated names, e.g.
@@ -45,6 +46,7 @@ SEEDS=${SEEDS:-5}
 WS_HOSTS=${WS_HOSTS:-1024}
 WS_FLOWS=${WS_FLOWS:-100000}
 JOBS=${JOBS:-2}
+MTU=${MTU:-4136}
 OUT=${OUT:-results/decision}
 DOC=${DOC:-docs/fabric.md}
 mkdir -p "$OUT"
@@ -65,6 +67,9 @@ done
 RUN_REGIMES=$(IFS=,; echo "${HAVE[*]}")
 
 COMMON=(--seed 7 --seeds "$SEEDS" --regimes "$RUN_REGIMES")
+# One frame size for every regime of a row: UEC's 4 KiB (uet-htsim's
+# 4,150-byte packets), also what RoCE and InfiniBand fabrics run.
+has_flag --mtu && COMMON+=(--mtu "$MTU")
 has_flag --jobs && COMMON+=(--jobs "$JOBS")
 # The 1,024-node rows on uet-htsim's 3-tier fat tree when this build has it.
 FAT=()

@@ -51,6 +51,10 @@ impl ApplyRegime for Regime {
             }
             CreditRule::Bdp | CreditRule::LossyMultiple => {}
             CreditRule::Fixed(n) => c.transport.credits = Some(n),
+            // No regime of the engine's table: the lab's UEC regimes only.
+            CreditRule::BdpAndHalf => {
+                c.transport.lossy_credit_multiple = CreditMultiple::Factor(1.5);
+            }
         }
         c
     }
