@@ -138,20 +138,18 @@ fn dcqcn_and_timely_complete_under_marks_and_loss() {
         assert!(u(m, &["cnps"]) > 0, "{regime}: no CNP sent: {m}");
         assert!(u(m, &["client_stats", "cnps_received"]) > 0, "{m}");
     }
-    // Timely: its mechanism, not only completion. A session is paced only
-    // when its rate is below the link's, and only congestion control moves
-    // the rate (no cap here; without cc nothing is paced, see
-    // selective_resends_...): so a pacing wait shows that RTT samples past
-    // t_low (50 us) cut the rate. 200 RPCs of 46 packets behind one another
-    // on this VM's two shared cores give thousands of samples, each queued
-    // behind the frames before it. No timing threshold: a count.
+    // Timely completes under loss too. It no longer cuts the rate here, by
+    // design (issue 33): on this idle memif link the only delay is the
+    // senders' own queue and the host's stalls, and a delay now counts only
+    // once a packet sent after it began comes back late as well. Before,
+    // this test asserted the cut (pacing waits) that made Timely run an
+    // idle link at 0.08-0.41x. Its reaction to a real queue is checked in
+    // the simulator (engine/tests/proto_cc.rs,
+    // `timely_lowers_the_rate_when_rtt_rises_and_recovers`).
     let v = equal_work("irn", 200, &["--set=transport.cc=\"timely\""]);
     let m = &v["irn"];
     assert_complete(m, 200);
-    assert!(
-        u(m, &["client_stats", "pacing_waits"]) > 0,
-        "Timely never lowered the rate below the link's: {m}"
-    );
+    assert_eq!(u(m, &["violations"]), 0, "{m}");
 }
 
 /// One `rpc-bench run` of 8 MiB requests over memif for 1 s with `extra`

@@ -161,12 +161,24 @@ impl ClientSession {
         } else {
             self.credits += 1;
         }
-        // Not a NACK to NSCC's rate: the held credit above is NSCC's cut
-        // on a NACK already (`_cwnd -= nacked_bytes`), and cutting the rate
-        // too held a 1,024-node permutation's last flows back (p99 353
-        // against 219 us without, uet-htsim's tail 200.5).
+        // NSCC hears the NACK (uet-htsim `UecSrc::processNack`: quick
+        // adapt, a delay sample of a full RTT) once this request holds
+        // several trims: one or two trims are a sprayed path's hiccup, which
+        // the held credit answers, and NSCC's reaction to them held a
+        // 1,024-node permutation's last flows back (tail 374 against 226
+        // us); many are a last hop overrun, and without NSCC's reaction a
+        // 1,023-to-1 incast kept trimming (tail 136 ms against 13 ms).
+        if req.trim_held >= TRIMS_FOR_QUICK_ADAPT {
+            if let Some(cc) = self.cc.as_mut() {
+                cc.rate.on_nack(now, 1);
+            }
+        }
         // (Not progress: the session's timeout keeps its reference.)
         stats.trim_resends += 1;
         AnswerRx::Resend
     }
 }
+
+/// Trims a request must hold before they reach its congestion control as
+/// NACKs (see `rx_trim`).
+const TRIMS_FOR_QUICK_ADAPT: u32 = 4;
