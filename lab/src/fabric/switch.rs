@@ -70,15 +70,11 @@ impl Fabric {
                 self.stats.ecn_marks += 1;
             }
         }
-        self.pkts[pkt as usize].ingress = ingress;
-        let sw = &mut self.switches[s];
-        sw.used += len;
-        sw.peak = sw.peak.max(sw.used);
+        self.hold(s, ingress, pkt, len);
         let e = &mut self.ports[egress as usize];
         e.queue.push_back(pkt);
         e.queue_bytes += len;
         let i = &mut self.ports[ingress as usize];
-        i.ingress_bytes += len;
         if let Some(pfc) = self.cfg.pfc {
             if !i.xoff_sent && i.ingress_bytes > pfc.xoff {
                 self.send_pfc(ingress, true);
@@ -107,6 +103,18 @@ impl Fabric {
         }
         let free = (sw.capacity - sw.used) as f64;
         (self.ports[egress as usize].queue_bytes + len) as f64 <= self.cfg.dt_alpha * free
+    }
+
+    /// Packet `pkt` of `len` bytes, come in by port `ingress`, now held in
+    /// switch `s`'s shared buffer (whichever egress queue it waits in):
+    /// the buffer's use and peak, and the ingress port's bytes (PFC's
+    /// count), both given back when it leaves.
+    pub(super) fn hold(&mut self, s: usize, ingress: u32, pkt: u32, len: u64) {
+        self.pkts[pkt as usize].ingress = ingress;
+        let sw = &mut self.switches[s];
+        sw.used += len;
+        sw.peak = sw.peak.max(sw.used);
+        self.ports[ingress as usize].ingress_bytes += len;
     }
 
     /// Frees a dropped packet; on a credit fabric its credit goes back

@@ -62,14 +62,10 @@ impl Fabric {
             self.drop_at(ingress, pkt);
             return true;
         }
-        self.pkts[pkt as usize].ingress = ingress;
-        let sw = &mut self.switches[s];
-        sw.used += n;
-        sw.peak = sw.peak.max(sw.used);
+        self.hold(s, ingress, pkt, n);
         let e = &mut self.ports[egress as usize];
         e.hi.push_back(pkt);
         e.hi_bytes += n;
-        self.ports[ingress as usize].ingress_bytes += n;
         self.switch_try_tx(egress);
         true
     }
