@@ -7,8 +7,12 @@ frames, flows completed; each the mean and 95 % interval over the seeds,
 the arithmetic of scripts/fabric-tables.py) and one generated sentence
 per row saying who leads. Run scripts/fabric-decision.sh, not this.
 
-Usage: scripts/fabric-decision.py --dir results/decision [--doc docs/fabric.md]
-       [--seeds 5] [--note TEXT]... [--print]
+Usage: scripts/fabric-decision.py --dir results/decision [--dir MORE]...
+       [--doc docs/fabric.md] [--seeds 5] [--note TEXT]... [--print]
+
+With several --dir, a row's regimes are those of every directory in turn
+(a regime found twice is taken from the first), so rows run at different
+times, e.g. the uec regimes after a change to them, make one table.
 """
 import argparse
 import importlib.util
@@ -83,18 +87,24 @@ def sentence(label, per_regime):
     return "; ".join(parts) + "."
 
 
-def render(d, seeds, notes):
+def render(dirs, seeds, notes):
     head = ["row", "regime"] + [c[0] for c in COLUMNS]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     sentences = []
     for name, label in ROWS:
-        f = d / f"{name}.json"
-        if not f.exists():
+        regimes, seen = [], set()
+        for d in dirs:
+            f = d / f"{name}.json"
+            if f.exists():
+                for reg in json.loads(f.read_text())["regimes"]:
+                    if reg["regime"] not in seen:
+                        seen.add(reg["regime"])
+                        regimes.append(reg)
+        if not regimes:
             out.append(f"| {label} | (not run) |" + " |" * len(COLUMNS))
             continue
-        rep = json.loads(f.read_text())
         per_regime = []
-        for reg in rep["regimes"]:
+        for reg in regimes:
             ms = [metric(reg["results"], get) for _, get, _ in COLUMNS]
             per_regime.append((reg["regime"], ms))
             out.append(f"| {label} | {reg['regime']} | " +
@@ -111,13 +121,13 @@ def render(d, seeds, notes):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--dir", required=True)
+    ap.add_argument("--dir", required=True, action="append")
     ap.add_argument("--doc", default="docs/fabric.md")
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--note", action="append", default=[])
     ap.add_argument("--print", action="store_true", help="print, leave the doc alone")
     a = ap.parse_args()
-    table = render(pathlib.Path(a.dir), a.seeds, a.note)
+    table = render([pathlib.Path(d) for d in a.dir], a.seeds, a.note)
     if a.print:
         print(table)
         return

@@ -101,7 +101,10 @@ run() { # row-name, args...
   rm -f "$OUT/$name.json.tmp"
   echo "   $name: $((SECONDS - t0)) s" >&2
 }
-rm -f "$OUT"/*.json
+# A row's old result goes when the row runs again; with ONLY, the rows not
+# run keep theirs, so a table can be completed row by row (or regime by
+# regime into another OUT, merged by scripts/fabric-decision.py --dir).
+[ -n "${ONLY:-}" ] || rm -f "$OUT"/*.json
 run incast-16 --scenario matrix --matrix "$OUT/incast-16.cm"
 run incast-128 --scenario matrix --matrix "$OUT/incast-128.cm"
 run incast-1024 --scenario matrix --matrix "$OUT/incast-1024.cm" ${FAT[@]+"${FAT[@]}"}
