@@ -76,7 +76,8 @@ pub struct FabricSettings {
     pub service_us: Option<f64>,
     /// The fabric's shape instead of the scenario's: star, leaf-spine or
     /// fat-tree (3 tiers, sized as uet-htsim sizes one: 16, 128, 1,024
-    /// hosts), the smallest holding the scenario's hosts.
+    /// hosts), the smallest holding the scenario's hosts;
+    /// leaf-spine:HxS gives H hosts and S uplinks (spines) per leaf.
     #[arg(long, value_name = "KIND")]
     pub topology: Option<String>,
     /// How the sending NICs pick each packet's entropy, over every regime:
