@@ -20,8 +20,8 @@ pub struct FabricSettings {
     /// permutation, alltoall or matrix (required unless the -c file names one).
     #[arg(long, value_name = "NAME")]
     pub scenario: Option<String>,
-    /// Regimes to run, comma-separated, in this order [default:
-    /// ib,roce,irn,srd,erpc,lossy].
+    /// Regimes to run, comma-separated, in this order [default: all ten:
+    /// ib,roce,roce-nocc,irn,srd,erpc,lossy,uec,uec-rccc,uec-rcv].
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub regimes: Option<Vec<String>>,
     /// Hosts: senders for incast, all hosts otherwise (scenario default if

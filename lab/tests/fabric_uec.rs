@@ -3,9 +3,10 @@
 //! RCCC's receiver paces the credits it returns, so its senders together
 //! keep about 1.5 windows in the network instead of 16: the receiver's
 //! switch port queues less (fewer than half the ECN marks, which `uec`
-//! sets from 0.2 to 0.8 BDP of queue: 4,205 against 10,474 on this seed,
-//! and a third of the trims above one BDP: 972 against 3,041), every flow
-//! completes no later than under `uec` (1,373 against 1,397 us), and one
+//! sets from 0.2 to 0.8 BDP of queue: 4,580 against 10,250 on this seed,
+//! and under a third of the trims above one BDP: 1,016 against 3,529),
+//! every flow completes no later than under `uec` (1,384 against 1,404
+//! us), and one
 //! seed gives one result. `uec-rcv` (RCCC alone, uet-htsim's
 //! `-receiver_cc_only`) has no sender control and marks nothing at the
 //! last hop. A degraded link's trimming and ECN thresholds scale with its

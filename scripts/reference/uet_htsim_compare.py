@@ -94,9 +94,13 @@ def _failed(v, env):
 
 
 def _queue(v, _env):
-    # -q N: every switch queue holds N packets of 4,150 bytes (memFromPkt).
+    # -q N: every switch queue holds N packets of 4,150 bytes (memFromPkt),
+    # and a CompositeQueue trims only when that queue is full
+    # (compositequeue.cpp, receivePacket): ours trims above --trim-kb, so
+    # both take the size (uec's default is one BDP, uet-htsim's own
+    # default queue size).
     kb = math.ceil(int(v) * HTSIM_MTU / 1024)
-    return (["--buffer-kb", str(kb)], "")
+    return (["--buffer-kb", str(kb), "--trim-kb", str(kb)], "")
 
 
 def _cwnd(v, _env):
