@@ -230,8 +230,15 @@ fn paths_of(
     fabric: &mut FabricConfig,
 ) -> anyhow::Result<()> {
     if let Some(t) = &s.topology {
-        let kind = TopologyKind::from_name(t).map_err(|e| anyhow!("--topology: {e}"))?;
+        let (name, shape) = match t.split_once(':') {
+            Some((n, sh)) => (n, Some(sh)),
+            None => (t.as_str(), None),
+        };
+        let kind = TopologyKind::from_name(name).map_err(|e| anyhow!("--topology: {e}"))?;
         spec.topology = Some(kind);
+        if let Some(sh) = shape {
+            spec.leaf_shape = Some(leaf_shape(kind, sh)?);
+        }
     }
     if let Some(p) = &s.path_selection {
         let sel = PathSelection::from_name(p).map_err(|e| anyhow!("--path-selection: {e}"))?;
@@ -253,6 +260,26 @@ fn paths_of(
         fabric.mtu = mtu;
     }
     Ok(())
+}
+
+/// `leaf-spine:HxS`'s H (hosts per leaf) and S (spines), both at least 1;
+/// a shape is for a leaf-spine only.
+fn leaf_shape(kind: TopologyKind, shape: &str) -> anyhow::Result<(usize, usize)> {
+    if kind != TopologyKind::LeafSpine {
+        bail!(
+            "--topology {}:{shape}: only leaf-spine takes a shape (leaf-spine:HOSTSxSPINES)",
+            kind.name()
+        );
+    }
+    let parsed = shape
+        .split_once('x')
+        .and_then(|(h, s)| Some((h.parse::<usize>().ok()?, s.parse::<usize>().ok()?)));
+    match parsed {
+        Some((h, s)) if h > 0 && s > 0 => Ok((h, s)),
+        _ => bail!(
+            "--topology leaf-spine:{shape}: expected leaf-spine:HOSTSxSPINES, e.g. leaf-spine:32x8 (32 hosts and 8 uplinks per leaf)"
+        ),
+    }
 }
 
 /// The regimes named in `list`, in order; none, or one twice, is an error

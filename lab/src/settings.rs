@@ -20,8 +20,8 @@ pub struct FabricSettings {
     /// permutation, alltoall or matrix (required unless the -c file names one).
     #[arg(long, value_name = "NAME")]
     pub scenario: Option<String>,
-    /// Regimes to run, comma-separated, in this order [default:
-    /// ib,roce,irn,srd,erpc,lossy].
+    /// Regimes to run, comma-separated, in this order [default: all ten:
+    /// ib,roce,roce-nocc,irn,srd,erpc,lossy,uec,uec-rccc,uec-rcv].
     #[arg(long, value_name = "LIST", value_delimiter = ',')]
     pub regimes: Option<Vec<String>>,
     /// Hosts: senders for incast, all hosts otherwise (scenario default if
@@ -76,7 +76,8 @@ pub struct FabricSettings {
     pub service_us: Option<f64>,
     /// The fabric's shape instead of the scenario's: star, leaf-spine or
     /// fat-tree (3 tiers, sized as uet-htsim sizes one: 16, 128, 1,024
-    /// hosts), the smallest holding the scenario's hosts.
+    /// hosts), the smallest holding the scenario's hosts;
+    /// leaf-spine:HxS gives H hosts and S uplinks (spines) per leaf.
     #[arg(long, value_name = "KIND")]
     pub topology: Option<String>,
     /// How the sending NICs pick each packet's entropy, over every regime:

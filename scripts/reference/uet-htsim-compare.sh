@@ -23,7 +23,7 @@
 #   RPC_LAB      our binary [$CARGO_TARGET_DIR or target, /release/rpc-lab;
 #                built if it is the default]
 #   OUR_SND      our regime for uet-htsim's -sender_cc_only [uec]
-#   OUR_RCV      our regime for -receiver_cc_only [uec-rccc]
+#   OUR_RCV      our regime for -receiver_cc_only [uec-rcv: RCCC alone]
 #   STAND_IN     the regime run instead of one this rpc-lab lacks [srd]
 #   ONLY         run only experiments whose name contains this string
 #   HTSIM_ONLY   1: run uet-htsim alone (no rpc-lab) [0]
@@ -75,7 +75,7 @@ abs() { case $1 in /*) printf '%s\n' "$1" ;; *) printf '%s\n' "$PWD/$1" ;; esac;
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$REPO"
 OUR_SND=${OUR_SND:-uec}
-OUR_RCV=${OUR_RCV:-uec-rccc}
+OUR_RCV=${OUR_RCV:-uec-rcv}
 STAND_IN=${STAND_IN:-srd}
 OUT=${OUT:-results/uet-htsim-compare}
 JOBS=${JOBS:-2}

@@ -94,9 +94,13 @@ def _failed(v, env):
 
 
 def _queue(v, _env):
-    # -q N: every switch queue holds N packets of 4,150 bytes (memFromPkt).
+    # -q N: every switch queue holds N packets of 4,150 bytes (memFromPkt),
+    # and a CompositeQueue trims only when that queue is full
+    # (compositequeue.cpp, receivePacket): ours trims above --trim-kb, so
+    # both take the size (uec's default is one BDP, uet-htsim's own
+    # default queue size).
     kb = math.ceil(int(v) * HTSIM_MTU / 1024)
-    return (["--buffer-kb", str(kb)], "")
+    return (["--buffer-kb", str(kb), "--trim-kb", str(kb)], "")
 
 
 def _cwnd(v, _env):
@@ -107,22 +111,38 @@ def _cwnd(v, _env):
 
 
 def _topo(v, env):
-    # uet-htsim's leaf_spine_1024_oversub*.topo: 2 tiers, 32 hosts per
-    # leaf, Radix_Up uplinks of 100 Gb/s (8: 4:1, 4: 8:1), 32 leaves. Our
-    # Topology::LeafSpine can express that shape, but `--scenario matrix`
-    # takes its fabric from the file's Nodes and no flag picks another yet.
-    up = "?"
+    # uet-htsim's leaf_spine_1024_oversub*.topo (FatTreeTopologyCfg::load
+    # reads it): 2 tiers, Tier 0's Radix_Down hosts per leaf and Radix_Up
+    # uplinks (32 and 8: 4:1; 32 and 4: 8:1), one to each spine, 100 Gb/s
+    # and 1 us everywhere, no switch latency: ours is `--topology
+    # leaf-spine:HxS`, in place of the default fat tree. Another shape (3
+    # tiers, other speeds or latencies) is not mapped.
+    tiers, down, up, other = None, None, None, []
     try:
+        tier = None
         for line in (env["sim_dc"] / v).read_text().splitlines():
             t = line.split()
-            if len(t) == 2 and t[0] == "Radix_Up":
-                up = t[1]
-                break
-    except OSError:
-        pass
-    return (None, f"-topo {pathlib.Path(v).name}: not mapped (a 2-tier leaf-spine, 32 hosts "
-                  f"and {up} uplinks per leaf; ours can express it, but --scenario matrix "
-                  "takes its fabric from Nodes and no flag picks another yet)")
+            if len(t) == 2 and t[0] == "Tier":
+                tier = int(t[1])
+            elif len(t) == 2 and t[0] == "Tiers":
+                tiers = int(t[1])
+            elif len(t) == 2 and tier == 0 and t[0] == "Radix_Down":
+                down = int(t[1])
+            elif len(t) == 2 and tier == 0 and t[0] == "Radix_Up":
+                up = int(t[1])
+            elif len(t) == 2 and t[0] == "Downlink_speed_Gbps" and t[1] != "100":
+                other.append(line.strip())
+            elif len(t) == 2 and t[0] == "Downlink_Latency_ns" and t[1] != "1000":
+                other.append(line.strip())
+            elif len(t) == 2 and t[0] == "Switch_Latency_ns" and t[1] != "0":
+                other.append(line.strip())
+    except OSError as e:
+        return (None, f"-topo {v}: not mapped ({e})")
+    if tiers != 2 or not down or not up or other:
+        return (None, f"-topo {pathlib.Path(v).name}: not mapped (not a 2-tier leaf-spine at "
+                      f"100 Gb/s, 1 us per hop: {tiers} tiers {' '.join(other)})")
+    env["topology"] = f"leaf-spine:{down}x{up}"
+    return ([], f"-topo: leaf-spine:{down}x{up} ({down // up}:1)")
 
 
 def _ignored(why):
@@ -181,7 +201,7 @@ def parse_plan(path):
 def ours_args(params, env):
     """Our flags for uet-htsim's `params`, and notes where not exact."""
     args, notes = [], []
-    env = dict(env, spraying=False, lb=None)
+    env = dict(env, spraying=False, lb=None, topology=None)
     i = 0
     while i < len(params):
         flag = params[i]
@@ -205,6 +225,8 @@ def ours_args(params, env):
             notes.append(note)
     if "--regimes" not in args:
         args += ["--regimes", env["snd"]]
+    if env["topology"]:
+        args += ["--topology", env["topology"]]
     return args, notes
 
 
@@ -338,7 +360,7 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--commit", default="unknown")
     ap.add_argument("--regime-snd", default="uec")
-    ap.add_argument("--regime-rcv", default="uec-rccc")
+    ap.add_argument("--regime-rcv", default="uec-rcv")
     ap.add_argument("--only", default="", help="run experiments whose name contains this")
     ap.add_argument("--timeout", type=int, default=3600)
     ap.add_argument("--record", help="also write uet-htsim's results to this file")
@@ -370,7 +392,10 @@ def main():
             if a.rpc_lab:
                 args, notes = ours_args(exp["params"], env)
                 if args is not None:
-                    args, missing = drop_missing(TOPOLOGY_FLAGS_FLAT + args, have)
+                    # A -topo's leaf-spine replaces the default fat tree.
+                    base = [x for pair in TOPOLOGY_FLAGS if not ("--topology" in args and pair[0] == "--topology")
+                            for x in pair]
+                    args, missing = drop_missing(base + args, have)
                     if missing:
                         notes.append("not in this rpc-lab: " + " ".join(sorted(set(missing))))
                     print(f"uet-htsim-compare: {label}: ours ...", file=sys.stderr, flush=True)
@@ -401,7 +426,6 @@ def main():
         pathlib.Path(a.record).write_text(hdr + "\n".join(record) + "\n")
 
 
-TOPOLOGY_FLAGS_FLAT = [x for pair in TOPOLOGY_FLAGS for x in pair]
 
 if __name__ == "__main__":
     main()

@@ -159,7 +159,7 @@ impl ClientSession {
             req.armed_at = now;
             req.progress_at = now;
             let ack = u32::from(rpc.grant);
-            return match self.rx_sack(now, slot_idx, k, ack, stats) {
+            return match self.rx_sack(now, slot_idx, k, ack, dpp, stats) {
                 true => AnswerRx::Progress,
                 false => AnswerRx::Dropped,
             };

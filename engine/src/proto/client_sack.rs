@@ -22,7 +22,7 @@
 //! of a window) waits for the timeout, short when few packets are in flight
 //! (`EndpointConfig::rto_low`).
 
-use super::client::{ClientReq, ClientSession};
+use super::client::{ClientReq, ClientSession, TX_TS_RING};
 use super::config::SackRule;
 use super::frame::chunk;
 use super::msgbuf::{MsgPool, PayloadCopy};
@@ -219,7 +219,15 @@ impl ClientSession {
     /// passed `k`): the packets below `ack` are answered, `k` is answered
     /// out of order, and holes may be lost. `false` if it told nothing new
     /// (counted as a duplicate) or is malformed (counted).
-    pub fn rx_sack(&mut self, now: Instant, i: usize, k: u32, ack: u32, stats: &mut Stats) -> bool {
+    pub fn rx_sack(
+        &mut self,
+        now: Instant,
+        i: usize,
+        k: u32,
+        ack: u32,
+        dpp: usize,
+        stats: &mut Stats,
+    ) -> bool {
         let (reo_wnd, dup_thresh) = self.loss_rule();
         let d = &mut stats.drops;
         let Some(req) = self.slots[i].req.as_mut() else {
@@ -244,17 +252,43 @@ impl ClientSession {
                 fresh = true;
             }
         }
+        // Delivered, as this Sack tells: the cumulative part and `k`.
+        let delivered = returned;
+        let sampled = fresh && req.num_tx.saturating_sub(k) as usize <= TX_TS_RING;
         req.skip_sacked();
         let lost = req.detect_losses(now, reo_wnd, dup_thresh);
         returned += lost;
         stats.fast_retransmits += u64::from(lost);
         self.credits += req.release_held(returned) as u16;
         let useful = fresh || req.num_rx > before || lost > 0;
+        if delivered > 0 {
+            self.sacked_to_cc(now, i, k, sampled, delivered as usize * dpp);
+        }
         if !useful {
             d.duplicate += 1;
             d.dup_cr += 1;
         }
         useful
+    }
+
+    /// NSCC hears a Sack's delivered bytes and, if `sampled` (sent
+    /// once, its send time still kept), request packet `k`'s round trip,
+    /// as it hears an in-order answer's: uet-htsim's every ACK, selective
+    /// or not, counts its newly received bytes towards the window's
+    /// achieved bytes and gives an RTT sample (`UecSrc::processAck`).
+    /// Without it a hole left by one trim starved quick adapt's count for
+    /// a round trip and it cut the window to nothing. Other controls keep
+    /// to in-order answers (`RateControl::on_sack`).
+    fn sacked_to_cc(&mut self, now: Instant, i: usize, k: u32, sampled: bool, bytes: usize) {
+        let Some(cc) = self.cc.as_mut() else {
+            return;
+        };
+        let sent = match (sampled, cc.tx_ts.as_ref()) {
+            (true, Some(ts)) => ts[i][k as usize % TX_TS_RING],
+            _ => Instant::ZERO,
+        };
+        let rtt = (sent != Instant::ZERO).then(|| now.saturating_since(sent));
+        cc.rate.on_sack(now, rtt, bytes);
     }
 
     /// A response packet `k >= 1` of slot `i`'s request that arrived before

@@ -106,6 +106,16 @@ pub struct FabricConfig {
     /// be dropped) is cut to its headers and queued on the port's priority
     /// queue instead (`switch.rs`). `None`: drops are drops.
     pub trim: Option<u64>,
+    /// A degraded link's queue keeps `degraded_fraction` of the trimming
+    /// threshold and of the ECN thresholds, as its rate: the same queue
+    /// in time (uet-htsim's `FatTreeTopology::alloc_queue` with
+    /// `reduced_speed`). Set by the `uec` regimes (`apply_queues`); off,
+    /// a degraded link keeps the thresholds of a full one.
+    pub scale_degraded_queues: bool,
+    /// Whether switch ports towards hosts (the last hop) mark ECN. Off in
+    /// `uec-rcv`, as uet-htsim's receiver-driven mode turns marking off
+    /// on ToR downlinks (`set_ecn_parameters` in `main_uec.cpp`).
+    pub ecn_last_hop: bool,
     /// Entries of a host's receive ring (frames waiting for the endpoint).
     pub host_ring: usize,
     /// PFC headroom the `roce` regime reserves per ingress port; `None`
@@ -150,6 +160,8 @@ impl Default for FabricConfig {
             degraded_fraction: 0.25,
             failed_links: 0,
             trim: None,
+            scale_degraded_queues: false,
+            ecn_last_hop: true,
             host_ring: 1024,
             pfc_headroom: None,
             grace: Duration::from_millis(500),

@@ -15,6 +15,7 @@
 //! | `erpc`      | lossless | 32             | go-back-N             | Timely | no  | -                |
 //! | `uec`       | lossy    | 1.5 BDP        | selective, NACK only  | NSCC   | no  | RTO 320, low 100 |
 //! | `uec-rccc`  | as `uec`, and the receiver's credits paced (`transport.rccc`) |||||
+//! | `uec-rcv`   | as `uec-rccc`, but no sender control (cc none): RCCC alone        |||||
 //!
 //! `uec`'s fabric side is REPS path selection, trimming above one BDP of queue and ECN marking
 //! between 0.2 and 0.8 BDP (uet-htsim's defaults).
@@ -64,6 +65,11 @@ pub enum FabricRegime {
     /// `Uec` plus RCCC, UEC's receiver credit control: each receiver
     /// returns credits paced at its link rate (`engine::proto`'s `rccc`).
     UecRccc,
+    /// RCCC alone: `UecRccc` without NSCC, as uet-htsim's
+    /// `-receiver_cc_only` runs (`main_uec.cpp` calls `initRccc` and not
+    /// `initNscc`), and without ECN marking on the last hop, which that
+    /// mode turns off (`set_ecn_parameters(.., !receiver_driven, ..)`).
+    UecRcv,
 }
 
 /// Where a regime is stated.
@@ -77,7 +83,7 @@ enum Entry {
 
 impl FabricRegime {
     /// Every regime, in the order the docs list them.
-    pub const ALL: [FabricRegime; 9] = [
+    pub const ALL: [FabricRegime; 10] = [
         FabricRegime::Ib,
         FabricRegime::Roce,
         FabricRegime::RoceNocc,
@@ -87,6 +93,7 @@ impl FabricRegime {
         FabricRegime::Lossy,
         FabricRegime::Uec,
         FabricRegime::UecRccc,
+        FabricRegime::UecRcv,
     ];
 
     /// The regime's entry: the engine's regime for `lossy` and `irn`, the
@@ -143,6 +150,16 @@ impl FabricRegime {
             // cuts only if `!_receiver_based_cc || !last_hop`); ours cannot
             // tell the last hop and reacts to every signal.
             FabricRegime::UecRccc => Entry::Own("uec-rccc", uec),
+            // RCCC alone: the receiver's paced credits are the only
+            // control; the sender keeps its 1.5 BDP window (`initRccc`'s
+            // `_maxwnd`) and no rate of its own.
+            FabricRegime::UecRcv => Entry::Own(
+                "uec-rcv",
+                RegimeSettings {
+                    cc: CcKind::None,
+                    ..uec
+                },
+            ),
         }
     }
 
@@ -212,7 +229,7 @@ impl FabricRegime {
                 });
             }
             FabricRegime::Srd => f.spray = true,
-            FabricRegime::Uec | FabricRegime::UecRccc => {
+            FabricRegime::Uec | FabricRegime::UecRccc | FabricRegime::UecRcv => {
                 // REPS (entropy per packet, recycled when it comes back
                 // unmarked), unless the user chose a path selection. The
                 // queue sizes that trimming and marking need depend on the
@@ -230,10 +247,16 @@ impl FabricRegime {
     /// (`main_uec.cpp`): a data queue of one BDP that trims above it
     /// (`DEFAULT_TRIMMING_QUEUESIZE_FACTOR` = 1; a `--trim-kb` given
     /// wins), and ECN marking from 0.2 to 0.8 BDP, with a probability
-    /// rising to 1 (`ecn_low`, `ecn_high`), which REPS and NSCC read.
+    /// rising to 1 (`ecn_low`, `ecn_high`), which REPS and NSCC read; a
+    /// degraded link's thresholds scaled with its rate
+    /// (`FatTreeTopology::alloc_queue`, `reduced_speed`); for `uec-rcv`
+    /// no marking on the last hop (receiver-driven mode).
     /// Other regimes are left as they are.
     pub fn apply_queues(self, f: &mut FabricConfig, rtt: Duration) {
-        if !matches!(self, FabricRegime::Uec | FabricRegime::UecRccc) {
+        if !matches!(
+            self,
+            FabricRegime::Uec | FabricRegime::UecRccc | FabricRegime::UecRcv
+        ) {
             return;
         }
         let bdp = (u128::from(f.host_link_bps) * u128::from(rtt.as_nanos()) / 8_000_000_000) as u64;
@@ -244,6 +267,8 @@ impl FabricRegime {
             kmax: bdp * 4 / 5,
             pmax: 1.0,
         });
+        f.scale_degraded_queues = true;
+        f.ecn_last_hop = self != FabricRegime::UecRcv;
     }
 
     /// Whether the regime's endpoints NAK a gap (the table's `nak`: go-back-N
@@ -292,7 +317,7 @@ impl FabricRegime {
         // uec-rccc is uec with the receiver's credit control: it is what
         // the regime is, so no user key turns it off (others may turn it
         // on with `--set transport.rccc=true`).
-        if self == FabricRegime::UecRccc {
+        if matches!(self, FabricRegime::UecRccc | FabricRegime::UecRcv) {
             t.rccc = true;
         }
         Ok(t)
@@ -347,7 +372,7 @@ mod tests {
         }
         let e = FabricRegime::from_name("pfc").unwrap_err();
         assert!(
-            e.contains("ib, roce, roce-nocc, irn, srd, erpc, lossy, uec, uec-rccc"),
+            e.contains("ib, roce, roce-nocc, irn, srd, erpc, lossy, uec, uec-rccc, uec-rcv"),
             "{e}"
         );
     }
@@ -394,6 +419,7 @@ mod tests {
             (R::Erpc,     Lossless, Fixed(32), GoBackN,   None, Timely, false, None),
             (R::Uec,      Lossy,    Half,      Selective, nack, Nscc,   false, irn),
             (R::UecRccc,  Lossy,    Half,      Selective, nack, Nscc,   false, irn),
+            (R::UecRcv,   Lossy,    Half,      Selective, nack, NoCc,   false, irn),
         ];
         for (r, flow, credits, retransmit, sack_rule, cc, nak, timers) in want {
             let p = RegimeSettings {
@@ -451,6 +477,13 @@ mod tests {
         assert_eq!(f.trim, Some(125_000));
         let red = f.ecn.unwrap();
         assert_eq!((red.kmin, red.kmax), (25_000, 100_000));
+        // A degraded link's queue scales with its rate; the last hop marks.
+        assert!(f.scale_degraded_queues && f.ecn_last_hop);
+        let mut rcv = FabricConfig::default();
+        FabricRegime::UecRcv.apply_fabric(&mut rcv);
+        FabricRegime::UecRcv.apply_queues(&mut rcv, Duration::from_micros(10));
+        assert_eq!(rcv.trim, Some(125_000));
+        assert!(rcv.scale_degraded_queues && !rcv.ecn_last_hop);
         // A threshold the user gave wins; other regimes keep theirs.
         let mut g = FabricConfig {
             trim: Some(64 * 1024),
@@ -462,6 +495,7 @@ mod tests {
         let mut h = FabricConfig::default();
         FabricRegime::Irn.apply_queues(&mut h, Duration::from_micros(10));
         assert_eq!(h.trim, None);
+        assert!(!h.scale_degraded_queues && h.ecn_last_hop);
         let (uec, rccc) = (
             at(FabricRegime::Uec).unwrap(),
             at(FabricRegime::UecRccc).unwrap(),

@@ -12,7 +12,7 @@
 //!   credits (InfiniBand), an uplink by the packet's entropy or spraying,
 //!   packet trimming onto a priority queue (`trim.rs`).
 //! - Topologies (`topology.rs`), routes over degraded and failed links
-//!   (`routing.rs`), path selection at the NICs (`paths.rs`), regimes (`fabric_regime.rs`), the
+//!   (`routing.rs`) and their queues' thresholds (`queues.rs`), path selection at the NICs (`paths.rs`), regimes (`fabric_regime.rs`), the
 //!   hosts' message buffers and whether payload bytes move (`buffers.rs`),
 //!   scenarios and flow sizes (`scenario.rs`, `cdf.rs`), the application that turns flows
 //!   into RPCs (`flows.rs`), metrics (`metrics.rs`) and the runner that ties
@@ -32,6 +32,7 @@ pub mod metrics;
 mod nic;
 mod packets;
 mod paths;
+mod queues;
 mod routing;
 mod run;
 pub mod scenario;
@@ -133,6 +134,8 @@ struct Port {
     pfc_limit: u64,
     /// An XOFF for this ingress is outstanding.
     xoff_sent: bool,
+    /// Which trimming and ECN thresholds this egress queue takes.
+    class: queues::QueueClass,
 }
 
 impl Port {
@@ -198,6 +201,8 @@ pub struct Fabric {
     /// Trimming threshold of every switch egress queue, bytes (`u64::MAX`:
     /// no trimming, or a fabric that does not drop for lack of room).
     trim_at: u64,
+    /// The thresholds of a degraded link's queue (`queues.rs`).
+    degraded: queues::Degraded,
     /// Host receive ring occupancy at which a host sends XOFF (PFC).
     host_xoff: usize,
     host_xon: usize,
@@ -265,6 +270,7 @@ impl Fabric {
                 ingress_bytes: 0,
                 pfc_limit,
                 xoff_sent: false,
+                class: queues::QueueClass::Normal,
             };
         let mut ports = Vec::with_capacity(n as usize);
         for &(sw, p) in &nics {
@@ -300,10 +306,7 @@ impl Fabric {
                 });
             }
         }
-        for &(s, p) in &plan.degraded {
-            let port = &mut ports[(first[s] + p as u32) as usize];
-            port.ps_per_byte = (port.ps_per_byte as f64 / cfg.degraded_fraction).round() as u64;
-        }
+        queues::degrade(&mut ports, &plan.degraded, &first, &cfg);
         let switches = shapes
             .iter()
             .zip(&first)
@@ -376,10 +379,8 @@ impl Fabric {
             app,
             host_xoff,
             host_xon: host_xoff.saturating_sub(8),
-            trim_at: match cfg.trim {
-                Some(t) if cfg.pfc.is_none() && cfg.link_credits.is_none() => t,
-                _ => u64::MAX,
-            },
+            trim_at: queues::trim_at(&cfg),
+            degraded: queues::Degraded::new(&cfg),
             cfg,
         })
     }

@@ -113,6 +113,9 @@ pub struct ScenarioSpec {
     /// (`--topology`): the smallest of that kind holding the scenario's
     /// hosts (extra hosts stay idle).
     pub topology: Option<TopologyKind>,
+    /// A leaf-spine's hosts per leaf and spines (`--topology
+    /// leaf-spine:HxS`; uet-htsim's 2-tier `-topo` files).
+    pub leaf_shape: Option<(usize, usize)>,
     /// The connection matrix file (scenario `matrix` only).
     pub matrix: Option<PathBuf>,
     /// Seed for every random choice.
@@ -130,6 +133,7 @@ impl ScenarioSpec {
             flows: None,
             service: None,
             topology: None,
+            leaf_shape: None,
             matrix: None,
             seed,
         }
@@ -194,10 +198,18 @@ pub fn build(spec: &ScenarioSpec) -> Result<Workload, String> {
 /// slow-receiver are about their own shape and keep it.
 fn placed(spec: &ScenarioSpec, own: Topology) -> Result<Topology, String> {
     let hosts = own.hosts();
+    let own_shape = matches!(spec.scenario, Scenario::Victim | Scenario::SlowReceiver);
     let t = match spec.topology {
+        Some(TopologyKind::LeafSpine) if spec.leaf_shape.is_some() && !own_shape => {
+            let (per_leaf, spines) = spec.leaf_shape.unwrap_or_default();
+            Topology::LeafSpine {
+                leaves: hosts.div_ceil(per_leaf.max(1)),
+                hosts_per_leaf: per_leaf,
+                spines,
+            }
+        }
         None => own,
-        Some(k) if k == own.kind() => own,
-        Some(k) if matches!(spec.scenario, Scenario::Victim | Scenario::SlowReceiver) => {
+        Some(k) if own_shape && (k != own.kind() || spec.leaf_shape.is_some()) => {
             return Err(format!(
                 "{}: --topology {} cannot be set: the scenario runs on its own {}",
                 spec.scenario.name(),
@@ -205,6 +217,7 @@ fn placed(spec: &ScenarioSpec, own: Topology) -> Result<Topology, String> {
                 own.kind().name()
             ))
         }
+        Some(k) if k == own.kind() => own,
         Some(TopologyKind::Star) => Topology::Star { hosts },
         Some(TopologyKind::LeafSpine) => Topology::LeafSpine {
             leaves: hosts.div_ceil(8),

@@ -8,6 +8,7 @@
 //! paused and, with link credits, the next hop has room.
 
 use super::event::Ev;
+use super::queues::QueueClass;
 use super::topology;
 use super::Fabric;
 
@@ -55,8 +56,14 @@ impl Fabric {
             self.drop_at(ingress, pkt);
             return;
         }
-        if let Some(red) = self.cfg.ecn {
-            let q = self.ports[egress as usize].queue_bytes;
+        let e = &self.ports[egress as usize];
+        let red = match e.class {
+            QueueClass::Normal => self.cfg.ecn,
+            QueueClass::Degraded => self.degraded.ecn,
+            QueueClass::NoEcn => None,
+        };
+        if let Some(red) = red {
+            let q = e.queue_bytes;
             let mark = if q >= red.kmax {
                 true
             } else if q > red.kmin {

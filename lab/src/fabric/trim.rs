@@ -23,6 +23,7 @@
 //! the arrival's); here the arrival is always the one trimmed. Its option
 //! to bounce a header back to the sender is not modelled.
 
+use super::queues::QueueClass;
 use super::Fabric;
 use engine::wire::{DSCP_TRIMMED, ETHERNET_HEADER_LEN};
 
@@ -42,9 +43,14 @@ impl Fabric {
         len: u64,
     ) -> bool {
         let at = pkt as usize * self.frame_stride + ETHERNET_HEADER_LEN + 1;
+        // A degraded link's threshold is scaled with its rate.
+        let trim_at = match self.ports[egress as usize].class {
+            QueueClass::Degraded => self.degraded.trim_at,
+            QueueClass::Normal | QueueClass::NoEcn => self.trim_at,
+        };
         if self.frames[at] >> 2 != DSCP_TRIMMED {
             let q = self.ports[egress as usize].queue_bytes;
-            if q + len <= self.trim_at && self.admit(s, ingress, egress, len) {
+            if q + len <= trim_at && self.admit(s, ingress, egress, len) {
                 return false;
             }
             let Some(n) = engine::wire::mark_trimmed(self.frame_mut(pkt, len as usize)) else {
@@ -56,7 +62,7 @@ impl Fabric {
         let n = u64::from(self.pkts[pkt as usize].len);
         let sw = &self.switches[s];
         let full = sw.used + n > sw.capacity;
-        if full || self.ports[egress as usize].hi_bytes + n > 2 * self.trim_at {
+        if full || self.ports[egress as usize].hi_bytes + n > 2 * trim_at {
             self.stats.drops_switch += 1;
             self.stats.drops_trimmed += 1;
             self.drop_at(ingress, pkt);

@@ -188,6 +188,16 @@ impl RateControl {
         }
     }
 
+    /// A Sack of `bytes` delivered out of order, with the RTT of the
+    /// packet it answers if it was sent once: NSCC's, as any answer
+    /// (uet-htsim's SACKs count as ACKs); the others keep to in-order
+    /// answers, as before.
+    pub fn on_sack(&mut self, now: Instant, rtt: Option<Duration>, bytes: usize) {
+        if let RateControl::Nscc(n) = self {
+            n.on_ack(now, rtt, bytes);
+        }
+    }
+
     /// A congestion notification packet arrived: DCQCN cuts, NSCC takes
     /// it as the ECN echo of its next acknowledgement.
     pub fn on_cnp(&mut self, now: Instant) {
