@@ -196,13 +196,14 @@ impl Timely {
     /// answers' arrival times alone, which every link has.
     ///
     /// Measured: on this repository's AMD EPYC VM with other builds taking
-    /// 60-70 % of both cores, Timely on an idle memif link (3 s, 8 MiB
-    /// requests) cut its rate 143 times, 100 of them on samples of 2-8 ms;
-    /// the answers before those samples had stood silent 2-8 ms, and in 2
-    /// of 3 such silences the late packet had been sent after the last
+    /// 60-70 % of both cores, Timely on an idle memif link (3 s runs) cut
+    /// its rate 167-183 times with the round-trip rule alone, 90-95 % of
+    /// them on samples of 2-8 ms: two stalls close together pass that rule.
+    /// A first form of this one, which took a silence only for a packet in
+    /// flight since before it began, still let 143-149 cuts through: in
+    /// 60-80 % of the silences the late packet had left after the last
     /// answer before it (few packets in flight: the session was limited by
-    /// the hosts, not its credits), and two stalls close together pass the
-    /// round-trip rule.
+    /// the hosts, not its credits).
     pub fn on_answer(&mut self, now: Instant, rtt: Option<Duration>) {
         let prev = self.last_answer.replace(now);
         if let Some(prev) = prev.filter(|_| self.host_stalls) {
