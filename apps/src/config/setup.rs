@@ -244,7 +244,7 @@ impl Config {
             Role::Server => self.max_sessions_per_server_worker(),
             Role::Client => self.workload.sessions_per_thread as usize,
         };
-        Ok(self.resolved()?.endpoint(&Site {
+        let mut e = self.resolved()?.endpoint(&Site {
             local: EndpointAddr {
                 mac: w.mac,
                 ip,
@@ -257,7 +257,11 @@ impl Config {
             // Server tokens and cookies under 128 OS-random bits; the
             // seed-derived key is the fallback if the OS source fails.
             secret: SecretKey::from_os(),
-        }))
+        });
+        // A real host stalls (a descheduled vCPU or run loop): Timely takes
+        // such silences off its samples (the lab's simulated hosts do not).
+        e.host_stalls = true;
+        Ok(e)
     }
 }
 

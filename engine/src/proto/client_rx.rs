@@ -264,7 +264,9 @@ impl ClientSession {
         // the answers that came early are passed over (selective).
         let returned = req.ack_through(idx + 1);
         if let Some(cc) = self.cc.as_mut() {
+            let before = cc.rate.rate_bps();
             cc.rate.on_ack(now, cc_rtt, returned as usize * dpp);
+            stats.cc_rate_cuts += u64::from(cc.rate.rate_bps() < before);
         }
         self.credits += req.release_held(returned) as u16;
         req.skip_sacked();

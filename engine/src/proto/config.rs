@@ -234,6 +234,13 @@ pub struct EndpointConfig {
     /// normalises its gradient (measured by `rpc-bench`, computed by the
     /// fabric, `transport.rtt_us` otherwise).
     pub base_rtt: Duration,
+    /// Timely takes a silence of a session's answers longer than its
+    /// `t_high` for a host's stall and off its samples (`cc::Timely::
+    /// on_answer`): on for the binaries' real hosts (`apps`), which stall;
+    /// off by default, as in the fabric lab, whose simulated hosts never
+    /// do (there a silence is the fabric's: a loss waiting for its
+    /// timeout, a pause).
+    pub host_stalls: bool,
     /// DCQCN's reaction-point constants (and the CNP interval the server
     /// side keeps). Unused unless `cc` is DCQCN.
     pub dcqcn: DcqcnParams,
@@ -304,6 +311,7 @@ impl Default for EndpointConfig {
             link_bps: defaults::LINK_BPS,
             rate_cap_bps: None,
             base_rtt: defaults::BASE_RTT,
+            host_stalls: false,
             dcqcn: DcqcnParams::paper40g(),
             nak: false,
             rccc: false,

@@ -71,7 +71,8 @@ impl Endpoint {
         let window = self.cfg.req_window;
         let c = &self.cfg;
         let frame = (c.mtu, c.max_data_per_pkt());
-        let cc = RateControl::new(c.cc, c.link_bps, now, c.base_rtt, c.dcqcn, frame);
+        let cc = RateControl::new(c.cc, c.link_bps, now, c.base_rtt, c.dcqcn, frame)
+            .with_host_stalls(c.host_stalls);
         let mut session = ClientSession::new(common, window, credits, cc, c.rate_cap_bps);
         session.sack_rule = c.sack_rule;
         session.nak = c.nak;

@@ -137,6 +137,10 @@ pub struct Stats {
     /// Congestion control: times a session waited on the timing wheel for
     /// its rate to allow the next packet.
     pub pacing_waits: u64,
+    /// Congestion control: updates that lowered a client session's rate
+    /// (Timely on an RTT sample, DCQCN on a CNP, NSCC on an ack, an ECN
+    /// echo or a NACK), so a run shows whether its controller acted.
+    pub cc_rate_cuts: u64,
     /// Server: incomplete requests given up after `reassembly_timeout`
     /// without new bytes (their buffers freed; the client's request fails
     /// with `ErrorCode::ReassemblyTimeout`).

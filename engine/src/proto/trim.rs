@@ -170,7 +170,9 @@ impl ClientSession {
         // 1,023-to-1 incast kept trimming (tail 136 ms against 13 ms).
         if req.trim_held >= TRIMS_FOR_QUICK_ADAPT {
             if let Some(cc) = self.cc.as_mut() {
+                let before = cc.rate.rate_bps();
                 cc.rate.on_nack(now, 1);
+                stats.cc_rate_cuts += u64::from(cc.rate.rate_bps() < before);
             }
         }
         // (Not progress: the session's timeout keeps its reference.)

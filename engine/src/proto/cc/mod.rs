@@ -151,6 +151,16 @@ impl RateControl {
         }
     }
 
+    /// Timely: whether silences of the answers longer than `t_high` are
+    /// taken for host stalls ([`Timely::on_answer`]); the others have no
+    /// such rule.
+    pub fn with_host_stalls(mut self, on: bool) -> Self {
+        if let RateControl::Timely(t) = &mut self {
+            t.set_host_stalls(on);
+        }
+        self
+    }
+
     /// The rate in bits per second, or `None` without congestion control
     /// (no limit).
     pub fn rate_bps(&self) -> Option<u64> {
@@ -176,11 +186,7 @@ impl RateControl {
     /// takes the RTT, NSCC both.
     pub fn on_ack(&mut self, now: Instant, rtt: Option<Duration>, bytes: usize) {
         match self {
-            RateControl::Timely(t) => {
-                if let Some(rtt) = rtt {
-                    t.on_rtt(now, rtt);
-                }
-            }
+            RateControl::Timely(t) => t.on_answer(now, rtt),
             RateControl::Nscc(n) => {
                 n.on_ack(now, rtt, bytes);
             }
