@@ -16,7 +16,7 @@
 //! check of the values (ranges, overrides a scenario has no use for) is
 //! the simulator's; its message is passed on as the error, a
 //! [`PlanError`] (exit 2). Ctrl-C is checked between regimes
-//! ([`run_until`]): the report holds what finished. The settings
+//! and within one ([`run_until`]): the report holds what finished. The settings
 //! themselves, flags and file, are [`crate::settings`]'.
 
 use crate::fabric::scenario::{self, Scenario, ScenarioSpec, Workload};
@@ -306,7 +306,8 @@ pub fn run(a: &FabricArgs) -> anyhow::Result<()> {
     run_until(a, &|| false)
 }
 
-/// [`run`], stopping between regimes once `stop()` says so (Ctrl-C): the
+/// [`run`], stopping once `stop()` says so (Ctrl-C; asked between regimes
+/// and every 2^20 events within one, whose cut run is dropped): the
 /// report then holds what finished (the first seed's finished regimes, or
 /// the seeds that finished every regime) and, in the JSON,
 /// `"interrupted": true`. Refused settings are a [`PlanError`].

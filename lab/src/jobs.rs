@@ -121,9 +121,18 @@ fn worker(sh: &Shared, t: usize) {
             true => format!("{} seed {seed}", regime.name()),
             false => regime.name().to_string(),
         };
-        let r = run_regime_in(&bufs, &plan.loads[k], regime, plan.fabric, seed, &mut |p| {
-            sh.board.update(t, &label, p)
-        });
+        let r = run_regime_in(
+            &bufs,
+            &plan.loads[k],
+            regime,
+            plan.fabric,
+            seed,
+            &mut |p| sh.board.update(t, &label, p),
+            sh.stop,
+        );
+        if (sh.stop)() {
+            break; // stopped in the run, or as it ended: not a result
+        }
         let r = match r {
             Ok(r) => {
                 sh.board.done(

@@ -10,7 +10,7 @@
 //! - [`fabric`]: the simulator, its regimes, scenarios and metrics.
 //! - [`cli`]: the command, `rpc-lab` (and `rpc-bench fabric`, which hands
 //!   its flags to [`cli::run_until`]): flags and `-c` file
-//!   ([`settings`]) to a plan, the runs (Ctrl-C between regimes keeps what
+//!   ([`settings`]) to a plan, the runs (Ctrl-C keeps the regimes that
 //!   finished), the report; [`table`] (text tables), [`seeds`] (statistics across
 //!   seeds and their JSON) and [`plot`] (the SVG chart) are what it prints;
 //!   [`meta`] stamps its JSON with the build, the time and the machine;

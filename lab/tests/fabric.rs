@@ -217,7 +217,7 @@ fn endpoints_that_move_no_payload_bytes_give_the_same_results() {
     let cfg = FabricConfig::default();
     for r in [FabricRegime::Lossy, FabricRegime::Irn, FabricRegime::Roce] {
         let headers_only = run(&w, r, 4);
-        let mut copied = run_regime_in(&copying, &w, r, &cfg, 4, &mut |_| {}).unwrap();
+        let mut copied = run_regime_in(&copying, &w, r, &cfg, 4, &mut |_| {}, &|| false).unwrap();
         copied.wall_secs = 0.0;
         assert_eq!(headers_only, copied, "{}", r.name());
         assert_eq!(

@@ -217,3 +217,62 @@ fn jobs_run_in_parallel_give_the_serial_bytes() {
     assert_eq!(stderr.matches(" done in ").count(), 10, "{stderr}");
     assert!(!stderr.contains("ms simulated"), "{stderr}");
 }
+
+/// A signal stops a regime in its run, not only between regimes: one
+/// regime of a large fabric runs for minutes, and Ctrl-C or SIGTERM must
+/// end it within a progress tick (2^20 events), exiting 128 + N with no
+/// partial regime reported as a result.
+#[test]
+fn sigterm_stops_a_long_regime_in_its_run() {
+    let mut child = Command::new(LAB)
+        .args([
+            "--scenario",
+            "websearch",
+            "--hosts",
+            "256",
+            "--flows",
+            "100000",
+            "--load",
+            "0.5",
+            "--regimes",
+            "irn",
+            "--json",
+            "-q",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("rpc-lab starts");
+    // Well into the run (the workload is built in well under a second);
+    // the whole run would take minutes.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let t0 = std::time::Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if t0.elapsed() > std::time::Duration::from_secs(20) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("rpc-lab still running 20 s after SIGTERM");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let out = child.wait_with_output().expect("output");
+    assert_eq!(status.code(), Some(143), "{status:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("interrupted before a regime finished"),
+        "{stderr}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "no report of a cut run: {:?}",
+        out.stdout
+    );
+}

@@ -2,8 +2,9 @@
 //! fabric` (both run [`lab::cli::run_until`]), and the same exit statuses
 //! (docs/output.md): 0; 1 when a run fails; 2 when the settings are
 //! refused ([`lab::cli::PlanError`]) or clap refuses the flags; 128 + N
-//! when signal N (SIGINT, SIGTERM) stopped it between regimes, after the
-//! report of what finished.
+//! when signal N (SIGINT, SIGTERM) stopped it, after the report of the
+//! regimes that finished (a regime in its run stops at its next progress
+//! tick, a fraction of a second, and is not reported).
 
 use clap::Parser;
 use std::process::ExitCode;
@@ -24,7 +25,8 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // The signal that stopped the run (0: none), checked between regimes.
+    // The signal that stopped the run (0: none), checked between regimes
+    // and every 2^20 events within one.
     // The lab has no DPDK and no apps crate: signal-hook's flag directly,
     // as `apps::exit` does for the other binaries.
     let signal = Arc::new(AtomicUsize::new(0));

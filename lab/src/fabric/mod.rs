@@ -392,7 +392,10 @@ impl Fabric {
 
     /// Runs events until `done()` says so or nothing is left, at most up
     /// to virtual time `deadline_ns`. Calls `progress` every 2^20 events.
-    fn run(&mut self, deadline_ns: u64, progress: &mut dyn FnMut(&Fabric)) {
+    /// Runs events until every flow is done or `deadline_ns`; `progress`
+    /// is called every 2^20 events and stops the run early by returning
+    /// false (a signal: a regime can run for minutes).
+    fn run(&mut self, deadline_ns: u64, progress: &mut dyn FnMut(&Fabric) -> bool) {
         while !self.app.all_done() {
             let Some((at, ev)) = self.events.pop_by(deadline_ns) else {
                 if self.events.len() > 0 {
@@ -406,8 +409,8 @@ impl Fabric {
             }
             self.dispatch(ev);
             self.stats.events += 1;
-            if self.stats.events & ((1 << 20) - 1) == 0 {
-                progress(self);
+            if self.stats.events & ((1 << 20) - 1) == 0 && !progress(self) {
+                break;
             }
         }
         self.close_pauses();

@@ -150,7 +150,15 @@ pub fn run_regime(
     seed: u64,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<RegimeResult, String> {
-    run_regime_in(&Buffers::headers_only(), w, regime, base, seed, progress)
+    run_regime_in(
+        &Buffers::headers_only(),
+        w,
+        regime,
+        base,
+        seed,
+        progress,
+        &|| false,
+    )
 }
 
 /// [`run_regime`] with every host's message buffers from `bufs`, whose
@@ -158,7 +166,9 @@ pub fn run_regime(
 /// touch fresh memory only up to the largest run's peak (page faults on
 /// fresh buffers were a quarter of a websearch run's time). The buffers'
 /// contents never reach a result, so the pool (shared or not) and whether
-/// payload bytes move change nothing but the speed.
+/// payload bytes move change nothing but the speed. `stop` is asked with
+/// each progress call: once it says so the run ends where it is, and its
+/// result is partial (the caller, who asked, drops it).
 pub fn run_regime_in(
     bufs: &Buffers,
     w: &Workload,
@@ -166,6 +176,7 @@ pub fn run_regime_in(
     base: &FabricConfig,
     seed: u64,
     progress: &mut dyn FnMut(Progress),
+    stop: &dyn Fn() -> bool,
 ) -> Result<RegimeResult, String> {
     let wall = std::time::Instant::now();
     let mut cfg = base.clone();
@@ -281,7 +292,8 @@ pub fn run_regime_in(
             sim_pkts: f.stats.sim_pkts,
             flows_done: flows_n - f.app.open(),
             flows: flows_n,
-        })
+        });
+        !stop()
     };
     fab.run(deadline, &mut tick);
     let outcomes: Vec<FlowOutcome> = fab
