@@ -23,6 +23,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // Before anything else: it may start this process again.
+    lab::malloc::reexec_with_tunables();
     let cli = Cli::parse();
     // The signal that stopped the run (0: none), checked between regimes.
     // The lab has no DPDK and no apps crate: signal-hook's flag directly,
