@@ -32,7 +32,9 @@
 # the five incast and permutation rows, 13 min for 7 regimes x 5 seeds;
 # each websearch of 100,000 flows on 1,024 hosts up to 60 s per regime
 # and seed (issue 33's bound), 2 x 7 x 5 of them: at most 70 min. About
-# 85 min on one free core, half with --jobs 2.
+# 85 min on one free core, half with --jobs 2. Measured (11-27, 4 KiB
+# frames, load 0.5): 190-440 s of CPU per websearch regime and seed, so
+# the full table takes hours (docs/fabric.md, "1,024 hosts x 100,000").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DRY=0

@@ -15,13 +15,15 @@
 //!   seeds and their JSON) and [`plot`] (the SVG chart) are what it prints;
 //!   [`meta`] stamps its JSON with the build, the time and the machine;
 //!   [`jobs`] runs the (seed, regime) pairs, on `--jobs N` threads, and
-//!   [`progress`] draws their live line.
+//!   [`progress`] draws their live line; [`malloc`] sets glibc's
+//!   allocator up for large fabrics (huge pages, untouched buffers).
 
 #![deny(missing_docs)]
 
 pub mod cli;
 pub mod fabric;
 pub mod jobs;
+pub mod malloc;
 pub mod meta;
 pub mod plot;
 pub mod progress;

@@ -24,6 +24,8 @@ struct Cli {
 }
 
 fn main() -> ExitCode {
+    // Before anything else: it may start this process again.
+    lab::malloc::reexec_with_tunables();
     let cli = Cli::parse();
     // The signal that stopped the run (0: none), checked between regimes
     // and every 2^20 events within one.

@@ -404,8 +404,9 @@ impl Fabric {
                 break;
             };
             self.now = at;
-            if let Some(next) = self.events.peek_next() {
+            if let Some((next, after)) = self.events.peek_two() {
                 self.prefetch_for(next);
+                packets::prefetch(after);
             }
             self.dispatch(ev);
             self.stats.events += 1;

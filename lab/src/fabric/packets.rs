@@ -109,7 +109,7 @@ impl Fabric {
 /// Asks the CPU to start loading the cache line at `p`; a hint, never a
 /// fault, whatever `p` is.
 #[inline(always)]
-fn prefetch<T>(p: *const T) {
+pub(super) fn prefetch<T>(p: *const T) {
     #[cfg(target_arch = "x86_64")]
     // SAFETY: a prefetch is a hint: it reads nothing the program sees and
     // cannot fault, even on an address outside any allocation.
