@@ -275,6 +275,8 @@ fn sigterm_stops_a_long_regime_in_its_run() {
         "no report of a cut run: {:?}",
         out.stdout
     );
+}
+
 #[test]
 fn the_allocators_layout_never_reaches_a_result() {
     // rpc-lab starts itself again with glibc's huge pages and mapped

@@ -392,9 +392,8 @@ impl Fabric {
 
     /// Runs events until `done()` says so or nothing is left, at most up
     /// to virtual time `deadline_ns`. Calls `progress` every 2^20 events.
-    /// Runs events until every flow is done or `deadline_ns`; `progress`
-    /// is called every 2^20 events and stops the run early by returning
-    /// false (a signal: a regime can run for minutes).
+    /// Runs events until every flow is done or `deadline_ns`; `progress`, every
+    /// 2^20 events, ends the run early by returning false (a signal).
     fn run(&mut self, deadline_ns: u64, progress: &mut dyn FnMut(&Fabric) -> bool) {
         while !self.app.all_done() {
             let Some((at, ev)) = self.events.pop_by(deadline_ns) else {
