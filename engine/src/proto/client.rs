@@ -89,7 +89,7 @@ pub(crate) struct ClientSession {
     /// twice this has passed, so a late answer is seen before a verdict.
     pub rtt: Duration,
     /// Congestion control: the session's rate (`cc/`), its pacing, and
-    /// (Timely) when each packet in flight was sent, per slot, by index
+    /// (Timely, NSCC) when each packet in flight was sent, per slot, by index
     /// modulo [`TX_TS_RING`] (`Instant::ZERO`: a copy, no sample).
     /// Boxed and absent without congestion control, so a session that
     /// runs none carries one pointer of it.
@@ -120,6 +120,24 @@ impl CcState {
             Some(r) => Some(r.min(self.cap_bps)),
             None => (self.cap_bps != u64::MAX).then_some(self.cap_bps),
         }
+    }
+
+    /// Feeds one event to the controller and adds 1 to `cuts`
+    /// (`Stats::cc_rate_cuts`) if it lowered the rate.
+    pub fn feed(&mut self, cuts: &mut u64, event: impl FnOnce(&mut RateControl)) {
+        let before = self.rate.rate_bps();
+        event(&mut self.rate);
+        *cuts += u64::from(self.rate.rate_bps() < before);
+    }
+
+    /// The round trip of slot `slot`'s packet `idx`, answered at `now`, if
+    /// it was sent once and its send time is still kept (`num_tx` packets
+    /// sent so far: one more than [`TX_TS_RING`] ago has been overwritten).
+    pub fn rtt_of(&self, now: Instant, slot: usize, idx: u32, num_tx: u32) -> Option<Duration> {
+        let ts = self.tx_ts.as_ref()?;
+        let sent = ts[slot][idx as usize % TX_TS_RING];
+        let kept = num_tx.saturating_sub(idx) as usize <= TX_TS_RING;
+        (sent != Instant::ZERO && kept).then(|| now.saturating_since(sent))
     }
 }
 

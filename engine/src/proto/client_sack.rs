@@ -22,7 +22,7 @@
 //! of a window) waits for the timeout, short when few packets are in flight
 //! (`EndpointConfig::rto_low`).
 
-use super::client::{ClientReq, ClientSession, TX_TS_RING};
+use super::client::{ClientReq, ClientSession};
 use super::config::SackRule;
 use super::frame::chunk;
 use super::msgbuf::{MsgPool, PayloadCopy};
@@ -252,43 +252,38 @@ impl ClientSession {
                 fresh = true;
             }
         }
-        // Delivered, as this Sack tells: the cumulative part and `k`.
+        // Delivered, as this Sack tells: the cumulative part and `k`, and
+        // `k`'s round trip if it is newly answered (for NSCC, below).
         let delivered = returned;
-        let sampled = fresh && req.num_tx.saturating_sub(k) as usize <= TX_TS_RING;
+        let rtt = match fresh {
+            true => self
+                .cc
+                .as_ref()
+                .and_then(|cc| cc.rtt_of(now, i, k, req.num_tx)),
+            false => None,
+        };
         req.skip_sacked();
         let lost = req.detect_losses(now, reo_wnd, dup_thresh);
         returned += lost;
         stats.fast_retransmits += u64::from(lost);
         self.credits += req.release_held(returned) as u16;
         let useful = fresh || req.num_rx > before || lost > 0;
-        if delivered > 0 {
-            self.sacked_to_cc(now, i, k, sampled, delivered as usize * dpp);
+        // NSCC hears a Sack's delivered bytes and round trip as it hears an
+        // in-order answer's: uet-htsim's every ACK, selective or not,
+        // counts its newly received bytes towards the window's achieved
+        // bytes and gives an RTT sample (`UecSrc::processAck`). Without it
+        // a hole left by one trim starved quick adapt's count for a round
+        // trip and it cut the window to nothing. Other controls keep to
+        // in-order answers (`RateControl::on_sack`).
+        if let Some(cc) = self.cc.as_mut().filter(|_| delivered > 0) {
+            let bytes = delivered as usize * dpp;
+            cc.feed(&mut stats.cc_rate_cuts, |r| r.on_sack(now, rtt, bytes));
         }
         if !useful {
             d.duplicate += 1;
             d.dup_cr += 1;
         }
         useful
-    }
-
-    /// NSCC hears a Sack's delivered bytes and, if `sampled` (sent
-    /// once, its send time still kept), request packet `k`'s round trip,
-    /// as it hears an in-order answer's: uet-htsim's every ACK, selective
-    /// or not, counts its newly received bytes towards the window's
-    /// achieved bytes and gives an RTT sample (`UecSrc::processAck`).
-    /// Without it a hole left by one trim starved quick adapt's count for
-    /// a round trip and it cut the window to nothing. Other controls keep
-    /// to in-order answers (`RateControl::on_sack`).
-    fn sacked_to_cc(&mut self, now: Instant, i: usize, k: u32, sampled: bool, bytes: usize) {
-        let Some(cc) = self.cc.as_mut() else {
-            return;
-        };
-        let sent = match (sampled, cc.tx_ts.as_ref()) {
-            (true, Some(ts)) => ts[i][k as usize % TX_TS_RING],
-            _ => Instant::ZERO,
-        };
-        let rtt = (sent != Instant::ZERO).then(|| now.saturating_since(sent));
-        cc.rate.on_sack(now, rtt, bytes);
     }
 
     /// A response packet `k >= 1` of slot `i`'s request that arrived before

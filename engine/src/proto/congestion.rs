@@ -105,9 +105,7 @@ impl Endpoint {
             self.out.stats.cnps_sent += 1;
             self.txq.ctrl.push_back(TxDesc::Cnp(s));
         } else if let Some(c) = self.table.client_mut(s).and_then(|c| c.cc.as_mut()) {
-            let before = c.rate.rate_bps();
-            c.rate.on_cnp(now);
-            self.out.stats.cc_rate_cuts += u64::from(c.rate.rate_bps() < before);
+            c.feed(&mut self.out.stats.cc_rate_cuts, |r| r.on_cnp(now));
         }
     }
 
@@ -118,9 +116,7 @@ impl Endpoint {
             return;
         };
         if let Some(cc) = c.cc.as_mut() {
-            let before = cc.rate.rate_bps();
-            cc.rate.on_cnp(now);
-            self.out.stats.cc_rate_cuts += u64::from(cc.rate.rate_bps() < before);
+            cc.feed(&mut self.out.stats.cc_rate_cuts, |r| r.on_cnp(now));
         }
         self.out.stats.cnps_received += 1;
         self.out.stats.rx_accepted += 1;

@@ -50,9 +50,7 @@ impl ClientSession {
         // NSCC: a loss the receiver named (one packet; a trimmed one's NACK
         // will come the same way).
         if let Some(cc) = self.cc.as_mut() {
-            let before = cc.rate.rate_bps();
-            cc.rate.on_nack(now, 1);
-            stats.cc_rate_cuts += u64::from(cc.rate.rate_bps() < before);
+            cc.feed(&mut stats.cc_rate_cuts, |r| r.on_nack(now, 1));
         }
         AnswerRx::Progress
     }

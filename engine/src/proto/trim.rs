@@ -170,9 +170,7 @@ impl ClientSession {
         // 1,023-to-1 incast kept trimming (tail 136 ms against 13 ms).
         if req.trim_held >= TRIMS_FOR_QUICK_ADAPT {
             if let Some(cc) = self.cc.as_mut() {
-                let before = cc.rate.rate_bps();
-                cc.rate.on_nack(now, 1);
-                stats.cc_rate_cuts += u64::from(cc.rate.rate_bps() < before);
+                cc.feed(&mut stats.cc_rate_cuts, |r| r.on_nack(now, 1));
             }
         }
         // (Not progress: the session's timeout keeps its reference.)
