@@ -7,8 +7,7 @@
 //! process, one file per worker holding that worker's frames. Needs tshark
 //! (scripts/install-deps.sh installs it).
 
-mod common;
-use common::{repo_root, run, unique};
+use crate::common::{repo_root, run, unique};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

@@ -5,8 +5,7 @@
 //! `--print-config`; completions and the man page. Every case here exits
 //! before a DPDK port is opened, so they are cheap and run anywhere.
 
-mod common;
-use common::{bench_bin, run, unique};
+use crate::common::{bench_bin, run, unique};
 use std::time::Duration;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_rpc-server");

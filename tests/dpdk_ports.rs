@@ -3,8 +3,8 @@
 //! memif with every frame answered and no mbuf leaked, and fails cleanly
 //! (non-zero exit, a message naming the problem, no hang) on bad input.
 
-mod common;
-use common::{run, unique, Veth};
+use crate::common;
+use crate::common::{run, unique, Veth};
 use std::time::Duration;
 
 const BIN: &str = env!("CARGO_BIN_EXE_rpc-bench");

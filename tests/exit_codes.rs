@@ -13,8 +13,8 @@
 //! The interrupted runs are short memif pairs with `--no-floor`, each
 //! under ten seconds; each spawns its processes with unique socket paths.
 
-mod common;
-use common::{bench_bin, client_bin, run, server_bin, unique, Run, Running, Server};
+use crate::common;
+use crate::common::{bench_bin, client_bin, run, server_bin, unique, Run, Running, Server};
 use serde_json::Value;
 use std::io::Read;
 use std::process::{Command, Stdio};

@@ -1,5 +1,5 @@
 //! `rpc-bench fabric` end to end (the `lab` crate's command, which
-//! `rpc-lab` runs too; lab/tests/rpc_lab.rs checks that binary): the real
+//! `rpc-lab` runs too; lab/tests/suite/rpc_lab.rs checks that binary): the real
 //! binary on small simulated fabrics (no DPDK, no devices, well under a
 //! second each): one seed gives
 //! byte-identical JSON (apart from the stamp: build, time, host, settings),
@@ -11,8 +11,8 @@
 //! under flag overrides and rejects unknown keys, and `--plot` writes an
 //! SVG.
 
-mod common;
-use common::{run, Run, STAMP};
+use crate::common;
+use crate::common::{run, Run, STAMP};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -13,8 +13,8 @@
 //! ignores its credits is cut off before it costs a lossless client more
 //! than one ring overflow. docs/reliability.md lists these promises.
 
-mod common;
-use common::{run, u, unique, Server, Veth};
+use crate::common;
+use crate::common::{run, u, unique, Server, Veth};
 use std::time::Duration;
 
 const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");

@@ -6,8 +6,7 @@
 //! reports each figure's spread; a server answering another size stops
 //! the client at its first response. Each run is short (< 10 s).
 
-mod common;
-use common::{bench_bin, client_bin, run, unique, Run, Server};
+use crate::common::{bench_bin, client_bin, run, unique, Run, Server};
 use serde_json::Value;
 use std::time::Duration;
 

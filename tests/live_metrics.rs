@@ -5,8 +5,8 @@
 //! server still stops cleanly on SIGTERM. A bad `--metrics` address fails
 //! at once, naming the flag.
 
-mod common;
-use common::{run, unique, Server};
+use crate::common;
+use crate::common::{run, unique, Server};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::path::PathBuf;

@@ -11,8 +11,8 @@
 //! Every run is bounded in time; veth pairs and namespaces are unique per
 //! test and removed on drop.
 
-mod common;
-use common::{assert_complete, client_bin, run, u, unique, Veth};
+use crate::common;
+use crate::common::{assert_complete, client_bin, run, u, unique, Veth};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;

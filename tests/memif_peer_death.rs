@@ -5,8 +5,7 @@
 //! `scripts/memif-kill-loop.sh`, the measurement's own script, with a
 //! dozen kills, and a last client that must complete with nothing failed.
 
-mod common;
-use common::run;
+use crate::common::run;
 use std::path::Path;
 use std::time::Duration;
 

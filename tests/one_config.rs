@@ -5,8 +5,8 @@
 //! one `[transport]` section is accepted or refused alike by rpc-server,
 //! rpc-client, rpc-bench and rpc-lab.
 
-mod common;
-use common::{bench_bin, bin, client_bin, run, server_bin, u, unique};
+use crate::common;
+use crate::common::{bench_bin, bin, client_bin, run, server_bin, u, unique};
 use serde_json::Value;
 use std::time::Duration;
 

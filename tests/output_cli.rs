@@ -6,8 +6,7 @@
 //! with the build, the DPDK, the time, the host and the configuration,
 //! and the text report is on stderr; without it the text is on stdout.
 
-mod common;
-use common::{client_bin, run, server_bin, Run, STAMP};
+use crate::common::{client_bin, run, server_bin, Run, STAMP};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::time::Duration;

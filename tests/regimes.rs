@@ -16,8 +16,8 @@
 //! Every run is bounded in time; veth pairs and namespaces are unique per
 //! test and removed on drop.
 
-mod common;
-use common::{assert_complete, run, u, unique, Veth};
+use crate::common;
+use crate::common::{assert_complete, run, u, unique, Veth};
 use serde_json::Value;
 use std::time::Duration;
 
@@ -144,7 +144,7 @@ fn dcqcn_and_timely_complete_under_marks_and_loss() {
     // once a packet sent after it began comes back late as well. Before,
     // this test asserted the cut (pacing waits) that made Timely run an
     // idle link at 0.08-0.41x. Its reaction to a real queue is checked in
-    // the simulator (engine/tests/proto_cc.rs,
+    // the simulator (engine/tests/suite/proto_cc.rs,
     // `timely_lowers_the_rate_when_rtt_rises_and_recovers`).
     let v = equal_work("irn", 200, &["--set=transport.cc=\"timely\""]);
     let m = &v["irn"];

@@ -5,8 +5,8 @@
 //! a memif client started before its server (it connects once the server
 //! is up, even when its first handshake lands before the server's port starts).
 
-mod common;
-use common::{run, u, unique, Server, Veth};
+use crate::common;
+use crate::common::{run, u, unique, Server, Veth};
 use std::time::Duration;
 
 const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");

@@ -3,8 +3,8 @@
 //! af_packet on a veth pair; small and 8 MiB messages with every byte
 //! checked, with and without injected loss; bad configs; a server that dies.
 
-mod common;
-use common::{run, unique, wait_output, Server, Veth};
+use crate::common;
+use crate::common::{run, unique, wait_output, Server, Veth};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 

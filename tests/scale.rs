@@ -3,8 +3,8 @@
 //! handshakes, the server's table and per-peer limit are raised to fit) and
 //! every RPC must complete; a run of a few seconds bounds the test.
 
-mod common;
-use common::{run, unique, Server};
+use crate::common;
+use crate::common::{run, unique, Server};
 use std::time::Duration;
 
 const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");

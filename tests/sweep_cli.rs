@@ -5,8 +5,7 @@
 //! memif writes its rows to CSV as they finish and one JSON summary line
 //! with a point per size.
 
-mod common;
-use common::{run, unique};
+use crate::common::{run, unique};
 use serde_json::Value;
 use std::time::Duration;
 

@@ -6,8 +6,7 @@
 //! on a memif socket already listened on fails naming the socket in use.
 //! memif only: nothing here kills a peer mid-burst.
 
-mod common;
-use common::{client_bin, run, server_bin, unique, Running};
+use crate::common::{client_bin, run, server_bin, unique, Running};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 

@@ -1,6 +1,6 @@
 //! hello: one process, two workers on the in-process ring wire. Worker 1
 //! serves; worker 0 calls it once and stops both. The README shows this
-//! file below its header (engine/tests/readme_snippet.rs checks they match)
+//! file below its header (engine/tests/suite/readme_snippet.rs checks they match)
 //! and the crate docs compile it.
 //!
 //! Run: `cargo run --release -p engine --example hello` (needs 2 CPU cores).

@@ -46,7 +46,7 @@ import time
 MASK64 = (1 << 64) - 1
 
 # Our frame (docs/wire.md): IP MTU + Ethernet header; payload after our 70
-# header bytes (engine::wire::HEADERS_LEN; engine/tests/wire_docs.rs checks
+# header bytes (engine::wire::HEADERS_LEN; engine/tests/suite/wire_docs.rs checks
 # that they agree).
 OUR_MTU = 1500
 ETH = 14

@@ -7,15 +7,13 @@
 //! coverage check; an engine path that skips or adds an effect fails the
 //! comparison.
 
-mod proto_common;
-
+use crate::proto_common::{addr, cfg};
 use engine::proto::{
     transition, Effect, Endpoint, EndpointConfig, Event, FailCause, Next, PeerAddr, RpcError,
     SessionId, SessionInput, SessionState,
 };
 use engine::time::{Duration, Instant};
 use engine::wire::{parse_frame, PktType, SmBody, SmRepr, SmType};
-use proto_common::{addr, cfg};
 use std::collections::BTreeSet;
 
 /// Two endpoints wired by hand, so each input can be applied as one step.

@@ -51,7 +51,7 @@ fn numbers_after(text: &str, anchor: &str, file: &str) -> Vec<u64> {
     assert!(
         !found.is_empty(),
         "{file}: {anchor:?} not found; the sentence this test checks moved \
-         (update engine/tests/wire_docs.rs with it)"
+         (update engine/tests/suite/wire_docs.rs with it)"
     );
     found
 }
@@ -59,7 +59,7 @@ fn numbers_after(text: &str, anchor: &str, file: &str) -> Vec<u64> {
 /// The number right before the first occurrence of `anchor`.
 fn number_before(text: &str, anchor: &str, file: &str) -> u64 {
     let at = text.find(anchor).unwrap_or_else(|| {
-        panic!("{file}: {anchor:?} not found; update engine/tests/wire_docs.rs")
+        panic!("{file}: {anchor:?} not found; update engine/tests/suite/wire_docs.rs")
     });
     let head = &text[..at];
     let start = head

@@ -8,8 +8,7 @@
 //! binary counts the bytes live on each thread (every test runs on its own
 //! thread, and a simulated run allocates and frees on it).
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::proto::{Admission, Delivery, Endpoint, Event, Policing};
 use engine::proto::{
     EndpointAddr, EndpointConfig, ErrorCode, MemBudget, PeerAddr, RpcError, SessionState,
@@ -17,7 +16,6 @@ use engine::proto::{
 use engine::sim::{ChannelConfig, Sim};
 use engine::time::{Duration, Instant};
 use engine::wire::{self, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType, SESSION_NONE};
-use proto_common::*;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::net::Ipv4Addr;

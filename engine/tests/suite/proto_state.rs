@@ -3,14 +3,12 @@
 //! and of the client's slot/window/backlog assignment against trivially
 //! correct models.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::fault::DropModel;
 use engine::proto::{transition, EndpointConfig, FlowMode, MsgPool, SessionInput, SessionState};
 use engine::sim::ChannelConfig;
 use engine::time::Duration;
 use proptest::prelude::*;
-use proto_common::*;
 use std::collections::{HashMap, VecDeque};
 
 /// The declared table: every (state, input) with where it leads and the

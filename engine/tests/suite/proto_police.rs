@@ -10,14 +10,12 @@
 //! flood's session is closed within about 64 bursts and its source's
 //! ConnectReqs are refused, and the good client sees no violation after.
 
-mod proto_common;
-
+use crate::proto_common::{addr, cfg, craft, sm_frame, src_of};
 use engine::proto::{
     Delivery, Endpoint, EndpointConfig, Event, FlowMode, PeerAddr, Policing, SessionId,
 };
 use engine::time::Instant;
 use engine::wire::{self, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType, SESSION_NONE};
-use proto_common::{addr, cfg, craft, sm_frame, src_of};
 use std::collections::VecDeque;
 
 const US: u64 = 1_000;

@@ -7,14 +7,12 @@
 //! the whole grant back in one round trip. Frames are crafted and carried
 //! by hand, so every byte is counted.
 
-mod proto_common;
-
+use crate::proto_common::{addr, cfg, craft, src_of};
 use engine::proto::{
     Admission, Delivery, Endpoint, EndpointConfig, Event, FlowMode, PeerAddr, SessionId,
 };
 use engine::time::{Duration, Instant};
 use engine::wire::{self, PktType, RpcRepr, HEADERS_LEN};
-use proto_common::{addr, cfg, craft, src_of};
 
 const MS: u64 = 1_000_000;
 /// The server's credits in these runs: the 42 the attack saw.

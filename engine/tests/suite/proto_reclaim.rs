@@ -4,8 +4,7 @@
 //! sessions with keepalives, half-open handshakes of a connect flood
 //! expire, and one address cannot take more than its per-peer share.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::proto::{
     Endpoint, EndpointAddr, EndpointConfig, Event, FlowMode, LossPolicy, PeerAddr, RpcError,
     SessionState,
@@ -16,7 +15,6 @@ use engine::wire::{
     HeaderTemplate, MacAddr, SmBody, SmRepr, SmStatus, SmType, HEADERS_LEN, SESSION_NONE,
     SM_BODY_LEN,
 };
-use proto_common::*;
 use std::net::Ipv4Addr;
 
 fn lossless(i: u8) -> EndpointConfig {
@@ -412,7 +410,7 @@ fn default_tokens_differ_between_processes() {
             let out = std::process::Command::new(&exe)
                 .args([
                     "--exact",
-                    "default_tokens_differ_between_processes",
+                    "proto_reclaim::default_tokens_differ_between_processes",
                     "--nocapture",
                 ])
                 .env(CHILD, "1")

@@ -2,15 +2,13 @@
 //! handlers, peer death and session reset, the lossless loss policies, the
 //! connect/disconnect handshake (timeouts, refusals, MAC learning).
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::proto::{
     Endpoint, EndpointConfig, Event, FlowMode, LossPolicy, PeerAddr, RpcError, SessionState,
 };
 use engine::sim::{ChannelConfig, Sim};
 use engine::time::{Duration, Instant};
 use engine::wire::{self, MacAddr, PktType, SmStatus};
-use proto_common::*;
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::rc::Rc;

@@ -4,14 +4,12 @@
 //! credit discipline under seeded loss and reordering: never more packets
 //! in flight between the two ends than the client reserved.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::fault::DropModel;
 use engine::proto::{EndpointConfig, FlowMode};
 use engine::sim::ChannelConfig;
 use engine::time::Duration;
 use engine::wire::{self, PktType};
-use proto_common::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 

@@ -2,13 +2,11 @@
 //! loss is repaired within round trips instead of after the 5 ms timeout,
 //! each gap is NAKed once, and the knob is refused where it means nothing.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::fault::DropModel;
 use engine::proto::{EndpointConfig, FlowMode, Retransmit};
 use engine::sim::ChannelConfig;
 use engine::time::Duration;
-use proto_common::*;
 
 fn lossy(i: u8, nak: bool) -> EndpointConfig {
     EndpointConfig {

@@ -5,13 +5,11 @@
 //! no retransmission timeout, no go-back-N. Forged trims are counted
 //! drops that cause at most one frame each.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::proto::{EndpointConfig, FlowMode, Retransmit};
 use engine::sim::ChannelConfig;
 use engine::time::{Duration, Instant};
 use engine::wire::{self, parse_frame, PktType};
-use proto_common::*;
 use std::cell::Cell;
 use std::rc::Rc;
 

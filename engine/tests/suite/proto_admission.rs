@@ -8,15 +8,13 @@
 //! and are reported. Frames are crafted and carried by hand, so every step
 //! is seen.
 
-mod proto_common;
-
+use crate::proto_common::{addr, cfg, sm_frame};
 use engine::proto::{
     Admission, Delivery, Endpoint, EndpointConfig, Event, PeerAddr, SessionId, SessionState,
 };
 use engine::time::{Duration, Instant};
 use engine::wire::{self, MacAddr, RpcRepr, SmBody, SmRepr, SmStatus};
 use engine::wire::{SmType, HEADERS_LEN, SESSION_NONE};
-use proto_common::{addr, cfg, sm_frame};
 use std::net::Ipv4Addr;
 
 const MS: u64 = 1_000_000;

@@ -5,8 +5,7 @@
 //! unknown sessions, bad tokens and frames not addressed to us: counted,
 //! never a panic.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::proto::{
     Delivery, Endpoint, EndpointConfig, ErrorCode, Event, FlowMode, Payload, PayloadCopy, PeerAddr,
     Policing, SessionId, SessionState,
@@ -16,7 +15,6 @@ use engine::time::{Duration, Instant};
 use engine::wire::{
     self, MacAddr, PktType, RpcRepr, SmBody, SmRepr, SmStatus, SmType, HEADERS_LEN, SESSION_NONE,
 };
-use proto_common::*;
 use std::net::Ipv4Addr;
 
 const T0: Instant = Instant::ZERO;

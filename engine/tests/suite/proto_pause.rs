@@ -5,13 +5,11 @@
 //! the round trip overflows anyway: the headroom rule, shown. And a paused
 //! sender stops all traffic to that receiver, not just one session.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::proto::{bdp_credits, EndpointConfig, FlowMode, PauseConfig, SessionId};
 use engine::sim::ChannelConfig;
 use engine::time::Duration;
 use engine::wire::{parse_frame, PktType};
-use proto_common::*;
 use std::cell::RefCell;
 use std::rc::Rc;
 

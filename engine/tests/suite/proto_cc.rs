@@ -6,12 +6,10 @@
 //! the rate near the bottleneck's and grows back without marks; paced
 //! sessions wait on the timing wheel and every RPC still completes.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::proto::{CcKind, EndpointConfig, FlowMode, SessionId};
 use engine::sim::ChannelConfig;
 use engine::time::Duration;
-use proto_common::*;
 
 const LINK_BPS: u64 = 10_000_000_000;
 

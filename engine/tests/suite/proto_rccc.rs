@@ -9,13 +9,11 @@
 //! complete every message at about the link rate. And with credit returns
 //! lost, every message still completes.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::proto::{Endpoint, EndpointConfig, FlowMode, PeerAddr};
 use engine::sim::{ChannelConfig, Sim};
 use engine::time::{Duration, Instant};
 use engine::wire::{self, PktType};
-use proto_common::*;
 
 const SENDERS: usize = 16;
 const LEN: usize = 256 << 10;

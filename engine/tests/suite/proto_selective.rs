@@ -4,14 +4,12 @@
 //! every RPC completes with the right bytes under random loss, reordering
 //! and duplication, as under go-back-N.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::fault::DropModel;
 use engine::proto::{EndpointConfig, FlowMode, Retransmit};
 use engine::sim::ChannelConfig;
 use engine::time::{Duration, Instant};
 use engine::wire::{parse_frame, PktType};
-use proto_common::*;
 use std::cell::Cell;
 use std::rc::Rc;
 

@@ -3,13 +3,11 @@
 //! tail-dropping bottleneck, for message sizes from 0 B to 8 MiB; no handler
 //! runs twice; no credit leaks.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::fault::DropModel;
 use engine::proto::{EndpointConfig, FlowMode};
 use engine::sim::ChannelConfig;
 use engine::time::Duration;
-use proto_common::*;
 
 const MIB: usize = 1 << 20;
 

@@ -5,7 +5,7 @@
 
 /// `hello.rs` without its leading `//!` header and the blank line after it.
 fn hello_body() -> String {
-    let src = include_str!("../examples/hello.rs");
+    let src = include_str!("../../examples/hello.rs");
     src.lines()
         .skip_while(|l| l.starts_with("//!"))
         .skip_while(|l| l.is_empty())
@@ -15,7 +15,7 @@ fn hello_body() -> String {
 
 #[test]
 fn the_readme_shows_the_hello_example_as_it_is() {
-    let readme = include_str!("../../README.md");
+    let readme = include_str!("../../../README.md");
     let body = hello_body();
     assert!(
         body.contains("fn main()"),

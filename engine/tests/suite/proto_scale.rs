@@ -5,8 +5,7 @@
 //! And 3,000 lossy sessions between two endpoints over a lossy link: every
 //! session's own deadlines (handshake retries, RTOs, keepalives) fire.
 
-mod proto_common;
-
+use crate::proto_common::*;
 use engine::fault::DropModel;
 use engine::proto::{
     Admission, Endpoint, EndpointConfig, Event, FlowMode, PeerAddr, RpcError, SessionState,
@@ -14,7 +13,6 @@ use engine::proto::{
 use engine::sim::{ChannelConfig, Sim};
 use engine::time::{Duration, Instant};
 use engine::wire::SmStatus;
-use proto_common::*;
 
 const CLIENTS: usize = 4;
 const PER_CLIENT: usize = 250;
