@@ -101,6 +101,13 @@ impl TimerHeap {
         self.due[n]
     }
 
+    /// Starts loading session number `num`'s deadline, which a packet
+    /// sent reads (`arm`); a hint (`prefetch.rs`).
+    #[inline]
+    pub fn prefetch_due(&self, num: u16) {
+        super::hint::prefetch(self.due.as_ptr().wrapping_add(num as usize));
+    }
+
     #[cold]
     fn grow(&mut self, n: usize) {
         self.due.resize(n + 1, NO_DUE);

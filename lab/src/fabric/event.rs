@@ -152,32 +152,43 @@ impl Events {
     /// prefetch, as an event scheduled meanwhile may still go before it.
     #[cfg(test)]
     pub fn peek_next(&self) -> Option<Ev> {
-        self.peek_two().map(|(ev, _)| ev)
+        self.peek_three().map(|(ev, _, _)| ev)
     }
 
-    /// [`peek_next`](Self::peek_next)'s event, and where the queue node of
-    /// the one after it sits (null: none in the ring), for the caller to
-    /// prefetch: reading the next event's node was the run loop's costliest
-    /// load on 1,024 hosts (a third of its samples), as the node was
-    /// written when the event was scheduled, many events earlier.
-    pub fn peek_two(&self) -> Option<(Ev, *const u8)> {
-        let i = self.cur as usize & self.mask;
-        let (slot, (ev, after)) = match self.slots.front_and_next(i) {
-            Some(x) => (i, x),
-            None => {
-                let d = self.slots.next_occupied(i, 1)?;
-                let j = (i + d) & self.mask;
-                (j, self.slots.front_and_next(j)?)
-            }
+    /// [`peek_next`](Self::peek_next)'s event, the one after it (if in the
+    /// ring too), and where the queue node of the third sits (null: none in
+    /// the ring): the run loop's prefetch pipeline, one stage per event
+    /// ahead. Reading an event's node was the run loop's costliest load on
+    /// 1,024 hosts (a third of its samples), as the node was written when
+    /// the event was scheduled, many events earlier; so the third's node is
+    /// loaded two events ahead, the second's packet and host one event
+    /// before the next's session.
+    pub fn peek_three(&self) -> Option<(Ev, Option<Ev>, *const u8)> {
+        let (s1, n1) = self.first_node(self.cur as usize & self.mask, 0)?;
+        let (e1, after1) = self.slots.item_and_next(n1);
+        let (s2, n2) = match after1 {
+            Some(n) => (s1, n),
+            None => match self.first_node(s1, 1) {
+                Some(x) => x,
+                None => return Some((e1, None, core::ptr::null())),
+            },
         };
-        let after = after.or_else(|| {
-            let d = self.slots.next_occupied(slot, 1)?;
-            self.slots.front_node((slot + d) & self.mask)
-        });
+        let (e2, after2) = self.slots.item_and_next(n2);
+        let n3 = after2.or_else(|| self.first_node(s2, 1).map(|(_, n)| n));
         Some((
-            ev,
-            after.map_or(core::ptr::null(), |n| self.slots.node_addr(n)),
+            e1,
+            Some(e2),
+            n3.map_or(core::ptr::null(), |n| self.slots.node_addr(n)),
         ))
+    }
+
+    /// The first slot with events at `from` slots or more after `slot`
+    /// (within the ring, wrapping: the ring holds only events within its
+    /// horizon, so wrapping order is time order), and its first node.
+    fn first_node(&self, slot: usize, from: usize) -> Option<(usize, u32)> {
+        let d = self.slots.next_occupied(slot, from)?;
+        let j = (slot + d) & self.mask;
+        Some((j, self.slots.front_node(j)?))
     }
 
     /// The index of the earliest non-empty slot, moving the clock to it.
@@ -287,11 +298,20 @@ mod tests {
             if let Some(next) = q.peek_next() {
                 let (_, m_id) = model[0];
                 assert_eq!(next, Ev::FlowStart(m_id as u32));
-                // And the one after it, when the ring holds it, is named
-                // for a prefetch.
-                let (_, after) = q.peek_two().unwrap();
-                if model.get(1).is_some_and(|&(t, _)| t <= now + q.mask as u64) {
-                    assert!(!after.is_null(), "round {round}");
+                // And the one after it, when the ring holds it; the third,
+                // when the ring holds it, is named for a prefetch.
+                let (_, second, third) = q.peek_three().unwrap();
+                let in_ring =
+                    |i: usize| model.get(i).is_some_and(|&(t, _)| t <= now + q.mask as u64);
+                if in_ring(1) {
+                    assert_eq!(
+                        second,
+                        Some(Ev::FlowStart(model[1].1 as u32)),
+                        "round {round}"
+                    );
+                }
+                if in_ring(2) {
+                    assert!(!third.is_null(), "round {round}");
                 }
             }
         }

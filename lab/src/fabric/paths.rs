@@ -284,6 +284,16 @@ impl Paths {
         st.echo = ECHO_SET | (entropy & 0xffff) | if ce { ECHO_CE } else { 0 };
     }
 
+    /// Starts loading where the probe for `peer` in host `h`'s table
+    /// starts (REPS only; a hint for the run loop, which knows an arrival
+    /// an event ahead).
+    pub(super) fn prefetch_peer(&self, h: usize, peer: u32) {
+        if let Some(&t) = self.tables.get(h) {
+            let at = t.first as usize + t.home(peer);
+            super::packets::prefetch(self.slots.as_ptr().wrapping_add(at));
+        }
+    }
+
     /// Where `peer`'s entry in host `h`'s table sits in `slots`: a probe
     /// from its hash to it or to a free entry (none: not a peer), never a
     /// scan of all sessions.

@@ -1,0 +1,70 @@
+//! Prefetch hints for a caller that knows which endpoint runs next and
+//! can ask ahead of time: a simulator with a thousand endpoints on one
+//! thread (the fabric lab) finds every session it touches cold in memory,
+//! and its run loop knows the next events before it runs them. Hints only:
+//! nothing here changes any state, and a wrong or stale hint costs a
+//! wasted load, never a different result. A real link's data path never
+//! calls them (one endpoint per core keeps its sessions in cache).
+
+use super::endpoint::Endpoint;
+use super::hint::{prefetch, prefetch_lines};
+use super::txq::TxDesc;
+use crate::wire::{ETHERNET_HEADER_LEN, IPV4_HEADER_LEN, UDP_HEADER_LEN};
+
+/// Where the RPC header's destination session number sits in a frame.
+const DEST_SESSION_AT: usize = ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + 8;
+
+impl Endpoint {
+    /// Starts loading the endpoint's own fields that the other two hints
+    /// read (where the session table, the transmit queues and the timers
+    /// are): call it an event or so before them. Reads nothing.
+    #[inline]
+    pub fn prefetch_fields(&self) {
+        prefetch_lines(&self.table);
+        prefetch_lines(&self.txq);
+        prefetch(&self.timers.heap);
+    }
+
+    /// Starts loading the session entry `frame` names (its destination
+    /// session number), for a `handle_frame` of it soon after. Reads the
+    /// frame's header and the table's base, nothing else.
+    #[inline]
+    pub fn prefetch_for_frame(&self, frame: &[u8]) {
+        if let Some(b) = frame.get(DEST_SESSION_AT..DEST_SESSION_AT + 2) {
+            self.table.prefetch_entry(u16::from_be_bytes([b[0], b[1]]));
+        }
+    }
+
+    /// Starts loading what the next `poll_transmit` will write from: the
+    /// server session of the first queued answer, else the first queued
+    /// client session and its timer.
+    #[inline]
+    pub fn prefetch_for_transmit(&self) {
+        if let Some(TxDesc::Answer { session, .. }) = self.txq.ctrl.front() {
+            self.table.prefetch_entry(session.num);
+        } else if let Some(s) = self.txq.clients.front() {
+            self.table.prefetch_entry(s.num);
+            self.timers.heap.prefetch_due(s.num);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::HEADERS_LEN;
+
+    #[test]
+    fn the_destination_session_is_read_where_the_rpc_header_puts_it() {
+        // An RPC header emitted by the wire module: its dest_session at
+        // the offset the frame hint reads.
+        let mut frame = [0u8; HEADERS_LEN];
+        let at = ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN;
+        let mut h = crate::wire::RpcHeader::new_unchecked(&mut frame[at..]);
+        h.set_dest_session(0x1234);
+        assert_eq!(
+            u16::from_be_bytes([frame[DEST_SESSION_AT], frame[DEST_SESSION_AT + 1]]),
+            0x1234
+        );
+    }
+}
