@@ -26,10 +26,12 @@ impl Endpoint {
     }
 
     /// Starts loading the session entry `frame` names (its destination
-    /// session number), for a `handle_frame` of it soon after. Reads the
-    /// frame's header and the table's base, nothing else.
+    /// session number), for a `handle_frame` of it soon after, and the
+    /// earliest timer, which the caller's `poll_timeout` after it reads.
+    /// Reads the frame's header and the table's and heap's bases.
     #[inline]
     pub fn prefetch_for_frame(&self, frame: &[u8]) {
+        self.timers.heap.prefetch_next();
         if let Some(b) = frame.get(DEST_SESSION_AT..DEST_SESSION_AT + 2) {
             self.table.prefetch_entry(u16::from_be_bytes([b[0], b[1]]));
         }
@@ -37,9 +39,10 @@ impl Endpoint {
 
     /// Starts loading what the next `poll_transmit` will write from: the
     /// server session of the first queued answer, else the first queued
-    /// client session and its timer.
+    /// client session and its timer; and the earliest timer.
     #[inline]
     pub fn prefetch_for_transmit(&self) {
+        self.timers.heap.prefetch_next();
         if let Some(TxDesc::Answer { session, .. }) = self.txq.ctrl.front() {
             self.table.prefetch_entry(session.num);
         } else if let Some(s) = self.txq.clients.front() {

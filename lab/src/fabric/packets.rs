@@ -116,7 +116,7 @@ impl Fabric {
                     self.paths.prefetch_peer(host as usize, src);
                 }
             }
-            Ev::HostTxDone(h) => {
+            Ev::HostTxDone(h) | Ev::HostTimer(h) => {
                 if let Some(host) = self.hosts.get(h as usize) {
                     host.ep.prefetch_for_transmit();
                 }
