@@ -8,11 +8,14 @@
 
 use super::endpoint::Endpoint;
 use super::hint::{prefetch, prefetch_lines};
+use super::table::Session;
 use super::txq::TxDesc;
-use crate::wire::{ETHERNET_HEADER_LEN, IPV4_HEADER_LEN, UDP_HEADER_LEN};
+use crate::wire::{RpcHeader, ETHERNET_HEADER_LEN, IPV4_HEADER_LEN, UDP_HEADER_LEN};
 
+/// Where the RPC header sits in a frame.
+const RPC_AT: usize = ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN;
 /// Where the RPC header's destination session number sits in a frame.
-const DEST_SESSION_AT: usize = ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN + 8;
+const DEST_SESSION_AT: usize = RPC_AT + 8;
 
 impl Endpoint {
     /// Starts loading the endpoint's own fields that the other two hints
@@ -34,6 +37,33 @@ impl Endpoint {
         self.timers.heap.prefetch_next();
         if let Some(b) = frame.get(DEST_SESSION_AT..DEST_SESSION_AT + 2) {
             self.table.prefetch_entry(u16::from_be_bytes([b[0], b[1]]));
+        }
+    }
+
+    /// The step after [`prefetch_for_frame`](Self::prefetch_for_frame),
+    /// once the session entry it asked for is loaded: the request slot the
+    /// frame's request number falls in (either role) and a client's
+    /// congestion state. Reads the frame's header and the entry.
+    #[inline]
+    pub fn prefetch_deep_for_frame(&self, frame: &[u8]) {
+        let Some(b) = frame.get(RPC_AT..) else {
+            return;
+        };
+        let Ok(h) = RpcHeader::new_checked(b) else {
+            return;
+        };
+        let r = h.req_num();
+        match self.table.by_num(h.dest_session()) {
+            Some(Session::Server(s)) if !s.slots.is_empty() => {
+                prefetch_lines(&s.slots[(r % s.slots.len() as u64) as usize]);
+            }
+            Some(Session::Client(c)) if !c.slots.is_empty() => {
+                prefetch_lines(&c.slots[(r % c.slots.len() as u64) as usize]);
+                if let Some(cc) = &c.cc {
+                    prefetch(&**cc);
+                }
+            }
+            _ => {}
         }
     }
 

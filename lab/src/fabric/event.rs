@@ -68,6 +68,9 @@ impl Ord for Timed {
 const MIN_SLOTS: usize = 1 << 10;
 const MAX_SLOTS: usize = 1 << 16;
 
+/// Events [`Events::peek_ahead`] names (the run loop's prefetch stages).
+pub(super) const AHEAD: usize = 3;
+
 /// Pending events, earliest first: a calendar queue of one-nanosecond
 /// slots. Every event in a slot is due at the same time, so a slot is a
 /// FIFO in scheduling order and nothing is ever sorted: push and pop are
@@ -152,34 +155,33 @@ impl Events {
     /// prefetch, as an event scheduled meanwhile may still go before it.
     #[cfg(test)]
     pub fn peek_next(&self) -> Option<Ev> {
-        self.peek_three().map(|(ev, _, _)| ev)
+        self.peek_ahead().and_then(|(evs, _)| evs[0])
     }
 
-    /// [`peek_next`](Self::peek_next)'s event, the one after it (if in the
-    /// ring too), and where the queue node of the third sits (null: none in
-    /// the ring): the run loop's prefetch pipeline, one stage per event
-    /// ahead. Reading an event's node was the run loop's costliest load on
-    /// 1,024 hosts (a third of its samples), as the node was written when
-    /// the event was scheduled, many events earlier; so the third's node is
-    /// loaded two events ahead, the second's packet and host one event
-    /// before the next's session.
-    pub fn peek_three(&self) -> Option<(Ev, Option<Ev>, *const u8)> {
-        let (s1, n1) = self.first_node(self.cur as usize & self.mask, 0)?;
-        let (e1, after1) = self.slots.item_and_next(n1);
-        let (s2, n2) = match after1 {
-            Some(n) => (s1, n),
-            None => match self.first_node(s1, 1) {
-                Some(x) => x,
-                None => return Some((e1, None, core::ptr::null())),
-            },
-        };
-        let (e2, after2) = self.slots.item_and_next(n2);
-        let n3 = after2.or_else(|| self.first_node(s2, 1).map(|(_, n)| n));
-        Some((
-            e1,
-            Some(e2),
-            n3.map_or(core::ptr::null(), |n| self.slots.node_addr(n)),
-        ))
+    /// The next [`AHEAD`] events in the ring (`None` past its last), and
+    /// where the queue node of the one after them sits (null: none in the
+    /// ring), without moving the clock: the run loop's prefetch pipeline,
+    /// one stage per event ahead. Reading an event's node was the run
+    /// loop's costliest load on 1,024 hosts (a third of its samples), as
+    /// the node was written when the event was scheduled, many events
+    /// earlier; so each node is loaded [`AHEAD`] events before it is read
+    /// here. Hints only: an event scheduled meanwhile may still go first.
+    pub fn peek_ahead(&self) -> Option<([Option<Ev>; AHEAD], *const u8)> {
+        let mut at = self.first_node(self.cur as usize & self.mask, 0)?;
+        let mut evs = [None; AHEAD];
+        for ev in &mut evs {
+            let (e, after) = self.slots.item_and_next(at.1);
+            *ev = Some(e);
+            let next = match after {
+                Some(n) => Some((at.0, n)),
+                None => self.first_node(at.0, 1),
+            };
+            match next {
+                Some(n) => at = n,
+                None => return Some((evs, core::ptr::null())),
+            }
+        }
+        Some((evs, self.slots.node_addr(at.1)))
     }
 
     /// The first slot with events at `from` slots or more after `slot`
@@ -298,20 +300,19 @@ mod tests {
             if let Some(next) = q.peek_next() {
                 let (_, m_id) = model[0];
                 assert_eq!(next, Ev::FlowStart(m_id as u32));
-                // And the one after it, when the ring holds it; the third,
-                // when the ring holds it, is named for a prefetch.
-                let (_, second, third) = q.peek_three().unwrap();
+                // And the ones after it, when the ring holds them; the one
+                // after those, when the ring holds it, is named for a
+                // prefetch.
+                let (evs, last) = q.peek_ahead().unwrap();
                 let in_ring =
                     |i: usize| model.get(i).is_some_and(|&(t, _)| t <= now + q.mask as u64);
-                if in_ring(1) {
-                    assert_eq!(
-                        second,
-                        Some(Ev::FlowStart(model[1].1 as u32)),
-                        "round {round}"
-                    );
+                for (i, ev) in evs.iter().enumerate() {
+                    if in_ring(i) {
+                        assert_eq!(*ev, Some(Ev::FlowStart(model[i].1 as u32)), "round {round}");
+                    }
                 }
-                if in_ring(2) {
-                    assert!(!third.is_null(), "round {round}");
+                if in_ring(AHEAD) {
+                    assert!(!last.is_null(), "round {round}");
                 }
             }
         }

@@ -38,20 +38,40 @@ pub(super) struct Pkt {
 
 impl Fabric {
     /// The run loop's prefetch pipeline, one stage per event ahead: the
-    /// third event's queue node, the second event's packet, port and host
-    /// ([`prefetch_for`](Self::prefetch_for)), and what those name for the
-    /// next event ([`prefetch_soon`](Self::prefetch_soon)).
+    /// fourth event's queue node, the third event's packet, port and host
+    /// ([`prefetch_for`](Self::prefetch_for)), what those name for the
+    /// second ([`prefetch_soon`](Self::prefetch_soon)), and what that names
+    /// for the next ([`prefetch_deep`](Self::prefetch_deep)).
     pub(super) fn prefetch_ahead(&self) {
-        if let Some((next, second, third)) = self.events.peek_three() {
-            self.prefetch_soon(next);
+        if let Some(([next, second, third], last)) = self.events.peek_ahead() {
+            if let Some(ev) = next {
+                self.prefetch_deep(ev);
+            }
             if let Some(ev) = second {
+                self.prefetch_soon(ev);
+            }
+            if let Some(ev) = third {
                 self.prefetch_for(ev);
             }
-            prefetch(third);
+            prefetch(last);
         }
     }
 
-    /// Starts loading what event `ev` will touch, two events before it
+    /// The third stage, one event before `ev` runs: the request slot and
+    /// congestion state of the session an arriving frame is for, whose
+    /// entry [`prefetch_soon`](Self::prefetch_soon) loaded.
+    fn prefetch_deep(&self, ev: Ev) {
+        if let Ev::AtHost { host, pkt } = ev {
+            let at = self.frame_at(pkt);
+            if let (Some(h), Some(frame)) =
+                (self.hosts.get(host as usize), self.frames.get(at..at + 128))
+            {
+                h.ep.prefetch_deep_for_frame(frame);
+            }
+        }
+    }
+
+    /// Starts loading what event `ev` will touch, three events before it
     /// runs: the packet's metadata and frame header, the port, the host's
     /// endpoint fields. A packet's state was last touched when it was
     /// sent, thousands of events earlier, so without this every arrival
@@ -94,7 +114,7 @@ impl Fabric {
         }
     }
 
-    /// The second stage, one event before `ev` runs: what
+    /// The second stage, two events before `ev` runs: what
     /// [`prefetch_for`](Self::prefetch_for) loaded names what `ev` will
     /// touch next (the session a frame is for, the session the next
     /// transmission serves, the packet at the head of a port's queue, the
