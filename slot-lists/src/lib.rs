@@ -127,6 +127,15 @@ impl<T: Copy> SlotLists<T> {
         Some((item, (next != NIL).then_some(next)))
     }
 
+    /// Node `n`'s item and the arena index of the node after it in its
+    /// list (`None` at the list's end): for a caller that walks ahead of
+    /// its reads. `n` must be a node of some list (from `front_node` or an
+    /// earlier walk).
+    pub fn item_and_next(&self, n: u32) -> (T, Option<u32>) {
+        let Node { item, next } = self.nodes[n as usize];
+        (item, (next != NIL).then_some(next))
+    }
+
     /// The arena index of the first node of `slot`'s list.
     pub fn front_node(&self, slot: usize) -> Option<u32> {
         self.head(slot)
@@ -215,6 +224,7 @@ mod tests {
         l.pop_front(2);
         assert_eq!(l.front_node(2), Some(next));
         assert_eq!(l.front_and_next(2), Some(('b', None)), "the list's end");
+        assert_eq!(l.item_and_next(next), ('b', None), "a walk's step");
         assert_eq!(l.front_and_next(4), None);
         assert_eq!(l.front_node(4), None);
         let at = l.node_addr(next) as usize - l.node_addr(0) as usize;

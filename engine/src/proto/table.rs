@@ -120,6 +120,16 @@ impl SessionTable {
         }
     }
 
+    /// Starts loading session number `num`'s entry (a hint,
+    /// `prefetch.rs`): every cache line of it, as a packet's work reads
+    /// the common part, the role's half and the congestion state's pointer.
+    #[inline]
+    pub fn prefetch_entry(&self, num: u16) {
+        if let Some(e) = self.entries.get(num as usize) {
+            super::hint::prefetch_lines(e);
+        }
+    }
+
     /// The live session with local number `num`, whatever its generation.
     pub fn by_num(&self, num: u16) -> Option<&Session> {
         self.entries.get(num as usize).and_then(Option::as_ref)

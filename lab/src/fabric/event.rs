@@ -68,6 +68,9 @@ impl Ord for Timed {
 const MIN_SLOTS: usize = 1 << 10;
 const MAX_SLOTS: usize = 1 << 16;
 
+/// Events [`Events::peek_ahead`] names (the run loop's prefetch stages).
+pub(super) const AHEAD: usize = 3;
+
 /// Pending events, earliest first: a calendar queue of one-nanosecond
 /// slots. Every event in a slot is due at the same time, so a slot is a
 /// FIFO in scheduling order and nothing is ever sorted: push and pop are
@@ -152,32 +155,42 @@ impl Events {
     /// prefetch, as an event scheduled meanwhile may still go before it.
     #[cfg(test)]
     pub fn peek_next(&self) -> Option<Ev> {
-        self.peek_two().map(|(ev, _)| ev)
+        self.peek_ahead().and_then(|(evs, _)| evs[0])
     }
 
-    /// [`peek_next`](Self::peek_next)'s event, and where the queue node of
-    /// the one after it sits (null: none in the ring), for the caller to
-    /// prefetch: reading the next event's node was the run loop's costliest
-    /// load on 1,024 hosts (a third of its samples), as the node was
-    /// written when the event was scheduled, many events earlier.
-    pub fn peek_two(&self) -> Option<(Ev, *const u8)> {
-        let i = self.cur as usize & self.mask;
-        let (slot, (ev, after)) = match self.slots.front_and_next(i) {
-            Some(x) => (i, x),
-            None => {
-                let d = self.slots.next_occupied(i, 1)?;
-                let j = (i + d) & self.mask;
-                (j, self.slots.front_and_next(j)?)
+    /// The next [`AHEAD`] events in the ring (`None` past its last), and
+    /// where the queue node of the one after them sits (null: none in the
+    /// ring), without moving the clock: the run loop's prefetch pipeline,
+    /// one stage per event ahead. Reading an event's node was the run
+    /// loop's costliest load on 1,024 hosts (a third of its samples), as
+    /// the node was written when the event was scheduled, many events
+    /// earlier; so each node is loaded [`AHEAD`] events before it is read
+    /// here. Hints only: an event scheduled meanwhile may still go first.
+    pub fn peek_ahead(&self) -> Option<([Option<Ev>; AHEAD], *const u8)> {
+        let mut at = self.first_node(self.cur as usize & self.mask, 0)?;
+        let mut evs = [None; AHEAD];
+        for ev in &mut evs {
+            let (e, after) = self.slots.item_and_next(at.1);
+            *ev = Some(e);
+            let next = match after {
+                Some(n) => Some((at.0, n)),
+                None => self.first_node(at.0, 1),
+            };
+            match next {
+                Some(n) => at = n,
+                None => return Some((evs, core::ptr::null())),
             }
-        };
-        let after = after.or_else(|| {
-            let d = self.slots.next_occupied(slot, 1)?;
-            self.slots.front_node((slot + d) & self.mask)
-        });
-        Some((
-            ev,
-            after.map_or(core::ptr::null(), |n| self.slots.node_addr(n)),
-        ))
+        }
+        Some((evs, self.slots.node_addr(at.1)))
+    }
+
+    /// The first slot with events at `from` slots or more after `slot`
+    /// (within the ring, wrapping: the ring holds only events within its
+    /// horizon, so wrapping order is time order), and its first node.
+    fn first_node(&self, slot: usize, from: usize) -> Option<(usize, u32)> {
+        let d = self.slots.next_occupied(slot, from)?;
+        let j = (slot + d) & self.mask;
+        Some((j, self.slots.front_node(j)?))
     }
 
     /// The index of the earliest non-empty slot, moving the clock to it.
@@ -287,11 +300,19 @@ mod tests {
             if let Some(next) = q.peek_next() {
                 let (_, m_id) = model[0];
                 assert_eq!(next, Ev::FlowStart(m_id as u32));
-                // And the one after it, when the ring holds it, is named
-                // for a prefetch.
-                let (_, after) = q.peek_two().unwrap();
-                if model.get(1).is_some_and(|&(t, _)| t <= now + q.mask as u64) {
-                    assert!(!after.is_null(), "round {round}");
+                // And the ones after it, when the ring holds them; the one
+                // after those, when the ring holds it, is named for a
+                // prefetch.
+                let (evs, last) = q.peek_ahead().unwrap();
+                let in_ring =
+                    |i: usize| model.get(i).is_some_and(|&(t, _)| t <= now + q.mask as u64);
+                for (i, ev) in evs.iter().enumerate() {
+                    if in_ring(i) {
+                        assert_eq!(*ev, Some(Ev::FlowStart(model[i].1 as u32)), "round {round}");
+                    }
+                }
+                if in_ring(AHEAD) {
+                    assert!(!last.is_null(), "round {round}");
                 }
             }
         }

@@ -390,8 +390,6 @@ impl Fabric {
         self.hosts[h].service_ns = service_ns;
     }
 
-    /// Runs events until `done()` says so or nothing is left, at most up
-    /// to virtual time `deadline_ns`. Calls `progress` every 2^20 events.
     /// Runs events until every flow is done or `deadline_ns`; `progress`, every
     /// 2^20 events, ends the run early by returning false (a signal).
     fn run(&mut self, deadline_ns: u64, progress: &mut dyn FnMut(&Fabric) -> bool) {
@@ -403,10 +401,7 @@ impl Fabric {
                 break;
             };
             self.now = at;
-            if let Some((next, after)) = self.events.peek_two() {
-                self.prefetch_for(next);
-                packets::prefetch(after);
-            }
+            self.prefetch_ahead();
             self.dispatch(ev);
             self.stats.events += 1;
             if self.stats.events & ((1 << 20) - 1) == 0 && !progress(self) {

@@ -14,7 +14,7 @@ use engine::time::Instant;
 /// IPv4 destination address offset in an Ethernet frame.
 const DST_IP_AT: usize = 14 + 16;
 /// IPv4 source address offset in an Ethernet frame.
-const SRC_IP_AT: usize = 14 + 12;
+pub(super) const SRC_IP_AT: usize = 14 + 12;
 
 impl Fabric {
     /// Lets host `h`'s NIC send the endpoint's next frame if it can.

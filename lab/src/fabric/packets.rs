@@ -4,6 +4,7 @@
 //! loads the next event's packet and port while the current one runs.
 
 use super::event::Ev;
+use super::nic::SRC_IP_AT;
 use super::Fabric;
 
 /// Bytes per frame slot when the endpoints move no payload bytes
@@ -36,10 +37,45 @@ pub(super) struct Pkt {
 }
 
 impl Fabric {
-    /// Starts loading what event `ev` will touch, while the one before it
-    /// runs: the packet's metadata and frame header, or the port. A
-    /// packet's state was last touched when it was sent, thousands of
-    /// events earlier, so without this every arrival waits on memory.
+    /// The run loop's prefetch pipeline, one stage per event ahead: the
+    /// fourth event's queue node, the third event's packet, port and host
+    /// ([`prefetch_for`](Self::prefetch_for)), what those name for the
+    /// second ([`prefetch_soon`](Self::prefetch_soon)), and what that names
+    /// for the next ([`prefetch_deep`](Self::prefetch_deep)).
+    pub(super) fn prefetch_ahead(&self) {
+        if let Some(([next, second, third], last)) = self.events.peek_ahead() {
+            if let Some(ev) = next {
+                self.prefetch_deep(ev);
+            }
+            if let Some(ev) = second {
+                self.prefetch_soon(ev);
+            }
+            if let Some(ev) = third {
+                self.prefetch_for(ev);
+            }
+            prefetch(last);
+        }
+    }
+
+    /// The third stage, one event before `ev` runs: the request slot and
+    /// congestion state of the session an arriving frame is for, whose
+    /// entry [`prefetch_soon`](Self::prefetch_soon) loaded.
+    fn prefetch_deep(&self, ev: Ev) {
+        if let Ev::AtHost { host, pkt } = ev {
+            let at = self.frame_at(pkt);
+            if let (Some(h), Some(frame)) =
+                (self.hosts.get(host as usize), self.frames.get(at..at + 128))
+            {
+                h.ep.prefetch_deep_for_frame(frame);
+            }
+        }
+    }
+
+    /// Starts loading what event `ev` will touch, three events before it
+    /// runs: the packet's metadata and frame header, the port, the host's
+    /// endpoint fields. A packet's state was last touched when it was
+    /// sent, thousands of events earlier, so without this every arrival
+    /// waits on memory.
     pub(super) fn prefetch_for(&self, ev: Ev) {
         match ev {
             Ev::AtSwitch { ingress, pkt } => {
@@ -55,10 +91,63 @@ impl Fabric {
                 let at = self.frame_at(pkt);
                 prefetch(self.frames.as_ptr().wrapping_add(at));
                 prefetch(self.frames.as_ptr().wrapping_add(at + 64));
-                prefetch(self.hosts.as_ptr().wrapping_add(host as usize));
+                self.prefetch_host(host);
             }
-            Ev::PortTxDone(g) | Ev::HostTxDone(g) | Ev::Credit { port: g, .. } => {
+            Ev::HostTxDone(h) => {
+                prefetch(self.ports.as_ptr().wrapping_add(h as usize));
+                self.prefetch_host(h);
+            }
+            Ev::HostTimer(h) | Ev::HostServe(h) => self.prefetch_host(h),
+            Ev::PortTxDone(g) | Ev::Credit { port: g, .. } => {
                 prefetch(self.ports.as_ptr().wrapping_add(g as usize));
+            }
+            _ => {}
+        }
+    }
+
+    /// Host `h`'s first line and its endpoint's fields that
+    /// [`prefetch_soon`](Self::prefetch_soon) reads.
+    fn prefetch_host(&self, h: u32) {
+        if let Some(host) = self.hosts.get(h as usize) {
+            prefetch(host);
+            host.ep.prefetch_fields();
+        }
+    }
+
+    /// The second stage, two events before `ev` runs: what
+    /// [`prefetch_for`](Self::prefetch_for) loaded names what `ev` will
+    /// touch next (the session a frame is for, the session the next
+    /// transmission serves, the packet at the head of a port's queue, the
+    /// sender's REPS entry), which is now loaded in turn. Hints only:
+    /// nothing here changes the run.
+    pub(super) fn prefetch_soon(&self, ev: Ev) {
+        match ev {
+            Ev::AtHost { host, pkt } => {
+                let at = self.frame_at(pkt);
+                let (Some(h), Some(frame)) =
+                    (self.hosts.get(host as usize), self.frames.get(at..at + 64))
+                else {
+                    return;
+                };
+                h.ep.prefetch_for_frame(frame);
+                if self.uplinks > 0 && self.paths.learns() {
+                    let ip = &frame[SRC_IP_AT..SRC_IP_AT + 4];
+                    let src = u32::from_be_bytes([0, 0, ip[2], ip[3]]);
+                    self.paths.prefetch_peer(host as usize, src);
+                }
+            }
+            Ev::HostTxDone(h) | Ev::HostTimer(h) => {
+                if let Some(host) = self.hosts.get(h as usize) {
+                    host.ep.prefetch_for_transmit();
+                }
+            }
+            Ev::PortTxDone(g) => {
+                let Some(p) = self.ports.get(g as usize) else {
+                    return;
+                };
+                if let Some(&pkt) = p.hi.front().or(p.queue.front()) {
+                    prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
+                }
             }
             _ => {}
         }
