@@ -6,8 +6,10 @@
 //! `workload` (a window per session, warm-up then the measured window,
 //! every response checked), written against the socket endpoint since the
 //! DPDK one's continuations take an `Rpc`; its result is the DPDK client's
-//! `ClientResult`, so the report is the same. One worker (one socket);
-//! open-loop rates and live interval lines are the DPDK client's only.
+//! `ClientResult`, so the report is the same. One worker (one socket, on
+//! `cores.client`'s core, spinning on a non-blocking socket as the DPDK
+//! worker spins on its queue); open-loop rates and live interval lines are
+//! the DPDK client's only.
 
 use crate::config::link::Role;
 use crate::config::Worker;
@@ -38,6 +40,12 @@ pub fn run_kernel_client(
     }
     // The veth peer, with its address, lives in the client's namespace.
     cfg.link_args().enter_netns(Role::Client)?;
+    // On the client's core, as the DPDK client's worker: the same spin
+    // loop, measured on the same core.
+    if let Some(&core) = cfg.cores(Role::Client).first() {
+        crate::run::sys::pin_thread(core)
+            .map_err(|e| anyhow::anyhow!("cannot pin to cores.client = [{core}]: {e}"))?;
+    }
     let w = Worker {
         index: 0,
         mac: cfg.mac(Role::Client).unwrap_or(SOCKET_MAC),
