@@ -6,7 +6,7 @@
 //! with the client's link.
 
 mod common;
-use common::{repo_root, run, unique, Server};
+use common::{bench_bin, repo_root, run, unique, Server};
 use std::process::Command;
 use std::time::Duration;
 
@@ -91,6 +91,35 @@ fn a_kernel_client_calls_a_dpdk_server_over_af_packet() {
     // The DPDK server saw them: the same wire format, answered in full.
     assert!(s["handled"].as_u64().unwrap() >= 2000, "{s}");
     assert_eq!(s["bad_requests"], 0, "{s}");
+}
+
+#[test]
+fn rpc_bench_runs_the_kernel_link_with_its_server_on_af_packet() {
+    let link = KernelLink::up();
+    let mut args = vec!["run".to_string()];
+    args.extend(link.args());
+    args.extend(
+        [
+            "--seconds=0.5",
+            "--set=workload.warmup_seconds=0.1",
+            "--json",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = run(bench_bin(), &args, LIMIT);
+    r.assert_ok("rpc-bench run");
+    let v = r.json();
+    assert_eq!(v["link"], "kernel", "{v}");
+    assert!(v["completed"].as_u64().unwrap() > 100, "{v}");
+    assert_eq!(v["failed"], 0, "{v}");
+    // The floor needs DPDK on both ends: skipped, and said so.
+    assert!(
+        r.stderr
+            .contains("link not measured (the kernel link's client"),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]
