@@ -16,3 +16,4 @@ mod reliability;
 mod rpc_e2e;
 mod scale;
 mod waiting;
+mod kernel_link;

@@ -17,6 +17,9 @@
 //!   (switches, PFC, link credits, ECN, ECMP or spraying) under its
 //!   regimes, is the workspace crate `lab` (`rpc-lab`, `rpc-bench fabric`),
 //!   built on this crate's public API.
+//! - [`kernel`]: one endpoint over a plain kernel UDP socket (no DPDK): the
+//!   same frames, cut to their UDP payload on send and rebuilt on receive,
+//!   so a host without DPDK calls a DPDK server (`link.kind = "kernel"`).
 //! - `dpdk` (feature `dpdk`): the safe layer over DPDK (EAL, mempools,
 //!   ports, mbufs, lcores, the TSC clock).
 //! - `runtime` (feature `dpdk`): where the two meet. `Nexus` is the
@@ -131,6 +134,7 @@
 pub mod config;
 pub mod counters;
 pub mod fault;
+pub mod kernel;
 pub mod proto;
 /// The regimes real links run, each name once: `rpc-bench compare
 /// --regimes` reads this table, and the fabric lab runs two of its entries

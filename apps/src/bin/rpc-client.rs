@@ -60,7 +60,14 @@ fn run(cli: &Cli) -> anyhow::Result<bool> {
     spec.wait = cli.wait.limit();
     let params = client_params(&cfg, true);
     let live = apps::run::interval::LiveOptions::client(cli.out.json_stream, &params);
-    let (result, server) = if cfg.link.kind == apps::config::link::LinkKind::Ring {
+    let (result, server) = if cfg.link.kind == apps::config::link::LinkKind::Kernel {
+        // A plain UDP socket, no DPDK: the same endpoint, the kernel's I/O.
+        let targets = |w: u16, s: usize| cfg.server_peer(cfg.target_server_worker(w as usize, s));
+        (
+            apps::run::kernel::run_kernel_client(&spec, &params, &targets)?,
+            None,
+        )
+    } else if cfg.link.kind == apps::config::link::LinkKind::Ring {
         // net_ring loops frames back into this process: one endpoint serves
         // its own requests at the server's address (no rpc-server needed).
         let sp = apps::config::cli::server_params(&cfg, 0.0);

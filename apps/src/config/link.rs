@@ -1,6 +1,6 @@
 //! Which link a process runs on: memif between two processes (the
 //! default), af_packet on a veth pair, ring / null / pcap in one process,
-//! or a real PCI NIC. [`LinkArgs`] is the `[link]` section resolved for one
+//! a real PCI NIC, or (rpc-client only) the kernel's own UDP socket. [`LinkArgs`] is the `[link]` section resolved for one
 //! process (`Config::link_args`); `config::setup` turns it into the
 //! engine's device and builder. The binaries take it as config keys and
 //! their shortcuts (`config::cli`), not as flags of its own.
@@ -27,6 +27,9 @@ pub enum LinkKind {
     Pcap,
     /// A real NIC by PCI address (bound to a DPDK driver; needs hugepages).
     Pci,
+    /// rpc-client only: a plain kernel UDP socket, no DPDK, calling a DPDK
+    /// rpc-server (af_packet on a veth pair); see docs/kernel-link.md.
+    Kernel,
 }
 
 impl LinkKind {
@@ -39,6 +42,7 @@ impl LinkKind {
             LinkKind::Null => "null",
             LinkKind::Pcap => "pcap",
             LinkKind::Pci => "pci",
+            LinkKind::Kernel => "kernel",
         }
     }
 }

@@ -56,6 +56,7 @@ pub(crate) mod testutil {
         "lossy",
         "tbf-veth",
         "slow-receiver",
+        "kernel",
     ];
 
     /// `c`'s endpoint for `role`'s worker `index` with MAC `mac` and the

@@ -83,9 +83,13 @@ pub fn device(link: &LinkArgs, role: Role, size_rings: bool) -> anyhow::Result<D
             Some(addr) => Device::pci(addr),
             None => anyhow::bail!("--link pci needs --pci ADDRESS (e.g. --pci 0000:01:00.0)"),
         },
+        (None, LinkKind::Kernel) => anyhow::bail!("{KERNEL_HAS_NO_DEVICE}"),
     };
     Ok(if size_rings { d } else { d.driver_ring_size() })
 }
+
+/// Why `link.kind = kernel` opens no DPDK device, in every refusal.
+pub const KERNEL_HAS_NO_DEVICE: &str = "link.kind = kernel is rpc-client's UDP socket, not a DPDK device: rpc-server (and rpc-bench's raw tools) run on the DPDK end of the wire, --link af_packet on the veth pair (docs/kernel-link.md)";
 
 /// The engine builder for one process of `role` on `cores`: the device, the
 /// EAL flags of `link`, the port and pool of `shape`. The role names the

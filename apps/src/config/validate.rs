@@ -78,6 +78,7 @@ impl Config {
     }
 
     fn validate_inner(&self, env: &ValidationEnv, role: Option<Role>) -> Result<(), ConfigError> {
+        self.validate_kernel(role)?;
         self.check_sections(env, role)?;
         self.validate_builders()?;
         // rpc-bench (no role) measures the link before its run.
@@ -158,6 +159,13 @@ impl Config {
                 "link.huge",
                 "link.kind = pci needs link.huge = true (NIC DMA needs hugepage memory)",
             )),
+            LinkKind::Kernel if self.cores.client.len() > 1 => Err(ConfigError::invalid(
+                "cores.client",
+                format!(
+                    "cores.client = {:?}: link.kind = kernel runs one worker (one UDP socket), name one core",
+                    self.cores.client
+                ),
+            )),
             LinkKind::AfPacket if self.cores.server.len().max(self.cores.client.len()) > 1 => {
                 let role = match self.cores.server.len() > 1 {
                     true => Role::Server,
@@ -176,10 +184,26 @@ impl Config {
         }
     }
 
+    /// `link.kind = kernel` is rpc-client's link: a server (or rpc-bench's
+    /// DPDK side, `role` None, which starts its server on another link)
+    /// loading it is refused by name.
+    fn validate_kernel(&self, role: Option<Role>) -> Result<(), ConfigError> {
+        match (self.link.kind, role) {
+            (LinkKind::Kernel, Some(Role::Server)) => Err(ConfigError::invalid(
+                "link.kind",
+                crate::config::setup::KERNEL_HAS_NO_DEVICE,
+            )),
+            _ => Ok(()),
+        }
+    }
+
     /// Runs the engine's check on what each role's process would build;
     /// its refusal names the key, the value and the limit (the only copy
     /// of DPDK's limits).
     fn validate_builders(&self) -> Result<(), ConfigError> {
+        if self.link.kind == LinkKind::Kernel {
+            return Ok(()); // no DPDK device on the client's side (`validate_kernel`)
+        }
         for r in [Role::Server, Role::Client] {
             let b = self
                 .nexus_builder(r)
@@ -385,6 +409,19 @@ fn positive(key: &str, v: f64) -> Result<(), ConfigError> {
 mod tests {
     use super::*;
     use crate::config::testutil::*;
+
+    #[test]
+    fn the_kernel_link_is_the_clients_alone() {
+        let c = with(&["link.kind=kernel"]).unwrap();
+        c.validate_for(&ENV, Role::Client).unwrap();
+        let e = c.validate_for(&ENV, Role::Server).unwrap_err();
+        assert_eq!(e.key(), Some("link.kind"), "{e}");
+        assert!(e.to_string().contains("--link af_packet"), "{e}");
+        assert_eq!(
+            rejected_key(&["link.kind=kernel", "cores.client=[0,1]"]),
+            "cores.client"
+        );
+    }
 
     #[test]
     fn credits_beyond_ring_rejected() {

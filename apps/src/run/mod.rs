@@ -1,4 +1,5 @@
-//! Running: one process's server or client (`node`) with its workloads
+//! Running: one process's server or client (`node`; rpc-client on a plain
+//! UDP socket, `kernel`) with its workloads
 //! (`workload`, over the message format of `message`) and the server's
 //! exit summary (`summary`),
 //! the counters its workers publish while they run (`live`, read as
@@ -9,6 +10,7 @@
 //! as child processes (the `bench` crate's `run`).
 
 pub mod interval;
+pub mod kernel;
 pub mod live;
 pub mod message;
 pub mod metrics;

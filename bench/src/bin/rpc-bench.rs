@@ -280,6 +280,11 @@ fn floor_cmd(a: FloorArgs) -> anyhow::Result<serde_json::Value> {
             link.link.as_str()
         )));
     }
+    if link.link == LinkKind::Kernel {
+        return Err(usage(
+            "the floor needs DPDK on both ends; the kernel link's client has none (measure its wire with --link af_packet)".to_string(),
+        ));
+    }
     match a.peer {
         Some(role) => floor_peer(&a, &cfg, &link, role, cores),
         None => {

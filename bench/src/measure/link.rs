@@ -100,9 +100,12 @@ pub fn measure_once(
     tool: &str,
 ) -> anyhow::Result<Option<serde_json::Value>> {
     if skip || !measurable(cfg) {
-        let why = match skip {
-            true => "--no-floor",
-            false => "net_ring runs in one process",
+        let why = match (skip, cfg.link.kind) {
+            (true, _) => "--no-floor",
+            (false, LinkKind::Kernel) => {
+                "the kernel link's client has no DPDK port to run the floor on"
+            }
+            (false, _) => "net_ring runs in one process",
         };
         eprintln!(
             "{tool}: link not measured ({why}): credits from the config's BDP, transport.link_gbps = {} x transport.rtt_us = {}",
@@ -115,10 +118,11 @@ pub fn measure_once(
         .map(Some)
 }
 
-/// Whether `cfg`'s link can be measured: the floor needs two processes on
-/// a wire, and net_ring runs in one.
+/// Whether `cfg`'s link can be measured: the floor needs two DPDK
+/// processes on a wire; net_ring runs in one, and the kernel link's client
+/// is no DPDK process.
 pub fn measurable(cfg: &Config) -> bool {
-    cfg.link.kind != LinkKind::Ring
+    !matches!(cfg.link.kind, LinkKind::Ring | LinkKind::Kernel)
 }
 
 /// The floor measured over `cfg`'s link (a memif socket of its own), its

@@ -69,6 +69,14 @@ pub fn preflight(cfg: &Config) -> anyhow::Result<()> {
             }
             Ok(())
         }
+        // The server's af_packet end here, the client's in its namespace.
+        LinkKind::Kernel => match &cfg.link.client_netns {
+            Some(_) if Path::new("/sys/class/net").join(&cfg.link.iface).exists() => Ok(()),
+            _ => bail!(
+                "the kernel link needs the veth pair {0} with the client's end in a namespace (link.client_netns): `scripts/kernel-link.sh up {0} --netns NS`",
+                cfg.link.iface
+            ),
+        },
         LinkKind::Null => bail!(
             "net_null never answers, so no RPC can complete over it: `rpc-bench engine` measures the engine's cost with no wire, `rpc-bench port-check --link null` the driver path"
         ),
@@ -132,17 +140,18 @@ fn run_pair_with(cfg: &Config, cfg_path: &Path, json_stream: bool) -> anyhow::Re
     if cfg.link.kind == LinkKind::Ring {
         return run_loopback_child(cfg, &conf, json_stream);
     }
-    let mut server = ChildProc::spawn(
-        "rpc-server",
-        &sibling("rpc-server")?,
-        // --json: its exit summary as one JSON line, which is read back.
-        &[
-            conf.clone(),
-            format!("--max-seconds={server_max}"),
-            format!("--wait={CHILD_WAIT_SECS}"),
-            "--json".to_string(),
-        ],
-    )?;
+    // --json: its exit summary as one JSON line, which is read back.
+    let mut server_args = vec![
+        conf.clone(),
+        format!("--max-seconds={server_max}"),
+        format!("--wait={CHILD_WAIT_SECS}"),
+        "--json".to_string(),
+    ];
+    if cfg.link.kind == LinkKind::Kernel {
+        // The kernel client's server is DPDK on the pair's other end.
+        server_args.push("--link=af_packet".to_string());
+    }
+    let mut server = ChildProc::spawn("rpc-server", &sibling("rpc-server")?, &server_args)?;
     server.grace(NODE_GRACE);
     std::thread::sleep(Duration::from_millis(300));
     let client_args = client_flags(conf, json_stream);
