@@ -2,7 +2,10 @@
 //! the calling thread's own epoll instance (DPDK's `RTE_EPOLL_PER_THREAD`),
 //! unmasked just before a sleep and masked again after it, so a loop that
 //! polls pays nothing for it. Register it, and wait on it, from the thread
-//! that owns the queue: the epoll instance is that thread's.
+//! that owns the queue: the epoll instance is that thread's. A driver whose
+//! interrupt is its queue's own readable fd (net_tap) has nothing to
+//! unmask (`rx_intr_enable` says ENOTSUP): it is always armed, as DPDK's
+//! l3fwd-power treats it.
 
 use super::{DpdkError, RxQueue};
 
@@ -13,6 +16,9 @@ pub struct RxInterrupt {
     queue: u16,
     /// Unmasked (between [`arm`](Self::arm) and [`disarm`](Self::disarm)).
     armed: bool,
+    /// The driver masks and unmasks it (`rx_intr_enable` is supported);
+    /// else it is always on.
+    maskable: bool,
 }
 
 impl RxInterrupt {
@@ -38,9 +44,14 @@ impl RxInterrupt {
             port,
             queue,
             armed: false,
+            maskable: true,
         };
-        intr.arm()?;
-        intr.disarm();
+        match intr.arm() {
+            Ok(()) => intr.disarm(),
+            // Registered, with nothing to unmask: always on (net_tap).
+            Err(DpdkError::Call { code, .. }) if code == libc::ENOTSUP => intr.maskable = false,
+            Err(e) => return Err(e),
+        }
         Ok(intr)
     }
 
@@ -48,7 +59,8 @@ impl RxInterrupt {
     /// [`wait`](Self::wait). Poll the queue once more after arming: a
     /// frame that came before it raised no interrupt.
     pub fn arm(&mut self) -> Result<(), DpdkError> {
-        if self.armed {
+        if self.armed || !self.maskable {
+            self.armed = true;
             return Ok(());
         }
         // SAFETY: started port, valid queue; the driver's own unmask.
@@ -62,7 +74,8 @@ impl RxInterrupt {
 
     /// Masks the interrupt again (a busy queue is polled, not signalled).
     pub fn disarm(&mut self) {
-        if !self.armed {
+        if !self.armed || !self.maskable {
+            self.armed = false;
             return;
         }
         // SAFETY: started port, valid queue; the driver's own mask. A
