@@ -32,6 +32,8 @@ fn main() {
     println!("cargo:rerun-if-changed=wrapper.h");
     println!("cargo:rerun-if-changed=shim.h");
     println!("cargo:rerun-if-changed=shim.c");
+    println!("cargo:rerun-if-changed=shim_intr.h");
+    println!("cargo:rerun-if-changed=shim_intr.c");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
 
     let version = pkg_config(&["--modversion", "libdpdk"]);
@@ -54,7 +56,11 @@ fn main() {
         .collect();
 
     let mut build = cc::Build::new();
-    build.file("shim.c").opt_level(3).warnings(false);
+    build
+        .file("shim.c")
+        .file("shim_intr.c")
+        .opt_level(3)
+        .warnings(false);
     for flag in &cflags {
         build.flag(flag);
     }

@@ -12,3 +12,4 @@
 #include <rte_ring.h>
 #include <rte_eth_ring.h>
 #include "shim.h"
+#include "shim_intr.h"

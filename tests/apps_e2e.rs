@@ -17,3 +17,4 @@ mod rpc_e2e;
 mod scale;
 mod waiting;
 mod kernel_link;
+mod idle;

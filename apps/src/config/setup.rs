@@ -19,7 +19,7 @@
 
 use super::schema::*;
 use crate::config::link::{LinkArgs, LinkKind, Role};
-use engine::config::Site;
+use engine::config::{IdleMode, Site};
 use engine::proto::{EndpointAddr, EndpointConfig, SecretKey};
 use engine::runtime::{Device, HandlerTable, Nexus, NexusBuilder, StopHandle};
 use engine::wire::MacAddr;
@@ -180,7 +180,8 @@ impl Config {
     /// [`Self::port_shape`], worker `i` on UDP port `link.udp_port + i`, and
     /// rte_flow steering of those ports to their queues on a real NIC
     /// (memif pairs queue i with the peer's queue i; af_packet, ring, null
-    /// and pcap run one queue per port or loop back).
+    /// and pcap run one queue per port or loop back); RX interrupts asked
+    /// for when `transport.idle = "adaptive"`.
     pub fn nexus_builder(&self, role: Role) -> anyhow::Result<NexusBuilder> {
         Ok(builder(
             &self.link_args(),
@@ -189,7 +190,8 @@ impl Config {
             &self.port_shape(),
         )?
         .base_udp_port(self.link.udp_port)
-        .steer_udp(self.link.kind == LinkKind::Pci))
+        .steer_udp(self.link.kind == LinkKind::Pci)
+        .rx_interrupts(self.transport.idle == IdleMode::Adaptive))
     }
 
     /// Starts `role`'s Nexus (EAL, pool, port) on its cores and waits for

@@ -686,6 +686,24 @@ mod tests {
     }
 
     #[test]
+    fn idle_keys_are_refused_by_name() {
+        // An unknown mode fails at parse, naming the key and both choices.
+        let e = with(&["transport.idle=nap"]).unwrap_err().to_string();
+        assert!(
+            e.contains("transport.idle") && e.contains("`spin` or `adaptive`"),
+            "{e}"
+        );
+        let e = msg(&["transport.idle=adaptive", "transport.idle_sleep_us=60000"]);
+        assert!(
+            e.contains("transport.idle_sleep_us = 60000 must be in 10..=50000"),
+            "{e}"
+        );
+        let c = with(&["transport.idle=adaptive", "transport.idle_after_us=0"]).unwrap();
+        assert!(c.validate(&ENV).is_ok());
+        assert!(c.transport.idle_policy().is_some());
+    }
+
+    #[test]
     fn a_ring_smaller_than_its_descriptors_is_what_backs_the_credits() {
         // net_ring's rings hold 1023 frames, whatever link.rx_desc says.
         let e = msg(&[

@@ -271,6 +271,10 @@ fn server_worker(
     if let Some((p, seed)) = spec.ecn_marker {
         rpc.set_ecn_marker(p, seed + index as u64);
     }
+    let wake = rpc.set_idle(spec.config.transport.idle_policy());
+    if index == 0 {
+        eprintln!("rpc-server: idle: {wake}");
+    }
     let mut app = ServerApp::new(p.resp_size, p.max_msg, p.work_ns, p.verify);
     let start = rpc.clock().now();
     let end = start + Duration::from_nanos((p.max_secs * 1e9) as u64);
@@ -279,9 +283,12 @@ fn server_worker(
         rpc.run_once(&mut app);
         server_events::report(&mut rpc, index);
         n = n.wrapping_add(1);
-        let idle = server_idle(rpc.endpoint());
+        let mut idle = server_idle(rpc.endpoint());
         if idle {
             std::thread::sleep(IDLE_POLL);
+        } else {
+            // transport.idle = "adaptive": sleeps once quiet (spin: no-op).
+            idle = rpc.idle_wait(Some(end));
         }
         // Check the stop flag and publish the counters every 1024 busy
         // iterations (cheap enough), every iteration when idle.

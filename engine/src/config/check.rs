@@ -5,6 +5,7 @@
 //! that need the link (the MTU bounds a message, the ring backs lossless
 //! credits and pause thresholds) are [`resolve`](super::resolve)'s.
 
+use super::idle::{MAX_IDLE_AFTER_US, MAX_IDLE_SLEEP_US, MIN_IDLE_SLEEP_US};
 use super::transport::{CreditMultiple, TransportConfig};
 use crate::proto::{FlowMode, LossPolicy, MemBudget, Retransmit, MAX_REQ_WINDOW, MAX_SESSIONS};
 
@@ -89,7 +90,22 @@ impl TransportConfig {
         self.check_timers()?;
         self.check_flow()?;
         self.check_server()?;
+        self.check_idle()?;
         Ok(())
+    }
+
+    /// The idle keys (checked in spin mode too: a value that would be
+    /// refused is refused before someone switches the mode).
+    fn check_idle(&self) -> Result<(), KeyError> {
+        let after = "transport.idle_after_us";
+        range(after, self.idle_after_us, 0, MAX_IDLE_AFTER_US)?;
+        let sleep = "transport.idle_sleep_us";
+        range(
+            sleep,
+            self.idle_sleep_us,
+            MIN_IDLE_SLEEP_US,
+            MAX_IDLE_SLEEP_US,
+        )
     }
 
     fn check_rates(&self) -> Result<(), KeyError> {

@@ -19,6 +19,7 @@
 
 mod check;
 mod endpoint;
+mod idle;
 mod resolve;
 mod ring;
 mod source;
@@ -26,6 +27,10 @@ mod transport;
 
 pub use check::{at_most, positive, range, KeyError};
 pub use endpoint::Site;
+pub use idle::{
+    IdleMode, IdlePolicy, DEFAULT_IDLE_AFTER_US, DEFAULT_IDLE_SLEEP_US, MAX_IDLE_AFTER_US,
+    MAX_IDLE_SLEEP_US, MIN_IDLE_SLEEP_US,
+};
 pub use resolve::{
     resolve, Bdp, Facts, Load, Measured, Resolved, PAUSE_BURST_ENTRIES, SERVICE_NS_PER_PKT,
 };

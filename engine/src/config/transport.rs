@@ -6,6 +6,7 @@
 //! [`DcqcnSet`]) live here too; the flow mode, loss policy, retransmission
 //! and congestion control are the protocol core's own enums.
 
+use super::idle::{IdleMode, IdlePolicy, DEFAULT_IDLE_AFTER_US, DEFAULT_IDLE_SLEEP_US};
 use crate::proto::{
     defaults, Admission, CcKind, DcqcnParams, FlowMode, LossPolicy, MemBudget, Policing,
     Retransmit, DEFAULT_MAX_MSG_SIZE,
@@ -173,6 +174,10 @@ pub struct TransportConfig {
     pub nak: bool,
     /// RCCC: the server returns request credits paced at its link rate.
     pub rccc: bool,
+    /// What a worker does when its queues are quiet (`idle.rs`).
+    pub idle: IdleMode,
+    pub idle_after_us: u64,
+    pub idle_sleep_us: u64,
 }
 
 fn us(d: Duration) -> u64 {
@@ -231,6 +236,17 @@ pub const ADMISSION_KEYS: [&str; 13] = [
 ];
 
 impl TransportConfig {
+    /// The adaptive idle mode's settings, or `None` in spin mode.
+    pub fn idle_policy(&self) -> Option<IdlePolicy> {
+        match self.idle {
+            IdleMode::Spin => None,
+            IdleMode::Adaptive => Some(IdlePolicy {
+                after: Duration::from_micros(self.idle_after_us),
+                sleep: Duration::from_micros(self.idle_sleep_us),
+            }),
+        }
+    }
+
     /// The retransmission timeout.
     pub fn rto(&self) -> Duration {
         Duration::from_micros(self.rto_us)
@@ -346,6 +362,9 @@ impl Default for TransportConfig {
             rate_cap_gbps: None,
             nak: false,
             rccc: false,
+            idle: IdleMode::Spin,
+            idle_after_us: DEFAULT_IDLE_AFTER_US,
+            idle_sleep_us: DEFAULT_IDLE_SLEEP_US,
         }
     }
 }

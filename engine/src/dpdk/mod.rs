@@ -17,6 +17,7 @@ mod memif;
 mod mempool;
 mod port;
 mod ring_wire;
+mod rx_intr;
 mod start;
 
 pub use burst_guard::faults as burst_faults;
@@ -29,6 +30,7 @@ pub use memif::memif_server_socket_in_use;
 pub use mempool::Mempool;
 pub use port::{port_names, LinkStatus, Port, PortConfig, PortStats, RxQueue, TxQueue};
 pub use ring_wire::create_crossover_ring;
+pub use rx_intr::RxInterrupt;
 pub use start::LinkWait;
 
 /// The DPDK version the engine was built against (e.g. "22.11.4").

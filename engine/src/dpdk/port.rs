@@ -31,6 +31,10 @@ pub struct PortConfig {
     /// `rte_eth_dev_start` (it cannot start until its server listens on
     /// the socket); `None`: one attempt.
     pub start_wait: Option<LinkWait>,
+    /// Ask for RX interrupts (`intr_conf.rxq`, the adaptive idle mode);
+    /// a driver that refuses the configuration with them is configured
+    /// without ([`Port::rx_interrupts`] says which).
+    pub rx_interrupts: bool,
 }
 
 impl Default for PortConfig {
@@ -42,6 +46,7 @@ impl Default for PortConfig {
             mtu: None,
             promiscuous: true,
             start_wait: None,
+            rx_interrupts: false,
         }
     }
 }
@@ -84,6 +89,8 @@ struct PortInner {
     rx_desc: u16,
     /// Bursts go through the fault guard (memif: `burst_guard`).
     guarded: bool,
+    /// Configured with RX interrupts (`intr_conf.rxq = 1`).
+    rx_interrupts: bool,
     _pool: Arc<Mempool>,
 }
 
@@ -154,9 +161,14 @@ impl Port {
             }
         }
         let conf = dpdk_sys::rte_eth_conf::default();
-        // SAFETY: id is valid; conf is a zeroed rte_eth_conf (single queue
-        // mode, no offloads), which every driver accepts.
-        let rc = unsafe { dpdk_sys::rte_eth_dev_configure(id, cfg.queues, cfg.queues, &conf) };
+        let rx_interrupts = cfg.rx_interrupts && configure_rx_interrupts(id, cfg.queues, conf);
+        let rc = if rx_interrupts {
+            0 // configured already, with them
+        } else {
+            // SAFETY: id is valid; conf is a zeroed rte_eth_conf (single
+            // queue mode, no offloads), which every driver accepts.
+            unsafe { dpdk_sys::rte_eth_dev_configure(id, cfg.queues, cfg.queues, &conf) }
+        };
         if rc != 0 {
             return Err(DpdkError::from_rc("rte_eth_dev_configure", rc));
         }
@@ -204,12 +216,20 @@ impl Port {
             inner: Arc::new(PortInner {
                 id,
                 guarded: burst_guard::needed_for(&name),
+                rx_interrupts,
                 name,
                 queues_taken: (0..cfg.queues).map(|_| AtomicBool::new(false)).collect(),
                 rx_desc: cfg.rx_desc,
                 _pool: pool,
             }),
         })
+    }
+
+    /// Whether the port was configured with RX interrupts (asked for in
+    /// [`PortConfig::rx_interrupts`] and accepted by the driver); each
+    /// queue's own support is [`RxInterrupt::register`](super::RxInterrupt::register)'s.
+    pub fn rx_interrupts(&self) -> bool {
+        self.inner.rx_interrupts
     }
 
     /// The DPDK port id.
@@ -421,6 +441,16 @@ pub struct TxQueue {
 }
 
 impl RxQueue {
+    /// The DPDK id of the queue's port.
+    pub(crate) fn port_id(&self) -> u16 {
+        self.port.id
+    }
+
+    /// Whether the port was configured with RX interrupts.
+    pub(crate) fn port_has_rx_interrupts(&self) -> bool {
+        self.port.rx_interrupts
+    }
+
     /// The queue index within the port.
     pub fn queue(&self) -> u16 {
         self.queue
@@ -503,6 +533,19 @@ impl TxQueue {
             Err(unsafe { Mbuf::from_raw(std::ptr::NonNull::new_unchecked(raw)) })
         }
     }
+}
+
+/// Configures the port as `conf` says plus `intr_conf.rxq = 1`: whether
+/// the driver accepted it. On a refusal the port is left unconfigured and
+/// the caller configures it without (the adaptive idle mode then sleeps on
+/// a timer). A driver may also accept here and refuse at
+/// `rx_intr_enable`; both end in the timed sleep.
+fn configure_rx_interrupts(id: u16, queues: u16, mut conf: dpdk_sys::rte_eth_conf) -> bool {
+    conf.intr_conf.set_rxq(1);
+    // SAFETY: id is a valid, stopped port; conf is the caller's zeroed
+    // rte_eth_conf with only the RX interrupt bit set.
+    let rc = unsafe { dpdk_sys::rte_eth_dev_configure(id, queues, queues, &conf) };
+    rc == 0
 }
 
 fn port_by_name(name: &str) -> Result<u16, DpdkError> {

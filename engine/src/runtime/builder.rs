@@ -47,6 +47,7 @@ pub struct NexusBuilder {
     steer_udp: bool,
     base_udp_port: u16,
     ip: Ipv4Addr,
+    rx_interrupts: bool,
 }
 
 impl Default for NexusBuilder {
@@ -70,6 +71,7 @@ impl Default for NexusBuilder {
             steer_udp: false,
             base_udp_port: EndpointConfig::default().local.port,
             ip: DEFAULT_IP,
+            rx_interrupts: false,
         }
     }
 }
@@ -183,6 +185,15 @@ impl NexusBuilder {
         self.steer_udp = on;
         self
     }
+    /// Configure the port with RX interrupts (the adaptive idle mode,
+    /// `transport.idle = "adaptive"`; [`Rpc::set_idle`](super::Rpc::set_idle)
+    /// uses them). A driver that refuses them gets a port without, and its
+    /// workers sleep on a timer instead; off by default, so a spinning
+    /// port is configured exactly as before.
+    pub fn rx_interrupts(mut self, on: bool) -> Self {
+        self.rx_interrupts = on;
+        self
+    }
     /// The UDP port of worker 0's endpoint; worker i uses base + i
     /// (default 31850; `link.udp_port`).
     pub fn base_udp_port(mut self, port: u16) -> Self {
@@ -291,6 +302,7 @@ impl NexusBuilder {
                 mtu: self.mtu.map(to_u16),
                 promiscuous: device.promiscuous(),
                 start_wait: device.is_memif_client().then(|| self.link_wait()),
+                rx_interrupts: self.rx_interrupts,
             },
             pool_mbufs: self.pool_mbufs,
             pool_cache: self.pool_cache,

@@ -36,7 +36,7 @@ pub use limits::{
 };
 pub use nexus::{Nexus, NexusConfig, RunError, WorkerError, WorkerInfo};
 pub use phy::{Capture, CaptureError, CaptureStats, FaultSide, DEFAULT_CAPTURE_LIMIT};
-pub use rpc::{CallError, EventHandler, Rpc, EVENT_QUEUE_CAP};
+pub use rpc::{CallError, EventHandler, IdleWake, Rpc, EVENT_QUEUE_CAP, MAX_WAIT};
 pub use run_counters::RunCounters;
 pub use stop::StopHandle;
 

@@ -9,10 +9,13 @@
 //! (`waiters`). The blocking [`Rpc::call`] is `call`'s.
 
 mod call;
+mod idle;
 mod waiters;
 
 pub use call::CallError;
 use call::WaitingCall;
+use idle::Idle;
+pub use idle::{IdleWake, MAX_WAIT};
 use waiters::{Waiter, Waiters};
 
 use super::background::{BackgroundPool, Job};
@@ -69,6 +72,8 @@ pub struct Rpc<A = ()> {
     phy: Phy,
     /// Ring occupancy for pause mode.
     rx_signals: RxSignals,
+    /// The adaptive idle mode's state (`set_idle`, `idle_wait`).
+    idle: Idle,
 }
 
 impl<A> std::fmt::Debug for Rpc<A> {
@@ -139,6 +144,7 @@ impl<A> Rpc<A> {
             queue,
             phy: Phy::default(),
             rx_signals,
+            idle: Idle::default(),
         })
     }
 
@@ -349,6 +355,7 @@ impl<A> Rpc<A> {
     pub fn run_until_stopped(&mut self, app: &mut A, stop: &StopHandle) {
         while !stop.is_stopped() {
             self.run_once(app);
+            self.idle_wait(None);
         }
     }
 
@@ -361,6 +368,7 @@ impl<A> Rpc<A> {
             .after_burst(&self.rx, n, &mut self.ep, self.now);
         if n > 0 {
             self.counters.rx_bursts_nonempty += 1;
+            self.idle.busy_at = self.now;
             let keep = self.phy.receive(self.now, &mut *batch, &mut self.counters);
             for i in keep {
                 match self.ep.handle_frame(self.now, batch.data(i)) {

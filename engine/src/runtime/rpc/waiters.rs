@@ -74,6 +74,12 @@ impl<A> Waiters<A> {
         }
     }
 
+    /// Requests whose outcome has not come yet (abandoned ones included:
+    /// their session still carries them).
+    pub(super) fn outstanding(&self) -> usize {
+        self.slots.len() - self.free.len()
+    }
+
     /// Frees a slot whose request the endpoint refused (never enqueued).
     pub(super) fn release(&mut self, slot: u32) {
         self.free.push(slot);
