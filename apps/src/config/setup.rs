@@ -76,6 +76,17 @@ pub fn device(link: &LinkArgs, role: Role, size_rings: bool) -> anyhow::Result<D
             Role::Client => Device::af_packet_peer(&link.iface),
         }
         .qdisc_bypass(link.qdisc_bypass),
+        // The server is the vhost-user backend (it creates the socket and
+        // takes a driver that comes and goes), the client the driver: see
+        // docs/links.md for why not the reverse.
+        (None, LinkKind::Virtio) => match role {
+            Role::Server => Device::vhost(&link.socket),
+            Role::Client => Device::virtio_user(&link.socket),
+        },
+        (None, LinkKind::AfXdp) => match role {
+            Role::Server => Device::af_xdp(&link.iface),
+            Role::Client => Device::af_xdp_peer(&link.iface),
+        },
         (None, LinkKind::Ring) => Device::ring_loopback(),
         (None, LinkKind::Null) => Device::null(),
         (None, LinkKind::Pcap) => Device::pcap("/dev/null", "/dev/null"),
