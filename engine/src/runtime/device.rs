@@ -682,6 +682,66 @@ mod tests {
     }
 
     #[test]
+    fn virtio_and_af_xdp_name_both_ends() {
+        let b = Device::vhost("/tmp/v.sock");
+        assert_eq!(
+            (b.port_name(), b.vdev_spec(2, 1024).unwrap()),
+            (
+                "net_vhost0".into(),
+                "net_vhost0,iface=/tmp/v.sock,queues=2".into()
+            )
+        );
+        let d = Device::virtio_user("/tmp/v.sock");
+        assert_eq!(
+            (d.port_name(), d.vdev_spec(1, 3000).unwrap()),
+            (
+                "virtio_user0".into(),
+                "virtio_user0,path=/tmp/v.sock,queues=1,queue_size=2048".into()
+            )
+        );
+        assert_eq!(
+            (b.rx_ring_entries(3000), d.rx_ring_entries(3000)),
+            (2048, 2048)
+        );
+        let raw = d.clone().driver_ring_size();
+        assert_eq!(
+            raw.vdev_spec(1, 64).unwrap(),
+            "virtio_user0,path=/tmp/v.sock,queues=1"
+        );
+        assert_eq!(raw.rx_ring_entries(64), 256);
+        assert_eq!(d.to_string(), "vhost-user backend at /tmp/v.sock");
+        assert_eq!(b.to_string(), "vhost-user socket /tmp/v.sock");
+        let x = Device::af_xdp_peer("veth0");
+        assert_eq!(
+            (x.port_name(), x.vdev_spec(1, 512).unwrap()),
+            (
+                "net_af_xdp0".into(),
+                "net_af_xdp0,iface=veth0p,start_queue=0,queue_count=1".into()
+            )
+        );
+        assert_eq!(x.to_string(), "af_xdp iface veth0p");
+        assert!(x.promiscuous() && x.needs_packed_pool());
+        assert!(Device::vdev("net_af_xdp0,iface=e").needs_packed_pool());
+        assert!(!b.needs_packed_pool() && !Device::af_packet("v").needs_packed_pool());
+        use super::super::peer_check::Need;
+        assert_eq!(d.peer_need(), Some(Need::Backend("/tmp/v.sock")));
+        assert_eq!(b.peer_need(), Some(Need::OwnSocket("/tmp/v.sock")));
+        assert_eq!(x.peer_need(), Some(Need::Interface("veth0", true)));
+        assert_eq!(Device::memif_client("/m").peer_need(), None);
+        // The limits af_packet and memif have apply to them too.
+        assert_eq!(
+            Device::af_xdp_peer("fifteen-bytes!!")
+                .validate(1024)
+                .map_err(|e| e.key()),
+            Err("link.iface")
+        );
+        assert_eq!(
+            Device::virtio_user("").validate(1024).map_err(|e| e.key()),
+            Err("link.socket")
+        );
+    }
+
+    #[test]
     fn raw_specs_get_ring_sizes_they_do_not_set() {
         let d = Device::vdev("net_memif0,role=server,socket=/v");
         assert_eq!(d.port_name(), "net_memif0");
