@@ -403,7 +403,7 @@ mod tests {
                 "net_vhost0,iface=/tmp/rpc-engine.sock,queues=1",
             ),
             (
-                &["link.kind=virtio", "link.rx_desc=1000"],
+                &["link.kind=virtio", "link.rx_desc=512"],
                 Role::Client,
                 "0",
                 "virtio_user0,path=/tmp/rpc-engine.sock,queues=1,queue_size=512",
@@ -718,7 +718,7 @@ mod tests {
         .validate(&env)
         .unwrap();
         // Both virtio ends' receive rings are virtqueues of the driver's size.
-        let c = cfg(&["link.kind=virtio", "link.rx_desc=1000"]);
+        let c = cfg(&["link.kind=virtio", "link.rx_desc=512"]);
         for role in [Role::Server, Role::Client] {
             let b = c.nexus_builder(role).unwrap();
             assert_eq!(b.rx_ring_entries(), 512, "{role:?}");

@@ -12,7 +12,7 @@
 //! veth0p"), and a memif server checks that no other process holds its
 //! socket before EAL starts ([`Device::check_free`]); a virtio driver
 //! waits there for its backend's socket and an af_xdp port checks that its
-//! interface exists ([`Device::check_peer`], in `peer_check`).
+//! interface exists (`peer_check`).
 
 use super::limits::{
     BuilderError, MAX_IFACE_LEN, MAX_SOCKET_PATH, MEMIF_MAX_LOG2_RING, MEMIF_MAX_RING,
@@ -173,11 +173,10 @@ impl Device {
         self
     }
 
-    /// The vhost-user backend (`net_vhost`) of a virtio link: it creates
-    /// `socket` and listens on it without blocking, and its link comes up
-    /// when a virtio driver ([`virtio_user`](Self::virtio_user)) has
-    /// connected and set up its queues; a driver that leaves and comes back
-    /// is taken again. It plays the host's switch (OVS-DPDK's side).
+    /// The vhost-user backend (`net_vhost`, OVS-DPDK's side): it creates
+    /// `socket` and listens without blocking; its link comes up when a
+    /// driver ([`virtio_user`](Self::virtio_user)) has set up its queues,
+    /// and a driver that leaves and comes back is taken again.
     pub fn vhost(socket: impl Into<String>) -> Self {
         Self::of(Kind::Virtio {
             backend: true,
@@ -186,10 +185,9 @@ impl Device {
     }
 
     /// The virtio-net driver of a KVM guest, in user space
-    /// (`net_virtio_user`), connected to a vhost-user backend's `socket`.
-    /// The driver's probe fails at once when nobody listens there, so the
-    /// Nexus first waits for the socket up to the link timeout
-    /// ([`RuntimeError::NoBackend`] past it).
+    /// (`net_virtio_user`), on a backend's `socket`. Its probe fails when
+    /// nobody listens there, so the Nexus first waits for the socket up to
+    /// the link timeout ([`RuntimeError::NoBackend`] past it).
     pub fn virtio_user(socket: impl Into<String>) -> Self {
         Self::of(Kind::Virtio {
             backend: false,
@@ -316,20 +314,16 @@ impl Device {
             }
             // Both ends get the queue count: the driver asks for `queues`
             // pairs and the backend must offer as many.
-            Kind::Virtio {
-                backend: true,
-                socket,
-            } => format!("net_vhost0,iface={socket},queues={}", queues.max(1)),
-            Kind::Virtio {
-                backend: false,
-                socket,
-            } => {
-                let mut s = format!("virtio_user0,path={socket},queues={}", queues.max(1));
-                if size {
-                    s += &format!(",queue_size={}", virtio_queue(rx_desc));
+            Kind::Virtio { backend, socket } => match (backend, size) {
+                (true, _) => format!("net_vhost0,iface={socket},queues={}", queues.max(1)),
+                (false, sized) => {
+                    let q = format!("virtio_user0,path={socket},queues={}", queues.max(1));
+                    match sized {
+                        true => format!("{q},queue_size={}", virtio_queue(rx_desc)),
+                        false => q,
+                    }
                 }
-                s
-            }
+            },
             Kind::AfXdp { iface, peer } => {
                 let p = if *peer { "p" } else { "" };
                 format!(
@@ -452,9 +446,8 @@ impl Device {
         }
     }
 
-    /// Whether the driver registers the pool's memory as one span
-    /// (net_af_xdp's UMEM), so the pool must be packed
-    /// ([`Mempool::new_packed`](crate::dpdk::Mempool::new_packed)).
+    /// Whether the driver registers the pool as one span (net_af_xdp's
+    /// UMEM): [`Mempool::new_packed`](crate::dpdk::Mempool::new_packed).
     pub(super) fn needs_packed_pool(&self) -> bool {
         match &self.kind {
             Kind::AfXdp { .. } => true,
@@ -463,9 +456,7 @@ impl Device {
         }
     }
 
-    /// What [`check_peer`](Self::check_peer) waits for or checks: a
-    /// virtio driver's backend socket, a vhost backend's own socket, an
-    /// af_xdp interface.
+    /// What `peer_check` waits for or checks before EAL starts.
     pub(super) fn peer_need(&self) -> Option<super::peer_check::Need<'_>> {
         use super::peer_check::Need;
         match &self.kind {
@@ -542,14 +533,10 @@ impl std::fmt::Display for Device {
             Kind::AfPacket { iface, peer, .. } => {
                 write!(f, "af_packet iface {iface}{}", if *peer { "p" } else { "" })
             }
-            Kind::Virtio {
-                backend: true,
-                socket,
-            } => write!(f, "vhost-user socket {socket}"),
-            Kind::Virtio {
-                backend: false,
-                socket,
-            } => write!(f, "vhost-user backend at {socket}"),
+            Kind::Virtio { backend, socket } => {
+                let what = ["vhost-user backend at", "vhost-user socket"][usize::from(*backend)];
+                write!(f, "{what} {socket}")
+            }
             Kind::AfXdp { iface, peer } => {
                 write!(f, "af_xdp iface {iface}{}", if *peer { "p" } else { "" })
             }
