@@ -2,6 +2,7 @@
 #include "shim.h"
 #include <rte_ethdev.h>
 #include <rte_errno.h>
+#include <rte_mbuf_pool_ops.h>
 #include <rte_lcore.h>
 #include <rte_cycles.h>
 #include <errno.h>
@@ -24,6 +25,41 @@ int shim_rx_queue_count(uint16_t port, uint16_t queue)
 uint16_t shim_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {
 	return rte_eth_tx_burst(port, queue, pkts, n);
+}
+
+struct rte_mempool *shim_pktmbuf_pool_create_packed(const char *name, unsigned n,
+						    unsigned cache, uint16_t data_room,
+						    int socket)
+{
+	struct rte_pktmbuf_pool_private priv = {
+		.mbuf_data_room_size = data_room,
+		.mbuf_priv_size = 0,
+	};
+	struct rte_mempool *mp;
+	int rc;
+
+	mp = rte_mempool_create_empty(name, n, sizeof(struct rte_mbuf) + data_room, cache,
+				      sizeof(priv), socket, RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+	if (mp == NULL)
+		return NULL;
+	rc = rte_mempool_set_ops_byname(mp, rte_mbuf_best_mempool_ops(), NULL);
+	if (rc != 0)
+		goto fail;
+	rte_pktmbuf_pool_init(mp, &priv);
+	rc = rte_mempool_populate_default(mp);
+	if (rc < 0)
+		goto fail;
+	/* One memory chunk, or the UMEM span would not be the pool. */
+	if (mp->nb_mem_chunks != 1) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	rte_mempool_obj_iter(mp, rte_pktmbuf_init, NULL);
+	return mp;
+fail:
+	rte_mempool_free(mp);
+	rte_errno = -rc;
+	return NULL;
 }
 
 struct rte_mbuf *shim_pktmbuf_alloc(struct rte_mempool *mp)

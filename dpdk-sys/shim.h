@@ -11,6 +11,14 @@ uint16_t shim_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, ui
 int shim_rx_queue_count(uint16_t port, uint16_t queue);
 uint16_t shim_tx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n);
 struct rte_mbuf *shim_pktmbuf_alloc(struct rte_mempool *mp);
+/* rte_pktmbuf_pool_create, with its objects packed back to back in one
+ * virtually contiguous span (RTE_MEMPOOL_F_NO_IOVA_CONTIG): net_af_xdp
+ * registers [first object, first + n x object size) as its UMEM, which a
+ * pool padded to keep objects inside 4 KiB pages (--no-huge) overruns.
+ * NULL with rte_errno set on failure. */
+struct rte_mempool *shim_pktmbuf_pool_create_packed(const char *name, unsigned n,
+						    unsigned cache, uint16_t data_room,
+						    int socket);
 int shim_pktmbuf_alloc_bulk(struct rte_mempool *mp, struct rte_mbuf **pkts, unsigned n);
 void shim_pktmbuf_free(struct rte_mbuf *m);
 int shim_errno(void);

@@ -32,6 +32,26 @@ keys=sys.argv[1].split(",")
 v=json.loads(sys.stdin.read())
 print("   " + "  ".join(f"{k}={v.get(k) if not isinstance(v.get(k),float) else round(v.get(k),3)}" for k in keys))' "$1"; }
 
+# The virtio and af_xdp links (docs/links.md): each one's raw floor, then a
+# 32 B RPC run whose ratio_p50/ratio_p99 are to that link's own floor.
+# `ONLY=links scripts/bench.sh` runs only this part.
+links() {
+  ./scripts/veth.sh up rpcbx0 --netns rpcbxns
+  local l
+  for l in virtio af_xdp; do
+    local cfg=(-c "configs/$l.toml")
+    [ "$l" = af_xdp ] && cfg+=(--iface rpcbx0 --set link.client_netns=rpcbxns)
+    run "floor-$l" floor "${cfg[@]}" --pings 20000 --stream-secs 1 | summ p50_us,p99_us,p999_us,p50_us_1k,stream_mpps_64,stream_gbps_mtu
+    run "latency-32B-$l" run "${cfg[@]}" --seconds "$SECS" | summ p50_us,p99_us,p999_us,floor_p50_us,ratio_p50,floor_p99_us,ratio_p99,mrps
+  done
+  ./scripts/veth.sh down rpcbx0 --netns rpcbxns
+}
+if [ "${ONLY:-}" = links ]; then
+  links
+  echo "JSON lines: $out" >&2
+  exit 0
+fi
+
 run floor floor --pings 20000 --stream-secs 1 | summ p50_us,p99_us,p999_us,p50_us_1k,p99_us_1k,stream_mpps_64,stream_gbps_64,stream_mpps_mtu,stream_gbps_mtu,echo_mpps_64,burst_rtt_p50_us_mtu
 run kernel-udp kernel-udp --pings 20000 | summ kernel_udp_p50_us,kernel_udp_p99_us,kernel_udp_p999_us
 run engine-32B engine --rpcs 2000000 | summ engine_ns_per_rpc,engine_ns_per_packet,engine_mrps
@@ -93,6 +113,7 @@ for cap in 1 10 40; do
     --set workload.verify=false --set transport.rate_cap_gbps="$cap" --seconds "$SECS" --floor-pings 2000 \
     | summ rate_cap_gbps,tx_wire_gbps,ratio_cap,gbps
 done
+links
 # Reliability: 10 million RPCs, then the pools' mbufs in use on both sides
 # (after the ports started vs after the workers stopped): any difference is
 # a leak (docs/reliability.md).

@@ -3,7 +3,8 @@
 # package, pkg-config, clang/libclang (bindgen), iproute2 (veth/tbf), tshark
 # (tests/capture.rs reads --capture files with scripts/wireshark/erpc.lua),
 # valgrind (scripts/cost.sh counts the data path's instructions), binutils
-# (scripts/cost-stages.sh maps them to source with addr2line).
+# (scripts/cost-stages.sh maps them to source with addr2line), and the
+# net_vhost, net_virtio and net_af_xdp drivers (docs/links.md).
 # Non-interactive (runs as root in CI with no stdin). Idempotent; a fast no-op when everything is already there.
 set -euo pipefail
 
@@ -18,6 +19,11 @@ command -v cc >/dev/null 2>&1 || need+=(gcc)
 command -v tshark >/dev/null 2>&1 || need+=(tshark)
 command -v valgrind >/dev/null 2>&1 || need+=(valgrind)
 command -v addr2line >/dev/null 2>&1 || need+=(binutils)
+# The virtio and af_xdp links' drivers (libdpdk-dev usually brings them).
+pmd() { ls /usr/lib/*/dpdk/pmds-*/librte_net_"$1".so* >/dev/null 2>&1; }
+pmd vhost || need+=(librte-net-vhost23)
+pmd virtio || need+=(librte-net-virtio23)
+pmd af_xdp || need+=(librte-net-af-xdp23)
 
 if [ ${#need[@]} -eq 0 ]; then
   exit 0

@@ -18,3 +18,4 @@ mod scale;
 mod waiting;
 mod kernel_link;
 mod idle;
+mod links;

@@ -1,6 +1,7 @@
 //! Which link a process runs on: memif between two processes (the
-//! default), af_packet on a veth pair, ring / null / pcap in one process,
-//! a real PCI NIC, or (rpc-client only) the kernel's own UDP socket. [`LinkArgs`] is the `[link]` section resolved for one
+//! default), af_packet or af_xdp on a veth pair, virtio (vhost-user),
+//! ring / null / pcap in one process, a real PCI NIC, or (rpc-client only)
+//! the kernel's own UDP socket (docs/links.md). [`LinkArgs`] is the `[link]` section resolved for one
 //! process (`Config::link_args`); `config::setup` turns it into the
 //! engine's device and builder. The binaries take it as config keys and
 //! their shortcuts (`config::cli`), not as flags of its own.
@@ -19,6 +20,13 @@ pub enum LinkKind {
     #[serde(alias = "af-packet")]
     #[value(alias = "af-packet")]
     AfPacket,
+    /// virtio-net over vhost-user: the server is the backend (net_vhost,
+    /// creating link.socket), the client the guest's driver (net_virtio_user).
+    Virtio,
+    /// Kernel AF_XDP on a veth pair (net_af_xdp); see scripts/veth.sh.
+    #[serde(alias = "af-xdp")]
+    #[value(alias = "af-xdp")]
+    AfXdp,
     /// In-process loopback (net_ring): TX queue i comes back on RX queue i.
     Ring,
     /// Endless RX source and TX sink (net_null): engine cost with no wire.
@@ -38,6 +46,8 @@ impl LinkKind {
         match self {
             LinkKind::Memif => "memif",
             LinkKind::AfPacket => "af_packet",
+            LinkKind::Virtio => "virtio",
+            LinkKind::AfXdp => "af_xdp",
             LinkKind::Ring => "ring",
             LinkKind::Null => "null",
             LinkKind::Pcap => "pcap",
@@ -82,9 +92,9 @@ impl From<Role> for engine::runtime::Role {
 pub struct LinkArgs {
     /// Link kind.
     pub link: LinkKind,
-    /// memif socket path (both processes must use the same one).
+    /// memif or vhost-user socket path (both processes must use the same one).
     pub socket: String,
-    /// af_packet interface (the server side; the client uses IFACE + "p", as
+    /// af_packet / af_xdp interface (the server side; the client uses IFACE + "p", as
     /// created by `scripts/veth.sh up IFACE`).
     pub iface: String,
     /// PCI address of the NIC for `--link pci`.

@@ -76,6 +76,17 @@ pub fn device(link: &LinkArgs, role: Role, size_rings: bool) -> anyhow::Result<D
             Role::Client => Device::af_packet_peer(&link.iface),
         }
         .qdisc_bypass(link.qdisc_bypass),
+        // The server is the vhost-user backend (it creates the socket and
+        // takes a driver that comes and goes), the client the driver: see
+        // docs/links.md for why not the reverse.
+        (None, LinkKind::Virtio) => match role {
+            Role::Server => Device::vhost(&link.socket),
+            Role::Client => Device::virtio_user(&link.socket),
+        },
+        (None, LinkKind::AfXdp) => match role {
+            Role::Server => Device::af_xdp(&link.iface),
+            Role::Client => Device::af_xdp_peer(&link.iface),
+        },
         (None, LinkKind::Ring) => Device::ring_loopback(),
         (None, LinkKind::Null) => Device::null(),
         (None, LinkKind::Pcap) => Device::pcap("/dev/null", "/dev/null"),
@@ -391,6 +402,36 @@ mod tests {
                 "1",
                 "net_af_packet0,iface=rpcveth0,qpairs=1,qdisc_bypass=0,framecnt=64",
             ),
+            (
+                &["link.kind=virtio"],
+                Role::Server,
+                "1",
+                "net_vhost0,iface=/tmp/rpc-engine.sock,queues=1",
+            ),
+            (
+                &["link.kind=virtio", "link.rx_desc=512"],
+                Role::Client,
+                "0",
+                "virtio_user0,path=/tmp/rpc-engine.sock,queues=1,queue_size=512",
+            ),
+            (
+                &["link.kind=virtio", "cores.server=[0, 1]"],
+                Role::Server,
+                "0,1",
+                "net_vhost0,iface=/tmp/rpc-engine.sock,queues=2",
+            ),
+            (
+                &["link.kind=af_xdp"],
+                Role::Server,
+                "1",
+                "net_af_xdp0,iface=rpcveth0,start_queue=0,queue_count=1",
+            ),
+            (
+                &["link.kind=af_xdp"],
+                Role::Client,
+                "0",
+                "net_af_xdp0,iface=rpcveth0p,start_queue=0,queue_count=1",
+            ),
             (&["link.kind=ring"], Role::Server, "1", "net_ring0"),
             (&["link.kind=ring"], Role::Client, "0", "net_ring0"),
             (&["link.kind=null"], Role::Server, "1", "net_null0,copy=1"),
@@ -631,7 +672,15 @@ mod tests {
         let b = builder(&l, Role::Server, &[0], &PortShape::raw(4095, 0)).unwrap();
         assert!(!b.config().unwrap().port.promiscuous);
         // Every virtual device stays promiscuous.
-        for kind in ["memif", "af_packet", "ring", "null", "pcap"] {
+        for kind in [
+            "memif",
+            "af_packet",
+            "virtio",
+            "af_xdp",
+            "ring",
+            "null",
+            "pcap",
+        ] {
             let c = cfg(&[&format!("link.kind={kind}")]);
             let n = c.nexus_builder(Role::Client).unwrap().config().unwrap();
             assert!(n.port.promiscuous, "{kind}");
@@ -657,6 +706,29 @@ mod tests {
         ]);
         ok.validate(&env).unwrap();
         cfg(&["link.rx_desc=16384"]).validate(&env).unwrap();
+    }
+
+    #[test]
+    fn af_xdp_on_veth_takes_one_worker_and_virtio_several() {
+        let env = crate::config::ValidationEnv { online_cores: 4 };
+        let e = cfg(&["link.kind=af_xdp", "cores.server=[1, 2]"])
+            .validate(&env)
+            .unwrap_err();
+        assert_eq!(e.key(), Some("cores.server"), "{e}");
+        assert!(e.to_string().contains("link.kind = af_xdp"), "{e}");
+        cfg(&[
+            "link.kind=virtio",
+            "cores.server=[1, 2]",
+            "cores.client=[0, 3]",
+        ])
+        .validate(&env)
+        .unwrap();
+        // Both virtio ends' receive rings are virtqueues of the driver's size.
+        let c = cfg(&["link.kind=virtio", "link.rx_desc=512"]);
+        for role in [Role::Server, Role::Client] {
+            let b = c.nexus_builder(role).unwrap();
+            assert_eq!(b.rx_ring_entries(), 512, "{role:?}");
+        }
     }
 
     #[test]

@@ -166,7 +166,9 @@ impl Config {
                     self.cores.client
                 ),
             )),
-            LinkKind::AfPacket if self.cores.server.len().max(self.cores.client.len()) > 1 => {
+            LinkKind::AfPacket | LinkKind::AfXdp
+                if self.cores.server.len().max(self.cores.client.len()) > 1 =>
+            {
                 let role = match self.cores.server.len() > 1 {
                     true => Role::Server,
                     false => Role::Client,
@@ -175,8 +177,9 @@ impl Config {
                 Err(ConfigError::invalid(
                     &key,
                     format!(
-                        "{key} = {:?}: link.kind = af_packet runs one worker per process (one AF_PACKET socket; the binaries open it with one queue pair), name one core",
-                        self.cores(role)
+                        "{key} = {:?}: link.kind = {} runs one worker per process (af_packet: one AF_PACKET socket; af_xdp: a veth pair has one queue), name one core",
+                        self.cores(role),
+                        l.kind.as_str()
                     ),
                 ))
             }

@@ -276,7 +276,7 @@ fn floor_cmd(a: FloorArgs) -> anyhow::Result<serde_json::Value> {
     };
     if matches!(link.link, LinkKind::Ring | LinkKind::Null | LinkKind::Pcap) {
         return Err(usage(format!(
-            "the floor needs a two-process link (memif, af_packet or pci); {} is single-process",
+            "the floor needs a two-process link (memif, af_packet, virtio, af_xdp or pci); {} is single-process",
             link.link.as_str()
         )));
     }
@@ -290,7 +290,8 @@ fn floor_cmd(a: FloorArgs) -> anyhow::Result<serde_json::Value> {
         None => {
             // Two processes here: a private memif socket, so a leftover or
             // a concurrent floor cannot collide with this one.
-            if link.link == LinkKind::Memif && link.socket == cfg_default_socket() {
+            let socket = matches!(link.link, LinkKind::Memif | LinkKind::Virtio);
+            if socket && link.socket == cfg_default_socket() {
                 link.socket = format!("/tmp/rpc-floor-{}.sock", unique_tag());
             }
             let summary = floor_pair(&link, cores, a.plan())?;

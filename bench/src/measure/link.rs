@@ -133,7 +133,7 @@ pub fn floor_for(
     text_to_stderr: bool,
 ) -> anyhow::Result<serde_json::Value> {
     let mut link = cfg.link_args();
-    if link.link == LinkKind::Memif {
+    if matches!(link.link, LinkKind::Memif | LinkKind::Virtio) {
         link.socket = format!("/tmp/rpc-floor-{}.sock", crate::run::bench::unique_tag());
     }
     let cores = [cfg.cores.client[0], cfg.cores.server[0]];

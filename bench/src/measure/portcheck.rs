@@ -4,7 +4,7 @@
 //! [`run`] returns the figures as JSON, [`render_text`] is the text report.
 
 use crate::measure::floor::{MIN_FRAME, SERVER_IP};
-use apps::config::link::{LinkArgs, Role};
+use apps::config::link::{LinkArgs, LinkKind, Role};
 use apps::config::setup::{self, PortShape};
 use engine::dpdk::{Mbuf, MbufBatch};
 use engine::runtime::HandlerTable;
@@ -18,9 +18,16 @@ pub fn run(
     rx_wait_ms: u64,
 ) -> anyhow::Result<serde_json::Value> {
     // One queue pair, 4095 mbufs with no per-core cache, the driver's ring
-    // sizes; the Nexus has waited for link-up.
-    let b = setup::builder(link, Role::Server, &[core], &PortShape::raw(4095, 0))?;
-    let nexus = setup::open(link, Role::Server, b, HandlerTable::<()>::new())?;
+    // sizes; the Nexus has waited for link-up. On virtio the port checked
+    // is the guest's driver, net_virtio_user, against a backend already
+    // listening on link.socket (an rpc-server); the backend's own link has
+    // nothing to come up with.
+    let role = match link.link {
+        LinkKind::Virtio => Role::Client,
+        _ => Role::Server,
+    };
+    let b = setup::builder(link, role, &[core], &PortShape::raw(4095, 0))?;
+    let nexus = setup::open(link, role, b, HandlerTable::<()>::new())?;
     let (port, pool, mac) = (nexus.port(), nexus.pool(), nexus.mac());
     let dev = port.name().to_string();
     let link_status = port.link()?;

@@ -46,9 +46,10 @@ pub fn sibling(name: &str) -> anyhow::Result<PathBuf> {
     Ok(p)
 }
 
-/// Gives each run its own memif socket unless the user chose one.
+/// Gives each run its own memif or vhost-user socket unless the user chose one.
 pub fn isolate(cfg: &mut Config) {
-    if cfg.link.kind == LinkKind::Memif && cfg.link.socket == Config::default().link.socket {
+    let socket = matches!(cfg.link.kind, LinkKind::Memif | LinkKind::Virtio);
+    if socket && cfg.link.socket == Config::default().link.socket {
         cfg.link.socket = format!("/tmp/rpc-bench-{}.sock", unique_tag());
     }
 }
@@ -56,7 +57,7 @@ pub fn isolate(cfg: &mut Config) {
 /// Checks what the link needs before starting processes that would time out.
 pub fn preflight(cfg: &Config) -> anyhow::Result<()> {
     match cfg.link.kind {
-        LinkKind::AfPacket => {
+        LinkKind::AfPacket | LinkKind::AfXdp => {
             let mut ifaces = vec![cfg.link.iface.clone()];
             // The client's end is only visible here when it is not in a namespace.
             if cfg.link.client_netns.is_none() {

@@ -1,5 +1,6 @@
 //! Packet-buffer pools (`rte_pktmbuf_pool_create`), freed on drop, with the
-//! in-use count that the leak tests check.
+//! in-use count that the leak tests check; a packed variant for drivers
+//! that register the pool's memory as one span (net_af_xdp's UMEM).
 
 use super::DpdkError;
 use std::ffi::CString;
@@ -22,11 +23,38 @@ unsafe impl Sync for Mempool {}
 impl Mempool {
     /// `n` mbufs with `data_room` bytes each after the headroom; `cache` per lcore.
     pub fn new(
+        eal: &super::Eal,
+        name: &str,
+        n: u32,
+        cache: u32,
+        data_room: u16,
+    ) -> Result<Self, DpdkError> {
+        Self::create(eal, name, n, cache, data_room, false)
+    }
+
+    /// [`new`](Self::new) with the objects back to back in one virtually
+    /// contiguous chunk. net_af_xdp (DPDK 22.11) registers the span from the
+    /// pool's first object, `n` objects long, as its UMEM; without hugepages
+    /// the default pool pads objects so none crosses a 4 KiB page, the span
+    /// then misses the last mbufs, and the kernel silently refuses to send
+    /// any frame in them (it counts them as invalid descriptors).
+    pub fn new_packed(
+        eal: &super::Eal,
+        name: &str,
+        n: u32,
+        cache: u32,
+        data_room: u16,
+    ) -> Result<Self, DpdkError> {
+        Self::create(eal, name, n, cache, data_room, true)
+    }
+
+    fn create(
         _eal: &super::Eal,
         name: &str,
         n: u32,
         cache: u32,
         data_room: u16,
+        packed: bool,
     ) -> Result<Self, DpdkError> {
         let c_name = CString::new(name).map_err(|_| DpdkError::BadArgument {
             arg: name.into(),
@@ -39,18 +67,32 @@ impl Mempool {
         })?;
         // SAFETY: EAL is initialised; c_name is a valid C string; SOCKET_ID_ANY
         // lets DPDK pick memory.
-        let raw = unsafe {
-            dpdk_sys::rte_pktmbuf_pool_create(
-                c_name.as_ptr(),
-                n,
-                cache,
-                0,
-                room,
-                dpdk_sys::SOCKET_ID_ANY,
-            )
+        let (raw, op) = unsafe {
+            match packed {
+                false => (
+                    dpdk_sys::rte_pktmbuf_pool_create(
+                        c_name.as_ptr(),
+                        n,
+                        cache,
+                        0,
+                        room,
+                        dpdk_sys::SOCKET_ID_ANY,
+                    ),
+                    "rte_pktmbuf_pool_create",
+                ),
+                true => (
+                    dpdk_sys::shim_pktmbuf_pool_create_packed(
+                        c_name.as_ptr(),
+                        n,
+                        cache,
+                        room,
+                        dpdk_sys::SOCKET_ID_ANY,
+                    ),
+                    "rte_pktmbuf_pool_create (packed)",
+                ),
+            }
         };
-        let raw =
-            NonNull::new(raw).ok_or_else(|| DpdkError::from_errno("rte_pktmbuf_pool_create"))?;
+        let raw = NonNull::new(raw).ok_or_else(|| DpdkError::from_errno(op))?;
         Ok(Mempool {
             raw,
             name: name.into(),

@@ -3,12 +3,16 @@
 //! real receive-ring size, promiscuous mode and limits are derived, so they
 //! cannot disagree: memif between two processes, af_packet on a kernel
 //! interface (or its veth peer), the in-process ring wire or net_ring
-//! loopback, net_null, net_pcap, a raw vdev spec, or a PCI NIC. A device
+//! loopback, net_null, net_pcap, virtio (net_vhost, the vhost-user
+//! backend, against net_virtio_user, the virtio-net driver of KVM guests),
+//! af_xdp on a kernel interface, a raw vdev spec, or a PCI NIC. A device
 //! keeps how it was named (a raw spec, the peer of an interface), so its
 //! refusals name the config key that set the refused value; it displays as
 //! what a person waits on ("memif socket /tmp/x.sock", "af_packet iface
 //! veth0p"), and a memif server checks that no other process holds its
-//! socket before EAL starts ([`Device::check_free`]).
+//! socket before EAL starts ([`Device::check_free`]); a virtio driver
+//! waits there for its backend's socket and an af_xdp port checks that its
+//! interface exists (`peer_check`).
 
 use super::limits::{
     BuilderError, MAX_IFACE_LEN, MAX_SOCKET_PATH, MEMIF_MAX_LOG2_RING, MEMIF_MAX_RING,
@@ -41,6 +45,17 @@ enum Kind {
         peer: bool,
         qdisc_bypass: bool,
     },
+    /// `backend`: net_vhost, which creates `socket` and listens on it;
+    /// otherwise net_virtio_user, which connects to it.
+    Virtio {
+        backend: bool,
+        socket: String,
+    },
+    /// `peer`: open `iface` + "p", as for af_packet.
+    AfXdp {
+        iface: String,
+        peer: bool,
+    },
     Ring {
         name: String,
     },
@@ -67,6 +82,9 @@ const AF_PACKET_DEFAULT_FRAMES: usize = 512;
 /// The net_ring vdev creates its rings with 1024 slots, whatever the
 /// descriptor count; an rte_ring holds one less than its size.
 const NET_RING_ENTRIES: usize = 1023;
+/// net_virtio_user's virtqueue size when the spec sets no `queue_size`
+/// (the driver's default).
+const VIRTIO_DEFAULT_QUEUE: usize = 256;
 
 impl Device {
     fn of(kind: Kind) -> Self {
@@ -155,6 +173,47 @@ impl Device {
         self
     }
 
+    /// The vhost-user backend (`net_vhost`, OVS-DPDK's side): it creates
+    /// `socket` and listens without blocking; its link comes up when a
+    /// driver ([`virtio_user`](Self::virtio_user)) has set up its queues,
+    /// and a driver that leaves and comes back is taken again.
+    pub fn vhost(socket: impl Into<String>) -> Self {
+        Self::of(Kind::Virtio {
+            backend: true,
+            socket: socket.into(),
+        })
+    }
+
+    /// The virtio-net driver of a KVM guest, in user space
+    /// (`net_virtio_user`), on a backend's `socket`. Its probe fails when
+    /// nobody listens there, so the Nexus first waits for the socket up to
+    /// the link timeout ([`RuntimeError::NoBackend`] past it).
+    pub fn virtio_user(socket: impl Into<String>) -> Self {
+        Self::of(Kind::Virtio {
+            backend: false,
+            socket: socket.into(),
+        })
+    }
+
+    /// AF_XDP on kernel interface `iface` (`net_af_xdp`, e.g. one end of a
+    /// veth pair), queues `0..queues` of the interface. A missing interface
+    /// is refused before EAL starts ([`RuntimeError::NoInterface`]).
+    pub fn af_xdp(iface: impl Into<String>) -> Self {
+        Self::of(Kind::AfXdp {
+            iface: iface.into(),
+            peer: false,
+        })
+    }
+
+    /// af_xdp on the veth peer of `iface` (`iface` + "p"), as
+    /// [`af_packet_peer`](Self::af_packet_peer).
+    pub fn af_xdp_peer(iface: impl Into<String>) -> Self {
+        Self::of(Kind::AfXdp {
+            iface: iface.into(),
+            peer: true,
+        })
+    }
+
     /// An endless RX source and TX sink (`net_null0,copy=1`): the driver
     /// path with no wire.
     pub fn null() -> Self {
@@ -213,6 +272,9 @@ impl Device {
         match &self.kind {
             Kind::Memif { .. } => "net_memif0".into(),
             Kind::AfPacket { .. } => "net_af_packet0".into(),
+            Kind::Virtio { backend: true, .. } => "net_vhost0".into(),
+            Kind::Virtio { backend: false, .. } => "virtio_user0".into(),
+            Kind::AfXdp { .. } => "net_af_xdp0".into(),
             Kind::Ring { name } => name.clone(),
             Kind::RingLoopback => "net_ring0".into(),
             Kind::Null => "net_null0".into(),
@@ -250,6 +312,25 @@ impl Device {
                 }
                 s
             }
+            // Both ends get the queue count: the driver asks for `queues`
+            // pairs and the backend must offer as many.
+            Kind::Virtio { backend, socket } => match (backend, size) {
+                (true, _) => format!("net_vhost0,iface={socket},queues={}", queues.max(1)),
+                (false, sized) => {
+                    let q = format!("virtio_user0,path={socket},queues={}", queues.max(1));
+                    match sized {
+                        true => format!("{q},queue_size={}", virtio_queue(rx_desc)),
+                        false => q,
+                    }
+                }
+            },
+            Kind::AfXdp { iface, peer } => {
+                let p = if *peer { "p" } else { "" };
+                format!(
+                    "net_af_xdp0,iface={iface}{p},start_queue=0,queue_count={}",
+                    queues.max(1)
+                )
+            }
             Kind::RingLoopback => "net_ring0".into(),
             Kind::Null => "net_null0,copy=1".into(),
             Kind::Pcap { rx, tx } => format!("net_pcap0,rx_pcap={rx},tx_pcap={tx}"),
@@ -285,7 +366,12 @@ impl Device {
             Kind::AfPacket { .. } => self.af_packet_frames(None, rx_desc),
             Kind::Ring { .. } => ring_slots(rx_desc) as usize - 1,
             Kind::RingLoopback => NET_RING_ENTRIES,
-            Kind::Null | Kind::Pcap { .. } | Kind::Pci { .. } => rx_desc as usize,
+            // Both ends' RX ring is a virtqueue of the driver's size.
+            Kind::Virtio { .. } if self.size_rings => virtio_queue(rx_desc),
+            Kind::Virtio { .. } => VIRTIO_DEFAULT_QUEUE,
+            Kind::AfXdp { .. } | Kind::Null | Kind::Pcap { .. } | Kind::Pci { .. } => {
+                rx_desc as usize
+            }
             Kind::Vdev { spec } if is_memif(spec) => {
                 memif_entries(self.memif_rsize(Some(spec), rx_desc))
             }
@@ -339,12 +425,14 @@ impl Device {
             }
         }
         match &self.kind {
-            Kind::Memif { socket, .. } if socket.is_empty() || socket.len() > MAX_SOCKET_PATH => {
+            Kind::Memif { socket, .. } | Kind::Virtio { socket, .. }
+                if socket.is_empty() || socket.len() > MAX_SOCKET_PATH =>
+            {
                 Err(BuilderError::SocketPath {
                     path: socket.clone(),
                 })
             }
-            Kind::AfPacket { iface, peer, .. } => {
+            Kind::AfPacket { iface, peer, .. } | Kind::AfXdp { iface, peer } => {
                 let opened = iface.len() + usize::from(*peer);
                 match (1..=MAX_IFACE_LEN).contains(&opened) {
                     true => Ok(()),
@@ -355,6 +443,33 @@ impl Device {
                 }
             }
             _ => Ok(()),
+        }
+    }
+
+    /// Whether the driver registers the pool as one span (net_af_xdp's
+    /// UMEM): [`Mempool::new_packed`](crate::dpdk::Mempool::new_packed).
+    pub(super) fn needs_packed_pool(&self) -> bool {
+        match &self.kind {
+            Kind::AfXdp { .. } => true,
+            Kind::Vdev { spec } => spec.starts_with("net_af_xdp"),
+            _ => false,
+        }
+    }
+
+    /// What `peer_check` waits for or checks before EAL starts.
+    pub(super) fn peer_need(&self) -> Option<super::peer_check::Need<'_>> {
+        use super::peer_check::Need;
+        match &self.kind {
+            Kind::Virtio {
+                backend: false,
+                socket,
+            } => Some(Need::Backend(socket)),
+            Kind::Virtio {
+                backend: true,
+                socket,
+            } => Some(Need::OwnSocket(socket)),
+            Kind::AfXdp { iface, peer } => Some(Need::Interface(iface, *peer)),
+            _ => None,
         }
     }
 
@@ -418,6 +533,13 @@ impl std::fmt::Display for Device {
             Kind::AfPacket { iface, peer, .. } => {
                 write!(f, "af_packet iface {iface}{}", if *peer { "p" } else { "" })
             }
+            Kind::Virtio { backend, socket } => {
+                let what = ["vhost-user backend at", "vhost-user socket"][usize::from(*backend)];
+                write!(f, "{what} {socket}")
+            }
+            Kind::AfXdp { iface, peer } => {
+                write!(f, "af_xdp iface {iface}{}", if *peer { "p" } else { "" })
+            }
             Kind::Ring { name } => write!(f, "ring wire {name}"),
             Kind::RingLoopback => f.write_str("net_ring0 loopback"),
             Kind::Null => f.write_str("net_null0"),
@@ -463,6 +585,12 @@ fn memif_log2(rx_desc: u16) -> u32 {
 /// Entries of a memif ring of `2^rsize` (saturating for absurd specs).
 fn memif_entries(rsize: u32) -> usize {
     1usize.checked_shl(rsize).unwrap_or(usize::MAX)
+}
+
+/// net_virtio_user's `queue_size` for `rx_desc` descriptors: the largest
+/// power of two not above it (virtqueues are powers of two).
+fn virtio_queue(rx_desc: u16) -> usize {
+    1 << rx_desc.max(2).ilog2()
 }
 
 fn ring_slots(rx_desc: u16) -> u32 {
@@ -538,6 +666,66 @@ mod tests {
         }
         assert_eq!(Device::ring_loopback().rx_ring_entries(4096), 1023);
         assert!(!Device::pci("0000:01:00.0").promiscuous());
+    }
+
+    #[test]
+    fn virtio_and_af_xdp_name_both_ends() {
+        let b = Device::vhost("/tmp/v.sock");
+        assert_eq!(
+            (b.port_name(), b.vdev_spec(2, 1024).unwrap()),
+            (
+                "net_vhost0".into(),
+                "net_vhost0,iface=/tmp/v.sock,queues=2".into()
+            )
+        );
+        let d = Device::virtio_user("/tmp/v.sock");
+        assert_eq!(
+            (d.port_name(), d.vdev_spec(1, 3000).unwrap()),
+            (
+                "virtio_user0".into(),
+                "virtio_user0,path=/tmp/v.sock,queues=1,queue_size=2048".into()
+            )
+        );
+        assert_eq!(
+            (b.rx_ring_entries(3000), d.rx_ring_entries(3000)),
+            (2048, 2048)
+        );
+        let raw = d.clone().driver_ring_size();
+        assert_eq!(
+            raw.vdev_spec(1, 64).unwrap(),
+            "virtio_user0,path=/tmp/v.sock,queues=1"
+        );
+        assert_eq!(raw.rx_ring_entries(64), 256);
+        assert_eq!(d.to_string(), "vhost-user backend at /tmp/v.sock");
+        assert_eq!(b.to_string(), "vhost-user socket /tmp/v.sock");
+        let x = Device::af_xdp_peer("veth0");
+        assert_eq!(
+            (x.port_name(), x.vdev_spec(1, 512).unwrap()),
+            (
+                "net_af_xdp0".into(),
+                "net_af_xdp0,iface=veth0p,start_queue=0,queue_count=1".into()
+            )
+        );
+        assert_eq!(x.to_string(), "af_xdp iface veth0p");
+        assert!(x.promiscuous() && x.needs_packed_pool());
+        assert!(Device::vdev("net_af_xdp0,iface=e").needs_packed_pool());
+        assert!(!b.needs_packed_pool() && !Device::af_packet("v").needs_packed_pool());
+        use super::super::peer_check::Need;
+        assert_eq!(d.peer_need(), Some(Need::Backend("/tmp/v.sock")));
+        assert_eq!(b.peer_need(), Some(Need::OwnSocket("/tmp/v.sock")));
+        assert_eq!(x.peer_need(), Some(Need::Interface("veth0", true)));
+        assert_eq!(Device::memif_client("/m").peer_need(), None);
+        // The limits af_packet and memif have apply to them too.
+        assert_eq!(
+            Device::af_xdp_peer("fifteen-bytes!!")
+                .validate(1024)
+                .map_err(|e| e.key()),
+            Err("link.iface")
+        );
+        assert_eq!(
+            Device::virtio_user("").validate(1024).map_err(|e| e.key()),
+            Err("link.socket")
+        );
     }
 
     #[test]

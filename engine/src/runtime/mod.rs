@@ -20,6 +20,7 @@ mod device;
 mod handlers;
 mod limits;
 mod nexus;
+mod peer_check;
 mod phy;
 mod rpc;
 mod run_counters;
@@ -83,6 +84,22 @@ pub enum RuntimeError {
     SocketInUse {
         /// The socket path.
         socket: String,
+    },
+    /// No vhost-user backend listened on a virtio driver's socket within
+    /// the link timeout (checked before EAL starts).
+    #[error("no vhost-user backend listens on {socket} after {waited_ms} ms: start the backend (rpc-server with link.kind = virtio) on the same link.socket first")]
+    NoBackend {
+        /// The socket path.
+        socket: String,
+        /// How long was waited, in milliseconds.
+        waited_ms: u64,
+    },
+    /// An af_xdp device's interface does not exist in this network
+    /// namespace (checked before EAL starts).
+    #[error("interface {iface} does not exist in this network namespace (af_xdp needs it: create the veth pair with scripts/veth.sh up IFACE, and run the client in its namespace)")]
+    NoInterface {
+        /// The interface name opened (a veth peer's with its "p").
+        iface: String,
     },
     /// A setup step that has no DPDK error code (e.g. flow steering refused).
     #[error("{0}")]

@@ -139,16 +139,19 @@ impl<A> Nexus<A> {
         device: Option<&Device>,
         handlers: HandlerTable<A>,
     ) -> Result<Self, RuntimeError> {
-        if let Some(d) = device {
-            d.check_free()?;
-        }
-        let eal = cfg.eal.clone().init()?;
-        let workers = eal.lcores().len() as u16;
-        cfg.port.queues = workers;
         let wait = LinkWait {
             limit: cfg.link_timeout,
             stop: cfg.stop.as_ref().map(StopHandle::flag),
         };
+        if let Some(d) = device {
+            d.check_free()?;
+            if let Some(need) = d.peer_need() {
+                super::peer_check::check(need, &wait)?;
+            }
+        }
+        let eal = cfg.eal.clone().init()?;
+        let workers = eal.lcores().len() as u16;
+        cfg.port.queues = workers;
         cfg.port.start_wait = Some(wait.clone());
         // What a stopped wait names: the device as a person knows it.
         let stopped = |e: DpdkError| match e {
@@ -164,13 +167,11 @@ impl<A> Nexus<A> {
         } else {
             cfg.pool_mbufs
         };
-        let pool = Arc::new(Mempool::new(
-            &eal,
-            "rpc_pool",
-            n,
-            cfg.pool_cache,
-            cfg.data_room,
-        )?);
+        let create = match device.is_some_and(Device::needs_packed_pool) {
+            true => Mempool::new_packed,
+            false => Mempool::new,
+        };
+        let pool = Arc::new(create(&eal, "rpc_pool", n, cfg.pool_cache, cfg.data_room)?);
         if let Some(d) = device {
             d.create_after_eal(workers, cfg.port.rx_desc)?;
         }
