@@ -6,6 +6,7 @@
 //! [`DcqcnSet`]) live here too; the flow mode, loss policy, retransmission
 //! and congestion control are the protocol core's own enums.
 
+use crate::nic::ChecksumOffload;
 use crate::proto::{
     defaults, Admission, CcKind, DcqcnParams, FlowMode, LossPolicy, MemBudget, Policing,
     Retransmit, DEFAULT_MAX_MSG_SIZE,
@@ -173,6 +174,8 @@ pub struct TransportConfig {
     pub nak: bool,
     /// RCCC: the server returns request credits paced at its link rate.
     pub rccc: bool,
+    /// Which IPv4/UDP checksum offloads to take of what the device offers.
+    pub checksum_offload: ChecksumOffload,
 }
 
 fn us(d: Duration) -> u64 {
@@ -346,6 +349,7 @@ impl Default for TransportConfig {
             rate_cap_gbps: None,
             nak: false,
             rccc: false,
+            checksum_offload: ChecksumOffload::Auto,
         }
     }
 }

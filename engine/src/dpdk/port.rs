@@ -5,8 +5,10 @@
 //! (the `Port` or a queue) is dropped.
 
 use super::burst_guard;
+use super::offload;
 use super::start::{link_of, start, LinkWait};
 use super::{DpdkError, Mbuf, MbufBatch, Mempool, BURST};
+use crate::nic::{ChecksumOffload, Offloads, RssLayout};
 use crate::wire::MacAddr;
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,6 +33,9 @@ pub struct PortConfig {
     /// `rte_eth_dev_start` (it cannot start until its server listens on
     /// the socket); `None`: one attempt.
     pub start_wait: Option<LinkWait>,
+    /// Which checksum offloads to take of what the device offers
+    /// (`transport.checksum_offload`).
+    pub checksum: ChecksumOffload,
 }
 
 impl Default for PortConfig {
@@ -42,6 +47,7 @@ impl Default for PortConfig {
             mtu: None,
             promiscuous: true,
             start_wait: None,
+            checksum: ChecksumOffload::Auto,
         }
     }
 }
@@ -84,6 +90,12 @@ struct PortInner {
     rx_desc: u16,
     /// Bursts go through the fault guard (memif: `burst_guard`).
     guarded: bool,
+    /// The device's driver (`rte_eth_dev_info.driver_name`).
+    driver: String,
+    /// The checksum offloads in use.
+    offloads: Offloads,
+    /// RSS over IPv4/UDP as programmed, when several queues share the port.
+    rss: Option<RssLayout>,
     _pool: Arc<Mempool>,
 }
 
@@ -153,10 +165,18 @@ impl Port {
                 )));
             }
         }
-        let conf = dpdk_sys::rte_eth_conf::default();
-        // SAFETY: id is valid; conf is a zeroed rte_eth_conf (single queue
-        // mode, no offloads), which every driver accepts.
-        let rc = unsafe { dpdk_sys::rte_eth_dev_configure(id, cfg.queues, cfg.queues, &conf) };
+        let mut conf = dpdk_sys::rte_eth_conf::default();
+        let mut chosen = offload::configure(&info, cfg.checksum, cfg.queues, &name, &mut conf)?;
+        // SAFETY: id is valid; conf asks only for offloads and an RSS hash
+        // the device advertises, and its key pointer (chosen.key) lives
+        // through the call.
+        let mut rc = unsafe { dpdk_sys::rte_eth_dev_configure(id, cfg.queues, cfg.queues, &conf) };
+        if rc != 0 && chosen.rss.is_some() {
+            // A driver that advertises RSS yet refuses it: configure without.
+            offload::without_rss(&mut conf, &mut chosen);
+            // SAFETY: as above, with RSS off.
+            rc = unsafe { dpdk_sys::rte_eth_dev_configure(id, cfg.queues, cfg.queues, &conf) };
+        }
         if rc != 0 {
             return Err(DpdkError::from_rc("rte_eth_dev_configure", rc));
         }
@@ -195,6 +215,8 @@ impl Port {
             }
         }
         start(_eal, id, &name, cfg.start_wait.as_ref())?;
+        // A table the driver will not take leaves RSS unknown: not used.
+        let rss = chosen.rss.filter(|l| offload::program_reta(id, l).is_ok());
         if cfg.promiscuous {
             // SAFETY: started port. Some vdevs do not support it; that is fine
             // because they deliver every frame anyway.
@@ -205,6 +227,9 @@ impl Port {
                 id,
                 guarded: burst_guard::needed_for(&name),
                 name,
+                driver: chosen.driver,
+                offloads: chosen.offloads,
+                rss,
                 queues_taken: (0..cfg.queues).map(|_| AtomicBool::new(false)).collect(),
                 rx_desc: cfg.rx_desc,
                 _pool: pool,
@@ -223,6 +248,19 @@ impl Port {
     /// RX ring size in descriptors, per queue.
     pub fn rx_desc(&self) -> u16 {
         self.inner.rx_desc
+    }
+    /// The device's driver name (e.g. `net_memif`).
+    pub fn driver(&self) -> &str {
+        &self.inner.driver
+    }
+    /// The checksum offloads in use (`transport.checksum_offload` applied
+    /// to what the device offers).
+    pub fn offloads(&self) -> Offloads {
+        self.inner.offloads
+    }
+    /// RSS over IPv4/UDP with the engine's key and table, when configured.
+    pub fn rss(&self) -> Option<RssLayout> {
+        self.inner.rss
     }
 
     /// The port's MAC address.
@@ -394,11 +432,13 @@ impl Port {
                 port: self.inner.clone(),
                 queue: q,
                 guarded: self.inner.guarded,
+                checks_checksums: self.inner.offloads.rx_any(),
             },
             TxQueue {
                 port: self.inner.clone(),
                 queue: q,
                 guarded: self.inner.guarded,
+                offloads: self.inner.offloads,
             },
         ))
     }
@@ -410,6 +450,7 @@ pub struct RxQueue {
     port: Arc<PortInner>,
     queue: u16,
     guarded: bool,
+    checks_checksums: bool,
 }
 
 /// Transmit side of one queue pair.
@@ -418,12 +459,18 @@ pub struct TxQueue {
     port: Arc<PortInner>,
     queue: u16,
     guarded: bool,
+    offloads: Offloads,
 }
 
 impl RxQueue {
     /// The queue index within the port.
     pub fn queue(&self) -> u16 {
         self.queue
+    }
+    /// Whether received mbufs carry the device's checksum verdict
+    /// (`nic::RxChecksum::of` their `Mbuf::ol_flags`).
+    pub fn checks_checksums(&self) -> bool {
+        self.checks_checksums
     }
     /// Frames waiting in the receive ring, if the driver can tell
     /// (`rte_eth_rx_queue_count`; memif, af_packet and net_ring cannot in
@@ -463,6 +510,11 @@ impl TxQueue {
     /// The queue index within the port.
     pub fn queue(&self) -> u16 {
         self.queue
+    }
+    /// The checksum offloads sent mbufs ask of the device
+    /// (`Mbuf::offload_checksums`).
+    pub fn offloads(&self) -> Offloads {
+        self.offloads
     }
     /// Hands the batch's mbufs to the driver; the ones it accepted leave the
     /// batch, the rest stay at the front (retry or `clear()` them).
