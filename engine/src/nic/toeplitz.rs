@@ -93,8 +93,10 @@ impl RssLayout {
     /// The first UDP source port `from + k * step` from which a client at
     /// `src_ip` reaches every `(server address, queue)` of `targets` (one
     /// client endpoint whose sessions go to several server workers); the
-    /// stride keeps the ports of `step` client workers apart. About one
-    /// port in `queues ^ targets` qualifies.
+    /// stride keeps the ports of `step` client workers apart. Toeplitz is
+    /// linear (XOR), so the queues several server ports give one source
+    /// port are tied: `None` when the targets contradict that tie, and then
+    /// each session needs a source port of its own.
     pub fn source_port_for(
         &self,
         src_ip: Ipv4Addr,
@@ -189,21 +191,28 @@ mod tests {
     }
 
     #[test]
-    fn test_one_port_for_sessions_to_several_workers() {
+    fn test_toeplitz_is_linear_so_server_ports_tie_the_queues() {
+        // h(p, d1) ^ h(p, d2) does not depend on the source port p: the
+        // queues two server ports give one client port are tied, so one
+        // port reaches several workers only where the tie allows (else
+        // each session needs a port of its own, as eRPC gives it).
         let l = RssLayout::seen_by_client(2);
         let client = ip([10, 0, 0, 2]);
-        let t = [
-            ((ip([10, 0, 0, 1]), 31850), 0),
-            ((ip([10, 0, 0, 1]), 31851), 1),
-        ];
+        let (d1, d2) = ((ip([10, 0, 0, 1]), 31850), (ip([10, 0, 0, 1]), 31851));
+        let q = |p: u16, d| l.queue_of((client, p), d);
+        let tie = q(40000, d1) ^ q(40000, d2);
+        for p in 40000..40200 {
+            assert_eq!(q(p, d1) ^ q(p, d2), tie, "port {p}");
+        }
         for (w, step) in [(0u16, 2u16), (1, 2)] {
+            let ok = [(d1, 0), (d2, tie)];
             let p = l
-                .source_port_for(client, &t, 31850 + w, step)
+                .source_port_for(client, &ok, 31850 + w, step)
                 .expect("a port");
             assert_eq!((p - 31850 - w) % step, 0, "worker {w}'s stride");
-            for (dst, q) in t {
-                assert_eq!(l.queue_of((client, p), dst), q);
-            }
+            assert_eq!((q(p, d1), q(p, d2)), (0, tie));
+            let never = [(d1, 0), (d2, 1 - tie)];
+            assert_eq!(l.source_port_for(client, &never, 31850 + w, step), None);
         }
     }
 
