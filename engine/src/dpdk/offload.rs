@@ -93,11 +93,27 @@ pub(super) fn configure(
     Ok(chosen)
 }
 
-/// Undoes RSS in `conf` (its driver refused the configuration with it).
-pub(super) fn without_rss(conf: &mut dpdk_sys::rte_eth_conf, chosen: &mut Chosen) {
+/// `rte_eth_dev_configure` with `conf`; a driver that advertises RSS yet
+/// refuses it is configured again without (`chosen.rss` then `None`).
+/// Returns the call's code.
+pub(super) fn dev_configure(
+    id: u16,
+    queues: u16,
+    conf: &mut dpdk_sys::rte_eth_conf,
+    chosen: &mut Chosen,
+) -> i32 {
+    // SAFETY: id is valid; conf asks only for offloads and an RSS hash the
+    // device advertises, and its key pointer (chosen.key) lives through
+    // the call.
+    let rc = unsafe { dpdk_sys::rte_eth_dev_configure(id, queues, queues, &*conf) };
+    if rc == 0 || chosen.rss.is_none() {
+        return rc;
+    }
     conf.rxmode.mq_mode = dpdk_sys::rte_eth_rx_mq_mode_RTE_ETH_MQ_RX_NONE;
     conf.rx_adv_conf.rss_conf = dpdk_sys::rte_eth_rss_conf::default();
     chosen.rss = None;
+    // SAFETY: as above, with RSS off.
+    unsafe { dpdk_sys::rte_eth_dev_configure(id, queues, queues, &*conf) }
 }
 
 /// Programs the redirection table of a started port: entry `j` names queue

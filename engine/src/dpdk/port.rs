@@ -167,16 +167,7 @@ impl Port {
         }
         let mut conf = dpdk_sys::rte_eth_conf::default();
         let mut chosen = offload::configure(&info, cfg.checksum, cfg.queues, &name, &mut conf)?;
-        // SAFETY: id is valid; conf asks only for offloads and an RSS hash
-        // the device advertises, and its key pointer (chosen.key) lives
-        // through the call.
-        let mut rc = unsafe { dpdk_sys::rte_eth_dev_configure(id, cfg.queues, cfg.queues, &conf) };
-        if rc != 0 && chosen.rss.is_some() {
-            // A driver that advertises RSS yet refuses it: configure without.
-            offload::without_rss(&mut conf, &mut chosen);
-            // SAFETY: as above, with RSS off.
-            rc = unsafe { dpdk_sys::rte_eth_dev_configure(id, cfg.queues, cfg.queues, &conf) };
-        }
+        let rc = offload::dev_configure(id, cfg.queues, &mut conf, &mut chosen);
         if rc != 0 {
             return Err(DpdkError::from_rc("rte_eth_dev_configure", rc));
         }
