@@ -3,7 +3,7 @@
 //! capability bits and `transport.checksum_offload` in, the offloads and the
 //! per-mbuf flags out, the RX verdict from an mbuf's flags), and how several
 //! workers share one port ([`steer`]: rte_flow, else RSS with client source
-//! ports chosen by the [`toeplitz`] hash, else the queue pairing of memif and
+//! ports chosen by the [`toeplitz`](mod@toeplitz) hash, else the queue pairing of memif and
 //! virtio). The `dpdk` layer asks the driver; these decide, and are tested
 //! against fake drivers.
 
