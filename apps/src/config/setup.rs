@@ -587,7 +587,7 @@ mod tests {
         assert_eq!((n.pool_mbufs, n.pool_cache, n.data_room), (0, 256, 2048));
         assert_eq!(
             (n.link_timeout, n.steer_required, n.udp_base),
-            (Some(Std::from_secs(30)), false, 31850)
+            (Some(Std::from_secs(30)), false, 31851)
         );
         // floor, port-check, rpc-hostile: one queue, the driver's MTU.
         for (mbufs, cache) in [(8191, 256), (4095, 0), (4095, 256)] {
