@@ -11,6 +11,30 @@
 #include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <rte_thash.h>
+
+/* The offload and mbuf flag values the engine writes as Rust constants
+ * (engine/src/nic/checksum.rs): bindgen cannot evaluate RTE_BIT64, so the
+ * build checks them here against the installed headers. */
+_Static_assert(RTE_ETH_TX_OFFLOAD_IPV4_CKSUM == (1ULL << 1), "tx ipv4 cksum bit");
+_Static_assert(RTE_ETH_TX_OFFLOAD_UDP_CKSUM == (1ULL << 2), "tx udp cksum bit");
+_Static_assert(RTE_ETH_RX_OFFLOAD_IPV4_CKSUM == (1ULL << 1), "rx ipv4 cksum bit");
+_Static_assert(RTE_ETH_RX_OFFLOAD_UDP_CKSUM == (1ULL << 2), "rx udp cksum bit");
+_Static_assert(RTE_MBUF_F_TX_IPV4 == (1ULL << 55), "mbuf tx ipv4");
+_Static_assert(RTE_MBUF_F_TX_IP_CKSUM == (1ULL << 54), "mbuf tx ip cksum");
+_Static_assert(RTE_MBUF_F_TX_UDP_CKSUM == (3ULL << 52), "mbuf tx udp cksum");
+_Static_assert(RTE_MBUF_F_RX_IP_CKSUM_BAD == (1ULL << 4), "mbuf rx ip bad");
+_Static_assert(RTE_MBUF_F_RX_IP_CKSUM_GOOD == (1ULL << 7), "mbuf rx ip good");
+_Static_assert(RTE_MBUF_F_RX_L4_CKSUM_BAD == (1ULL << 3), "mbuf rx l4 bad");
+_Static_assert(RTE_MBUF_F_RX_L4_CKSUM_GOOD == (1ULL << 8), "mbuf rx l4 good");
+_Static_assert(RTE_ETH_RSS_NONFRAG_IPV4_UDP == (1ULL << 5), "rss ipv4 udp");
+/* engine/src/dpdk/mbuf.rs writes tx_offload as l2_len | l3_len << 7 | l4_len << 16. */
+_Static_assert(offsetof(struct rte_mbuf, tx_offload) % 8 == 0, "tx_offload is a u64");
+
+uint32_t shim_softrss(const uint32_t *tuple, uint32_t len, const uint8_t *key)
+{
+	return rte_softrss((uint32_t *)tuple, len, key);
+}
 
 uint16_t shim_rx_burst(uint16_t port, uint16_t queue, struct rte_mbuf **pkts, uint16_t n)
 {

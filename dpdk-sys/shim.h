@@ -25,6 +25,10 @@ int shim_errno(void);
 unsigned shim_lcore_id(void);
 uint64_t shim_rdtsc(void);
 uint64_t shim_tsc_hz(void);
+/* DPDK's software Toeplitz hash (rte_softrss) of `len` 32-bit words in host
+ * order (an IPv4/UDP 4-tuple: source, destination, sport << 16 | dport), for
+ * checking the engine's own hash against it. */
+uint32_t shim_softrss(const uint32_t *tuple, uint32_t len, const uint8_t *key);
 /* Bursts that survive a fault inside the driver (see shim.c): 0 on success
  * of installing the SIGSEGV/SIGBUS handler, -errno otherwise. A guarded burst
  * that faulted sets *faulted and returns 0; the mbufs the driver had taken or

@@ -391,6 +391,15 @@ fn two_workers_per_process_each_with_its_own_queue() {
         srv["stats"]["sessions_accepted"], 2,
         "one session per client worker, one per server worker: {srv}"
     );
+    // memif offers no rte_flow and no RSS: its queue pairing steers, and
+    // it has no checksum offload (software checksums, not an error).
+    assert!(
+        r.stderr.contains(
+            "rpc-client: port net_memif0: driver net_memif, checksum offload tx none, rx none, steering positional"
+        ),
+        "{}",
+        r.stderr
+    );
 }
 
 #[test]

@@ -135,6 +135,7 @@ pub mod config;
 pub mod counters;
 pub mod fault;
 pub mod kernel;
+pub mod nic;
 pub mod proto;
 /// The regimes real links run, each name once: `rpc-bench compare
 /// --regimes` reads this table, and the fabric lab runs two of its entries

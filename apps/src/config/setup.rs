@@ -188,11 +188,11 @@ impl Config {
     }
 
     /// The engine builder of `role`'s process: [`builder`] with
-    /// [`Self::port_shape`], worker `i` on UDP port `link.udp_port + i`, and
-    /// rte_flow steering of those ports to their queues on a real NIC
-    /// (memif pairs queue i with the peer's queue i; af_packet, ring, null
-    /// and pcap run one queue per port or loop back); RX interrupts asked
-    /// for when `transport.idle = "adaptive"`.
+    /// [`Self::port_shape`], worker `i` on UDP port `link.udp_port + i`,
+    /// `transport.checksum_offload`, steering of those ports to their
+    /// queues required on a real NIC (`engine::nic::decide`: rte_flow, else
+    /// RSS, else memif's and virtio's queue pairing), and RX interrupts
+    /// asked for when `transport.idle = "adaptive"`.
     pub fn nexus_builder(&self, role: Role) -> anyhow::Result<NexusBuilder> {
         Ok(builder(
             &self.link_args(),
@@ -201,6 +201,7 @@ impl Config {
             &self.port_shape(),
         )?
         .base_udp_port(self.link.udp_port)
+        .checksum_offload(self.transport.checksum_offload)
         .steer_udp(self.link.kind == LinkKind::Pci)
         .rx_interrupts(self.transport.idle == IdleMode::Adaptive))
     }
@@ -632,8 +633,8 @@ mod tests {
         );
         assert_eq!((n.pool_mbufs, n.pool_cache, n.data_room), (0, 256, 2048));
         assert_eq!(
-            (n.link_timeout, n.steer_udp_base),
-            (Some(Std::from_secs(30)), None)
+            (n.link_timeout, n.steer_required, n.udp_base),
+            (Some(Std::from_secs(30)), false, 31851)
         );
         // floor, port-check, rpc-hostile: one queue, the driver's MTU.
         for (mbufs, cache) in [(8191, 256), (4095, 0), (4095, 256)] {
@@ -667,7 +668,8 @@ mod tests {
         ]);
         let n = c.nexus_builder(Role::Server).unwrap().config().unwrap();
         assert!(!n.port.promiscuous, "a real NIC filters by MAC");
-        assert_eq!(n.steer_udp_base, Some(31851));
+        assert!(n.steer_required);
+        assert_eq!(n.udp_base, 31851);
         let l = flags(&["--link", "pci", "--pci", "0000:99:00.0"]);
         let b = builder(&l, Role::Server, &[0], &PortShape::raw(4095, 0)).unwrap();
         assert!(!b.config().unwrap().port.promiscuous);

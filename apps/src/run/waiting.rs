@@ -75,7 +75,7 @@ pub fn open<A>(
         eprintln!("rpc-server: waiting for a client on {device}{bound}");
     }
     let stop = sys::interrupt_stop_handle();
-    cfg.open_nexus(role, handlers, wait, &stop).map_err(|e| {
+    let nx = cfg.open_nexus(role, handlers, wait, &stop).map_err(|e| {
         let engine = e.downcast_ref::<RuntimeError>();
         if matches!(engine, Some(RuntimeError::Stopped { .. })) {
             let signal = sys::interrupt_signal().unwrap_or(libc::SIGINT);
@@ -94,7 +94,15 @@ pub fn open<A>(
             )),
             _ => e,
         }
-    })
+    })?;
+    // What the device gave: its offloads in use and how workers are steered.
+    eprintln!(
+        "rpc-{}: port {}: {}",
+        role.as_str(),
+        nx.port().name(),
+        nx.port_summary()
+    );
+    Ok(nx)
 }
 
 fn signal_name(signal: i32) -> String {

@@ -7,6 +7,7 @@
 //! and congestion control are the protocol core's own enums.
 
 use super::idle::{IdleMode, IdlePolicy, DEFAULT_IDLE_AFTER_US, DEFAULT_IDLE_SLEEP_US};
+use crate::nic::ChecksumOffload;
 use crate::proto::{
     defaults, Admission, CcKind, DcqcnParams, FlowMode, LossPolicy, MemBudget, Policing,
     Retransmit, DEFAULT_MAX_MSG_SIZE,
@@ -178,6 +179,8 @@ pub struct TransportConfig {
     pub idle: IdleMode,
     pub idle_after_us: u64,
     pub idle_sleep_us: u64,
+    /// Which IPv4/UDP checksum offloads to take of what the device offers.
+    pub checksum_offload: ChecksumOffload,
 }
 
 fn us(d: Duration) -> u64 {
@@ -365,6 +368,7 @@ impl Default for TransportConfig {
             idle: IdleMode::Spin,
             idle_after_us: DEFAULT_IDLE_AFTER_US,
             idle_sleep_us: DEFAULT_IDLE_SLEEP_US,
+            checksum_offload: ChecksumOffload::Auto,
         }
     }
 }

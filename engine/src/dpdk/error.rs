@@ -66,6 +66,9 @@ pub enum DpdkError {
         /// What went wrong.
         what: String,
     },
+    /// `transport.checksum_offload = "require"` on a device that lacks one.
+    #[error(transparent)]
+    Offload(#[from] crate::nic::OffloadError),
     /// An mbuf allocation found the mempool empty.
     #[error("mempool {name:?}: out of mbufs")]
     PoolExhausted {

@@ -3,6 +3,7 @@
 //! alloc/free, so the hot path never allocates.
 
 use super::{DpdkError, Mempool};
+use crate::nic::Offloads;
 use dpdk_sys::rte_mbuf;
 use std::ptr::NonNull;
 
@@ -94,7 +95,36 @@ impl Mbuf {
         // SAFETY: see `set_len_of`.
         unsafe { set_len_of(self.raw.as_ptr(), len) }
     }
+
+    /// The driver's flags on a received frame (`ol_flags`: its checksum
+    /// verdict among them, `nic::RxChecksum::of`).
+    #[inline]
+    pub fn ol_flags(&self) -> u64 {
+        // SAFETY: raw is a valid mbuf we own.
+        unsafe { self.raw.as_ref().ol_flags }
+    }
+
+    /// Asks the device to fill the checksums `o` offloads: the header
+    /// fields as DPDK requires them (`wire::prepare_checksum_offload`),
+    /// `flags` (`o.tx_mbuf_flags()`) in `ol_flags`, and the header lengths
+    /// (Ethernet, IPv4 without options, UDP) in `tx_offload`. Call after
+    /// `set_len`, on a frame the engine wrote.
+    #[inline]
+    pub fn offload_checksums(&mut self, o: &Offloads, flags: u64) {
+        crate::wire::prepare_checksum_offload(self.data_mut(), o.tx_ipv4, o.tx_udp);
+        // SAFETY: raw is a valid mbuf we own; ol_flags and the tx_offload
+        // word are plain fields the driver reads at tx_burst.
+        unsafe {
+            let m = self.raw.as_mut();
+            m.ol_flags |= flags;
+            m.__bindgen_anon_3.tx_offload = TX_HEADER_LENS;
+        }
+    }
 }
+
+/// `tx_offload`'s bit-fields l2_len (7 bits), l3_len (9) and l4_len (8):
+/// 14-byte Ethernet, 20-byte IPv4, 8-byte UDP header.
+const TX_HEADER_LENS: u64 = 14 | (20 << 7) | (8 << 16);
 
 impl Drop for Mbuf {
     fn drop(&mut self) {
@@ -265,6 +295,14 @@ impl MbufBatch {
         assert!(i < self.len);
         // SAFETY: entry i is a valid mbuf owned by the batch; &self prevents mutation.
         unsafe { frame_of(self.ptrs[i]) }
+    }
+
+    /// The driver's flags on mbuf `i` (see [`Mbuf::ol_flags`]).
+    #[inline]
+    pub fn ol_flags(&self, i: usize) -> u64 {
+        assert!(i < self.len);
+        // SAFETY: entry i is a valid mbuf owned by the batch.
+        unsafe { (*self.ptrs[i]).ol_flags }
     }
 
     /// Frame bytes of mbuf `i`, writable. Panics if `i >= len()`.

@@ -5,8 +5,10 @@
 //! (the `Port` or a queue) is dropped.
 
 use super::burst_guard;
+use super::offload;
 use super::start::{link_of, start, LinkWait};
 use super::{DpdkError, Mbuf, MbufBatch, Mempool, BURST};
+use crate::nic::{ChecksumOffload, Offloads, RssLayout};
 use crate::wire::MacAddr;
 use std::ffi::{CStr, CString};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -35,6 +37,9 @@ pub struct PortConfig {
     /// a driver that refuses the configuration with them is configured
     /// without ([`Port::rx_interrupts`] says which).
     pub rx_interrupts: bool,
+    /// Which checksum offloads to take of what the device offers
+    /// (`transport.checksum_offload`).
+    pub checksum: ChecksumOffload,
 }
 
 impl Default for PortConfig {
@@ -47,6 +52,7 @@ impl Default for PortConfig {
             promiscuous: true,
             start_wait: None,
             rx_interrupts: false,
+            checksum: ChecksumOffload::Auto,
         }
     }
 }
@@ -91,6 +97,12 @@ struct PortInner {
     guarded: bool,
     /// Configured with RX interrupts (`intr_conf.rxq = 1`).
     rx_interrupts: bool,
+    /// The device's driver (`rte_eth_dev_info.driver_name`).
+    driver: String,
+    /// The checksum offloads in use.
+    offloads: Offloads,
+    /// RSS over IPv4/UDP as programmed, when several queues share the port.
+    rss: Option<RssLayout>,
     _pool: Arc<Mempool>,
 }
 
@@ -160,14 +172,15 @@ impl Port {
                 )));
             }
         }
-        let conf = dpdk_sys::rte_eth_conf::default();
+        let mut conf = dpdk_sys::rte_eth_conf::default();
+        let mut chosen = offload::configure(&info, cfg.checksum, cfg.queues, &name, &mut conf)?;
+        // RX interrupts first (with the offloads and RSS chosen): a driver
+        // that refuses them is configured as without.
         let rx_interrupts = cfg.rx_interrupts && configure_rx_interrupts(id, cfg.queues, conf);
         let rc = if rx_interrupts {
             0 // configured already, with them
         } else {
-            // SAFETY: id is valid; conf is a zeroed rte_eth_conf (single
-            // queue mode, no offloads), which every driver accepts.
-            unsafe { dpdk_sys::rte_eth_dev_configure(id, cfg.queues, cfg.queues, &conf) }
+            offload::dev_configure(id, cfg.queues, &mut conf, &mut chosen)
         };
         if rc != 0 {
             return Err(DpdkError::from_rc("rte_eth_dev_configure", rc));
@@ -207,6 +220,8 @@ impl Port {
             }
         }
         start(_eal, id, &name, cfg.start_wait.as_ref())?;
+        // A table the driver will not take leaves RSS unknown: not used.
+        let rss = chosen.rss.filter(|l| offload::program_reta(id, l).is_ok());
         if cfg.promiscuous {
             // SAFETY: started port. Some vdevs do not support it; that is fine
             // because they deliver every frame anyway.
@@ -218,6 +233,9 @@ impl Port {
                 guarded: burst_guard::needed_for(&name),
                 rx_interrupts,
                 name,
+                driver: chosen.driver,
+                offloads: chosen.offloads,
+                rss,
                 queues_taken: (0..cfg.queues).map(|_| AtomicBool::new(false)).collect(),
                 rx_desc: cfg.rx_desc,
                 _pool: pool,
@@ -243,6 +261,19 @@ impl Port {
     /// RX ring size in descriptors, per queue.
     pub fn rx_desc(&self) -> u16 {
         self.inner.rx_desc
+    }
+    /// The device's driver name (e.g. `net_memif`).
+    pub fn driver(&self) -> &str {
+        &self.inner.driver
+    }
+    /// The checksum offloads in use (`transport.checksum_offload` applied
+    /// to what the device offers).
+    pub fn offloads(&self) -> Offloads {
+        self.inner.offloads
+    }
+    /// RSS over IPv4/UDP with the engine's key and table, when configured.
+    pub fn rss(&self) -> Option<RssLayout> {
+        self.inner.rss
     }
 
     /// The port's MAC address.
@@ -414,11 +445,13 @@ impl Port {
                 port: self.inner.clone(),
                 queue: q,
                 guarded: self.inner.guarded,
+                checks_checksums: self.inner.offloads.rx_any(),
             },
             TxQueue {
                 port: self.inner.clone(),
                 queue: q,
                 guarded: self.inner.guarded,
+                offloads: self.inner.offloads,
             },
         ))
     }
@@ -430,6 +463,7 @@ pub struct RxQueue {
     port: Arc<PortInner>,
     queue: u16,
     guarded: bool,
+    checks_checksums: bool,
 }
 
 /// Transmit side of one queue pair.
@@ -438,6 +472,7 @@ pub struct TxQueue {
     port: Arc<PortInner>,
     queue: u16,
     guarded: bool,
+    offloads: Offloads,
 }
 
 impl RxQueue {
@@ -454,6 +489,11 @@ impl RxQueue {
     /// The queue index within the port.
     pub fn queue(&self) -> u16 {
         self.queue
+    }
+    /// Whether received mbufs carry the device's checksum verdict
+    /// (`nic::RxChecksum::of` their `Mbuf::ol_flags`).
+    pub fn checks_checksums(&self) -> bool {
+        self.checks_checksums
     }
     /// Frames waiting in the receive ring, if the driver can tell
     /// (`rte_eth_rx_queue_count`; memif, af_packet and net_ring cannot in
@@ -493,6 +533,11 @@ impl TxQueue {
     /// The queue index within the port.
     pub fn queue(&self) -> u16 {
         self.queue
+    }
+    /// The checksum offloads sent mbufs ask of the device
+    /// (`Mbuf::offload_checksums`).
+    pub fn offloads(&self) -> Offloads {
+        self.offloads
     }
     /// Hands the batch's mbufs to the driver; the ones it accepted leave the
     /// batch, the rest stay at the front (retry or `clear()` them).
@@ -542,8 +587,9 @@ impl TxQueue {
 /// `rx_intr_enable`; both end in the timed sleep.
 fn configure_rx_interrupts(id: u16, queues: u16, mut conf: dpdk_sys::rte_eth_conf) -> bool {
     conf.intr_conf.set_rxq(1);
-    // SAFETY: id is a valid, stopped port; conf is the caller's zeroed
-    // rte_eth_conf with only the RX interrupt bit set.
+    // SAFETY: id is a valid, stopped port; conf is the caller's
+    // rte_eth_conf (offloads and RSS the device advertises, whose key
+    // pointer lives through the call) with the RX interrupt bit set.
     let rc = unsafe { dpdk_sys::rte_eth_dev_configure(id, queues, queues, &conf) };
     rc == 0
 }

@@ -303,9 +303,22 @@ impl Endpoint {
         now: Instant,
         frame: &'f [u8],
     ) -> Option<Delivery<'f>> {
+        let verify = self.cfg.verify_ipv4_checksum;
+        self.handle_frame_verified::<C>(now, frame, verify)
+    }
+
+    /// `handle_frame_with`, checking the IPv4 header checksum only when
+    /// `verify` (a device that checked it already: `rx_checked`).
+    #[inline(always)]
+    pub(super) fn handle_frame_verified<'f, C: PayloadCopy>(
+        &mut self,
+        now: Instant,
+        frame: &'f [u8],
+        verify: bool,
+    ) -> Option<Delivery<'f>> {
         self.out.stats.rx_pkts += 1;
         self.out.stats.rx_bytes += frame.len() as u64;
-        let Ok(p) = wire::parse_frame_with(frame, self.cfg.verify_ipv4_checksum) else {
+        let Ok(p) = wire::parse_frame_with(frame, verify) else {
             self.out.stats.drops.malformed += 1;
             return None;
         };

@@ -73,6 +73,7 @@ mod rccc_grant;
 mod recovery;
 mod requests;
 mod ring_grant;
+mod rx_checked;
 mod sack;
 mod secrets;
 mod server;

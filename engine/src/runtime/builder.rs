@@ -17,6 +17,7 @@ use super::device::Device;
 use super::limits::{BuilderError, Ring, Role, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MIN_DESC};
 use super::{HandlerTable, Nexus, NexusConfig, RuntimeError, StopHandle};
 use crate::dpdk::{EalBuilder, LinkWait, PortConfig};
+use crate::nic::ChecksumOffload;
 use crate::proto::{EndpointConfig, DEFAULT_IP};
 use std::net::Ipv4Addr;
 use std::time::Duration;
@@ -45,6 +46,7 @@ pub struct NexusBuilder {
     link_timeout: Option<Duration>,
     stop: Option<StopHandle>,
     steer_udp: bool,
+    checksum: ChecksumOffload,
     base_udp_port: u16,
     ip: Ipv4Addr,
     rx_interrupts: bool,
@@ -69,6 +71,7 @@ impl Default for NexusBuilder {
             link_timeout: Some(Duration::from_secs(10)),
             stop: None,
             steer_udp: false,
+            checksum: ChecksumOffload::Auto,
             base_udp_port: EndpointConfig::default().local.port,
             ip: DEFAULT_IP,
             rx_interrupts: false,
@@ -179,8 +182,10 @@ impl NexusBuilder {
         self.stop = Some(stop.clone());
         self
     }
-    /// With several workers on a real NIC, steer UDP port `base + i` to
-    /// queue `i` with rte_flow.
+    /// The port cannot deliver each worker's frames to its queue by
+    /// itself (a real NIC): with several workers, a device that offers
+    /// none of rte_flow, RSS over IPv4/UDP or paired queues is an error
+    /// (`nic::steer::decide`), not an unsteered port.
     pub fn steer_udp(mut self, on: bool) -> Self {
         self.steer_udp = on;
         self
@@ -192,6 +197,13 @@ impl NexusBuilder {
     /// port is configured exactly as before.
     pub fn rx_interrupts(mut self, on: bool) -> Self {
         self.rx_interrupts = on;
+        self
+    }
+
+    /// Which checksum offloads to take of what the device offers
+    /// (`transport.checksum_offload`; default `Auto`).
+    pub fn checksum_offload(mut self, mode: ChecksumOffload) -> Self {
+        self.checksum = mode;
         self
     }
     /// The UDP port of worker 0's endpoint; worker i uses base + i
@@ -303,13 +315,15 @@ impl NexusBuilder {
                 promiscuous: device.promiscuous(),
                 start_wait: device.is_memif_client().then(|| self.link_wait()),
                 rx_interrupts: self.rx_interrupts,
+                checksum: self.checksum,
             },
             pool_mbufs: self.pool_mbufs,
             pool_cache: self.pool_cache,
             data_room: to_u16(self.data_room),
             link_timeout: self.link_timeout,
             stop: self.stop.clone(),
-            steer_udp_base: self.steer_udp.then_some(self.base_udp_port),
+            udp_base: self.base_udp_port,
+            steer_required: self.steer_udp,
         })
     }
 

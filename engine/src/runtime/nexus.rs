@@ -5,7 +5,10 @@
 use super::builder::NexusBuilder;
 use super::device::Device;
 use super::{HandlerTable, Rpc, RuntimeError, StopHandle};
-use crate::dpdk::{DpdkError, Eal, EalBuilder, LcoreId, LinkWait, Mempool, Port, PortConfig};
+use crate::dpdk::{
+    DpdkError, Eal, EalBuilder, LcoreId, LinkWait, Mempool, Port, PortConfig, PortSteer,
+};
+use crate::nic::{self, Steering};
 use crate::proto::{EndpointConfig, PeerAddr, DEFAULT_IP};
 use crate::wire::MacAddr;
 use std::net::Ipv4Addr;
@@ -36,10 +39,13 @@ pub struct NexusConfig {
     pub link_timeout: Option<Duration>,
     /// Ends that wait when set ([`RuntimeError::Stopped`]).
     pub stop: Option<StopHandle>,
-    /// With several workers on one port, steer UDP port `base + i` to queue
-    /// `i` with rte_flow (real NICs). `None`: the device pairs queues itself
-    /// (memif: queue i reaches the peer's queue i) or there is one worker.
-    pub steer_udp_base: Option<u16>,
+    /// Worker 0's UDP port (worker `i` listens on `udp_base + i`): what
+    /// steering matches with several workers on one port.
+    pub udp_base: u16,
+    /// The device cannot deliver each worker's frames to its queue by
+    /// itself (a real NIC): no steering method ([`nic::decide`]) is an
+    /// error rather than an unsteered port.
+    pub steer_required: bool,
 }
 
 /// Which worker a closure passed to `Nexus::run` is.
@@ -99,6 +105,8 @@ pub struct Nexus<A = ()> {
     handlers: HandlerTable<A>,
     /// Frames the port's RX ring really holds (for lossless reservations).
     rx_ring_entries: usize,
+    /// How each worker's frames reach its queue.
+    steering: Steering,
     /// UDP port of worker 0's endpoint; worker i listens on base + i.
     base_udp_port: u16,
     /// The process's IPv4 address, every worker's (`NexusBuilder::ip`).
@@ -181,15 +189,14 @@ impl<A> Nexus<A> {
         };
         let port = Port::open(&eal, &cfg.device, &cfg.port, pool.clone()).map_err(stopped)?;
         port.wait_link_up(wait).map_err(stopped)?;
-        if let (Some(base), true) = (cfg.steer_udp_base, workers > 1) {
-            for q in 0..workers {
-                port.steer_udp_dst_port(base + q, q).map_err(|e| {
-                    RuntimeError::Setup(format!(
-                        "{e}; this device cannot steer by UDP port: run one worker per process (one core in cores.*), one process per port or VF"
-                    ))
-                })?;
-            }
-        }
+        let steering = nic::decide(
+            &mut PortSteer::new(&port),
+            port.name(),
+            workers,
+            cfg.udp_base,
+            cfg.steer_required,
+        )
+        .map_err(|e| RuntimeError::Setup(e.to_string()))?;
         let mac = port.mac()?;
         Ok(Nexus {
             eal,
@@ -198,6 +205,7 @@ impl<A> Nexus<A> {
             mac,
             handlers,
             rx_ring_entries,
+            steering,
             base_udp_port: EndpointConfig::default().local.port,
             ip: DEFAULT_IP,
         })
@@ -226,6 +234,20 @@ impl<A> Nexus<A> {
     /// The port's MAC address.
     pub fn mac(&self) -> MacAddr {
         self.mac
+    }
+    /// How each worker's frames reach its queue (decided at startup).
+    pub fn steering(&self) -> Steering {
+        self.steering
+    }
+    /// What a process prints at startup about its port: driver, checksum
+    /// offloads in use, steering.
+    pub fn port_summary(&self) -> String {
+        format!(
+            "driver {}, {}, {}",
+            self.port.driver(),
+            self.port.offloads(),
+            self.steering
+        )
     }
     /// The request handlers every worker's [`Rpc`] copies.
     pub fn handlers(&self) -> &HandlerTable<A> {

@@ -26,6 +26,7 @@ use super::rx_signals::RxSignals;
 use super::{Nexus, RuntimeError, StopHandle};
 use crate::dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TscClock, TxQueue, BURST};
 use crate::fault::DropModel;
+use crate::nic::{Offloads, RxChecksum};
 use crate::proto::{
     Delivery, Endpoint, EndpointConfig, ErrorCode, Event, MsgBuf, Payload, PeerAddr, ReqHandle,
     RpcError, SessionId,
@@ -74,6 +75,12 @@ pub struct Rpc<A = ()> {
     rx_signals: RxSignals,
     /// The adaptive idle mode's state (`set_idle`, `idle_wait`).
     idle: Idle,
+    /// Received mbufs carry the device's checksum verdict (RX offload).
+    rx_checked: bool,
+    /// The TX checksum offloads in use, and the `ol_flags` they put on
+    /// every sent mbuf (0: none, the frame goes as the engine wrote it).
+    tx_offloads: Offloads,
+    tx_offload_flags: u64,
 }
 
 impl<A> std::fmt::Debug for Rpc<A> {
@@ -122,6 +129,7 @@ impl<A> Rpc<A> {
         let handlers = nexus.handlers().clone();
         let background = handlers.any_background().then(|| BackgroundPool::new(2));
         let clock = TscClock::new(nexus.eal());
+        let (rx_checked, tx_offloads) = (rx.checks_checksums(), tx.offloads());
         Ok(Rpc {
             now: clock.now(),
             ep,
@@ -145,6 +153,9 @@ impl<A> Rpc<A> {
             phy: Phy::default(),
             rx_signals,
             idle: Idle::default(),
+            rx_checked,
+            tx_offloads,
+            tx_offload_flags: tx_offloads.tx_mbuf_flags(),
         })
     }
 
@@ -371,7 +382,19 @@ impl<A> Rpc<A> {
             self.idle.busy_at = self.now;
             let keep = self.phy.receive(self.now, &mut *batch, &mut self.counters);
             for i in keep {
-                match self.ep.handle_frame(self.now, batch.data(i)) {
+                let frame = batch.data(i);
+                let delivery = match self.rx_checked {
+                    false => self.ep.handle_frame(self.now, frame),
+                    true => match RxChecksum::of(batch.ol_flags(i)) {
+                        RxChecksum::Good => self.ep.handle_frame_checked(self.now, frame),
+                        RxChecksum::Unchecked => self.ep.handle_frame(self.now, frame),
+                        RxChecksum::Bad => {
+                            self.ep.drop_bad_checksum(frame.len());
+                            None
+                        }
+                    },
+                };
+                match delivery {
                     None => {}
                     Some(Delivery::Request {
                         handle,
@@ -488,6 +511,9 @@ impl<A> Rpc<A> {
             match self.ep.poll_transmit(self.now, m.room_mut()) {
                 Some(len) => {
                     m.set_len(len);
+                    if self.tx_offload_flags != 0 {
+                        m.offload_checksums(&self.tx_offloads, self.tx_offload_flags);
+                    }
                     if !self.phy.transmit(self.now, m.data(), &mut self.counters) {
                         // Taken by the TX fault injector: the mbuf is reused.
                         let _ = self.spare.push(m);

@@ -59,6 +59,7 @@ macro_rules! wire_enum {
 mod ethernet;
 mod handshake;
 mod ipv4;
+mod offload;
 mod plain;
 mod rpc;
 mod template;
@@ -66,6 +67,7 @@ mod udp;
 
 pub use ethernet::{EtherType, EthernetFrame, EthernetRepr, MacAddr, ParseMacAddrError};
 pub use ipv4::{checksum, IpProtocol, Ipv4Packet, Ipv4Repr};
+pub use offload::prepare_checksum_offload;
 pub use rpc::{
     ErrorCode, PktType, RpcHeader, RpcRepr, SmBody, SmRepr, SmStatus, SmType, RPC_MAGIC,
     RPC_VERSION, SESSION_NONE,
