@@ -11,6 +11,7 @@ mod burst_guard;
 mod clock;
 mod eal;
 mod error;
+mod flow;
 mod lcore;
 mod mbuf;
 mod memif;

@@ -68,8 +68,7 @@ pub struct Rpc<A = ()> {
     background: Option<BackgroundPool>,
     counters: RunCounters,
     queue: u16,
-    /// The layers around the queue pair: fault injection, the injected ECN
-    /// marker, capture (`set_fault`, `set_ecn_marker`, `set_capture`).
+    /// Fault injection, injected ECN marks, capture (`set_fault`, ...).
     phy: Phy,
     /// Ring occupancy for pause mode.
     rx_signals: RxSignals,
