@@ -50,7 +50,8 @@ fn an_adaptive_server_sleeps_while_its_client_is_quiet_and_still_answers() {
     // Said once the port is up (the worker's start).
     let line = server.line_with("rpc-server: idle:", START);
     assert!(
-        line.contains("adaptive: no RX interrupts") && line.contains("timed sleeps of 500 us"),
+        line.contains("adaptive: no RX interrupts")
+            && line.contains("timed sleeps of 500 us, doubling to 2000 us"),
         "memif falls back to timed sleeps, and says so: {line}"
     );
     client.wait_for("[  1.0 s]", START);

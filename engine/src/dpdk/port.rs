@@ -320,7 +320,6 @@ impl Port {
         })
     }
 
-
     /// Hands out queue pair `q`, once. The returned queues must be used by one
     /// thread at a time (they are `Send`, not `Sync`).
     pub fn queue_pair(&self, q: u16) -> Result<(RxQueue, TxQueue), DpdkError> {
