@@ -13,10 +13,10 @@
 
 use crate::config::link::Role;
 use crate::config::Worker;
-use crate::measure::hist::LatencyHist;
 use crate::run::message::{check_message, fill_message, pattern, write_resp_size, write_seq};
 use crate::run::message::{REQ_ECHO, RESP_HEADER};
 use crate::run::node::{ClientResult, NodeSpec, Targets};
+use crate::run::tally::Tally;
 use crate::run::workload::{ClientParams, Loop};
 use engine::kernel::KernelEndpoint;
 use engine::proto::{Delivery, Endpoint, Event, PeerAddr, SessionId};
@@ -90,10 +90,10 @@ pub fn run_kernel_client(
     if unfinished > 0 {
         errors.push(format!("worker 0: {unfinished} request(s) never completed"));
     }
-    let (hist, measured, seconds) = run.measurement();
+    let (hist, measured, seconds) = run.tally.measurement();
     Ok(ClientResult {
         hist,
-        completed: run.completed,
+        completed: run.tally.completed,
         completed_measured: measured,
         failed: run.failed + unfinished,
         bad_responses: run.bad,
@@ -183,18 +183,10 @@ struct Closed {
     next_seq: u64,
     issued: u64,
     in_flight: usize,
-    completed: u64,
-    completed_measured: u64,
     failed: u64,
     bad: u64,
     first_error: Option<String>,
-    hist: LatencyHist,
-    /// Requests started in the warm-up (used when the run ends inside it).
-    hist_warm: LatencyHist,
-    run_start: Instant,
-    last_completion: Instant,
-    measure_from: Instant,
-    measure_until: Instant,
+    tally: Tally,
     stop_at: Instant,
 }
 
@@ -208,17 +200,10 @@ impl Closed {
             next_seq: 0,
             issued: 0,
             in_flight: 0,
-            completed: 0,
-            completed_measured: 0,
             failed: 0,
             bad: 0,
             first_error: None,
-            hist: LatencyHist::new(),
-            hist_warm: LatencyHist::new(),
-            run_start: now,
-            last_completion: now,
-            measure_from: now + p.warmup,
-            measure_until: now + p.warmup + p.run,
+            tally: Tally::new(now, p.warmup, p.run),
             stop_at: now + p.warmup + p.run,
             p,
         }
@@ -292,17 +277,7 @@ impl Closed {
                 self.stop_at = self.stop_at.min(now);
                 self.first_error.get_or_insert(e);
             }
-            None => {
-                self.completed += 1;
-                let ns = (now - start).as_nanos();
-                if start >= self.measure_from && now <= self.measure_until {
-                    self.hist.record_ns(ns);
-                    self.completed_measured += 1;
-                } else if start < self.measure_from {
-                    self.hist_warm.record_ns(ns);
-                }
-                self.last_completion = now;
-            }
+            None => self.tally.record(start, now),
         }
         self.issue(ep, now, session, slot);
     }
@@ -320,20 +295,5 @@ impl Closed {
                 .get_or_insert_with(|| format!("request failed: {error}"));
             self.issue(ep, now, session, tag as usize);
         }
-    }
-
-    /// As `workload::ClientApp::measurement`: the measured window's
-    /// latencies, completions and seconds, or the whole run when it ended
-    /// inside the warm-up.
-    fn measurement(&self) -> (LatencyHist, u64, f64) {
-        if self.completed_measured == 0 && self.completed > 0 {
-            let mut h = self.hist_warm.clone();
-            h.merge(&self.hist);
-            let secs = (self.last_completion - self.run_start).as_secs_f64();
-            return (h, self.completed, secs);
-        }
-        let end = self.last_completion.min(self.measure_until);
-        let secs = (end - self.measure_from).as_secs_f64();
-        (self.hist.clone(), self.completed_measured, secs)
     }
 }

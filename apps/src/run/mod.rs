@@ -1,6 +1,7 @@
 //! Running: one process's server or client (`node`; rpc-client on a plain
 //! UDP socket, `kernel`) with its workloads
-//! (`workload`, over the message format of `message`) and the server's
+//! (`workload`, over the message format of `message`, each client's
+//! completions in a `tally`) and the server's
 //! exit summary (`summary`),
 //! the counters its workers publish while they run (`live`, read as
 //! `interval` records) and the
@@ -18,5 +19,6 @@ pub mod node;
 pub mod server_events;
 pub mod summary;
 pub mod sys;
+pub mod tally;
 pub mod waiting;
 pub mod workload;

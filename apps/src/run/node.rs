@@ -453,7 +453,7 @@ fn client_worker<A: ClientSide>(
             break;
         }
         if let Some(l) = live.as_mut().filter(|l| l.due(now)) {
-            let hists = [c.hist.raw(), c.hist_warm.raw()];
+            let hists = [c.tally.hist.raw(), c.tally.hist_warm.raw()];
             l.publish(now, &client_snapshot(&rpc, c), &hists);
         }
     }
@@ -468,16 +468,16 @@ fn client_worker<A: ClientSide>(
     }
     if let Some(l) = live.as_mut() {
         let c = app.client();
-        let hists = [c.hist.raw(), c.hist_warm.raw()];
+        let hists = [c.tally.hist.raw(), c.tally.hist_warm.raw()];
         l.finish(&client_snapshot(&rpc, c), &hists);
     }
     finish_capture(&mut rpc, "rpc-client", index);
     out.stats = *rpc.endpoint().stats();
     out.counters = *rpc.counters();
     let c = app.client();
-    let (hist, measured, secs) = c.measurement();
+    let (hist, measured, secs) = c.tally.measurement();
     out.hist = hist;
-    out.completed = c.completed;
+    out.completed = c.tally.completed;
     out.completed_measured = measured;
     out.seconds = secs;
     out.failed = c.failed + unfinished;
@@ -581,7 +581,7 @@ fn server_snapshot<A>(rpc: &Rpc<A>, app: &ServerApp) -> Snapshot {
 fn client_snapshot<A>(rpc: &Rpc<A>, c: &ClientApp) -> Snapshot {
     let ep = rpc.endpoint();
     let mut snap = Snapshot::of_endpoint(ep.stats(), ep.sessions_by_state().connected);
-    snap.rpcs = c.completed;
+    snap.rpcs = c.tally.completed;
     snap.failed = c.failed;
     snap.in_flight = c.in_flight as u64;
     c.window_state(rpc.now(), &mut snap);

@@ -12,12 +12,12 @@
 //! `workload.resp_size`, and the client stops at the first response of the
 //! wrong size, naming both.
 
-use crate::measure::hist::LatencyHist;
 use crate::run::live::Snapshot;
 pub use crate::run::message::{
     asked_resp_size, check_message, fill_message, pattern, pattern_byte, write_resp_size,
     write_seq, REQ_ECHO, REQ_HEADER, RESP_HEADER,
 };
+use crate::run::tally::Tally;
 use engine::proto::{MsgBuf, PeerAddr, ReqHandle, SessionId};
 use engine::runtime::{Completion, OnDone, Rpc};
 use engine::time::{Duration, Instant};
@@ -220,25 +220,17 @@ pub struct ClientApp {
     pub p: ClientParams,
     pub template: Vec<u8>,
     pub sessions: Vec<SessionId>,
-    pub hist: LatencyHist,
-    /// Latencies of requests started during warm-up (used only when the whole
-    /// run ended inside the warm-up, e.g. a small `max_requests`).
-    pub hist_warm: LatencyHist,
-    pub run_start: Instant,
-    pub last_completion: Instant,
+    /// Completions and latencies, split at the measured window.
+    pub tally: Tally,
     /// Intended send time per tag (tag = index), for latency measurement.
     start_times: Vec<Instant>,
     free_tags: Vec<u32>,
     pub issued: u64,
-    pub completed: u64,
-    pub completed_measured: u64,
     pub failed: u64,
     pub bad_responses: u64,
     pub first_error: Option<String>,
     pub enqueue_errors: u64,
-    pub measure_from: Instant,
     pub stop_at: Instant,
-    pub measure_until: Instant,
     pub next_seq: u64,
     /// Open loop: the next intended send time.
     next_intended: Instant,
@@ -251,22 +243,15 @@ impl ClientApp {
         let cap = (p.window.max(1) * sessions.len().max(1) * 4).max(1024);
         let template = pattern(p.req_size.max(p.resp_size));
         ClientApp {
-            measure_from: now + p.warmup,
-            measure_until: now + p.warmup + p.run,
+            tally: Tally::new(now, p.warmup, p.run),
             stop_at: now + p.warmup + p.run,
             next_intended: now,
             p,
             template,
             sessions,
-            hist: LatencyHist::new(),
-            hist_warm: LatencyHist::new(),
-            run_start: now,
-            last_completion: now,
             start_times: vec![Instant::ZERO; cap],
             free_tags: (0..cap as u32).rev().collect(),
             issued: 0,
-            completed: 0,
-            completed_measured: 0,
             failed: 0,
             bad_responses: 0,
             first_error: None,
@@ -290,24 +275,11 @@ impl ClientApp {
     /// past it (stopped early counts as past). The reporter marks each
     /// interval's phase from these (`run::interval`).
     pub fn window_state(&self, now: Instant, snap: &mut Snapshot) {
-        let past = now >= self.stop_at.min(self.measure_until);
-        snap.measured = self.completed_measured;
-        snap.in_window = u64::from(now >= self.measure_from && !past);
+        let t = &self.tally;
+        let past = now >= self.stop_at.min(t.measure_until);
+        snap.measured = t.completed_measured;
+        snap.in_window = u64::from(now >= t.measure_from && !past);
         snap.past_window = u64::from(past);
-    }
-
-    /// The measured window's latencies, completions and length in seconds.
-    /// A run that ended inside its warm-up is measured whole instead.
-    pub fn measurement(&self) -> (LatencyHist, u64, f64) {
-        if self.completed_measured == 0 && self.completed > 0 {
-            let mut h = self.hist_warm.clone();
-            h.merge(&self.hist);
-            let secs = (self.last_completion - self.run_start).as_secs_f64();
-            return (h, self.completed, secs);
-        }
-        let end = self.last_completion.min(self.measure_until);
-        let secs = (end - self.measure_from).as_secs_f64();
-        (self.hist.clone(), self.completed_measured, secs)
     }
 }
 
@@ -371,17 +343,9 @@ fn on_response<A: ClientSide>(rpc: &mut Rpc<A>, whole: &mut A, done: Completion<
                 }
                 app.first_error
                     .get_or_insert_with(|| explain_bad_response(e, resp.len(), &app.p));
-            } else if start >= app.measure_from && now <= app.measure_until {
-                app.completed += 1;
-                app.hist.record_ns((now - start).as_nanos());
-                app.completed_measured += 1;
             } else {
-                app.completed += 1;
-                if start < app.measure_from {
-                    app.hist_warm.record_ns((now - start).as_nanos());
-                }
+                app.tally.record(start, now);
             }
-            app.last_completion = now;
         }
         Err(e) => {
             app.failed += 1;
