@@ -15,13 +15,13 @@ const SERVER: &str = env!("CARGO_BIN_EXE_rpc-server");
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// `n` RPCs per client worker over `link` (shared flags), `total` in all;
-/// the client's and server's reports.
+/// the client's and server's reports and the client's stderr.
 fn exchange(
     link: &[String],
     n: u64,
     total: u64,
     extra: &[&str],
-) -> (serde_json::Value, serde_json::Value) {
+) -> (serde_json::Value, serde_json::Value, String) {
     let server = Server::start(&[link, &common::server_flags(extra)].concat());
     let mut args: Vec<String> = link.to_vec();
     args.extend(extra.iter().map(|s| s.to_string()));
@@ -41,7 +41,7 @@ fn exchange(
     assert_eq!(v["completed_total"], total, "{v}");
     assert_eq!(srv["handled"], total, "each request handled once: {srv}");
     assert_eq!(srv["bad_requests"], 0, "{srv}");
-    (v, srv)
+    (v, srv, r.stderr)
 }
 
 fn virtio_link() -> Vec<String> {
@@ -51,10 +51,22 @@ fn virtio_link() -> Vec<String> {
     ]
 }
 
+/// With `checksum_offload = "auto"` (the default) both ends take virtio's
+/// UDP checksum offload, and nothing is dropped as malformed on either end
+/// (what crosses the virtqueues is checked frame by frame in
+/// engine/tests/dpdk_virtio_offload.rs).
 #[test]
 fn virtio_rpcs_complete() {
-    let (v, _) = exchange(&virtio_link(), 3000, 3000, &[]);
+    let (v, srv, stderr) = exchange(&virtio_link(), 3000, 3000, &[]);
     assert_eq!(v["link"], "virtio");
+    assert!(
+        stderr.contains(
+            "driver net_virtio_user, checksum offload tx udp (ipv4: software), rx udp (ipv4: software)"
+        ),
+        "{stderr}"
+    );
+    assert_eq!(srv["stats"]["drops"]["malformed"], 0, "{srv}");
+    assert_eq!(v["client_stats"]["drops"]["malformed"], 0, "{v}");
 }
 
 /// Two workers a side on one virtio port with queues=2, one session each:
@@ -67,7 +79,7 @@ fn virtio_rpcs_complete() {
 /// of docs/links.md to carry it.) Four poll loops share two cores: few RPCs.
 #[test]
 fn virtio_two_queues_pair_queue_i_with_the_peers_queue_i() {
-    let (v, srv) = exchange(
+    let (v, srv, _) = exchange(
         &virtio_link(),
         40,
         80,
@@ -117,7 +129,7 @@ fn af_xdp_on_veth_rpcs_complete() {
         format!("--iface={name}"),
         format!("--set=link.client_netns=\"{ns}\""),
     ];
-    let (v, _) = exchange(&link, 2000, 2000, &[]);
+    let (v, _, _) = exchange(&link, 2000, 2000, &[]);
     assert_eq!(v["link"], "af_xdp");
 }
 
