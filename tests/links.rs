@@ -215,6 +215,9 @@ fn tap_two_processes_through_a_bridge_complete_rpcs() {
             "--link=af_packet",
             &format!("--set=link.vdev=\"net_tap0,iface={cli_tap}\""),
             "--set=workload.max_requests=300",
+            // The bridge comes after both ports started: room for a slow
+            // start on a loaded machine.
+            "--set=transport.connect_timeout_ms=10000",
             "--seconds=20",
             "--json",
         ],
