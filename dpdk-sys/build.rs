@@ -88,7 +88,7 @@ fn main() {
     let bindings = bindgen::Builder::default()
         .header("wrapper.h")
         .clang_args(cflags.iter())
-        .allowlist_function("rte_eal_init|rte_eal_cleanup|rte_strerror|rte_log_set_global_level|rte_log_set_level_pattern|rte_log_get_level|rte_log_register")
+        .allowlist_function("rte_eal_init|rte_eal_cleanup|rte_dev_probe|rte_strerror|rte_log_set_global_level|rte_log_set_level_pattern|rte_log_get_level|rte_log_register")
         .allowlist_function("rte_ring_create|rte_ring_free|rte_eth_from_rings")
         .allowlist_function("rte_eal_remote_launch|rte_eal_wait_lcore|rte_thread_register|rte_thread_unregister")
         .allowlist_function("rte_lcore_count|rte_get_main_lcore|rte_lcore_is_enabled|rte_lcore_to_cpu_id|rte_socket_id")

@@ -186,6 +186,25 @@ impl Eal {
     pub fn args(&self) -> &[String] {
         &self.args
     }
+
+    /// Probes a virtual device after EAL started (`rte_dev_probe`), for a
+    /// device whose probe needs another port configured first: a
+    /// `virtio_user` driver whose `net_vhost` backend lives in the same
+    /// process (the backend creates its socket when its port is
+    /// configured, not at EAL's probe).
+    pub fn probe_vdev(&self, spec: &str) -> Result<(), DpdkError> {
+        let c = CString::new(spec).map_err(|_| DpdkError::BadArgument {
+            arg: spec.into(),
+            why: "contains a NUL byte",
+        })?;
+        // SAFETY: EAL is initialised (self proves it); `c` is a valid
+        // NUL-terminated string that outlives the call.
+        let rc = unsafe { dpdk_sys::rte_dev_probe(c.as_ptr()) };
+        if rc < 0 {
+            return Err(DpdkError::from_rc("rte_dev_probe", rc));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
