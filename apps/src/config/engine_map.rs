@@ -85,23 +85,34 @@ impl Config {
             server_workers: self.cores.server.len().max(1) as u16,
             client_workers: clients.max(1) as u16,
         };
-        (0..clients)
-            .map(|c| {
-                let mut targets: Vec<u16> = (0..self.workload.sessions_per_thread as usize)
-                    .map(|s| self.target_server_worker(c, s) as u16)
-                    .collect();
-                targets.sort_unstable();
-                targets.dedup();
-                plan.port(c as u16, &targets).map_err(|e| {
-                    ConfigError::invalid(
-                        "link.client_port",
-                        format!(
-                            "link.client_port = rss: {e}; give each client worker sessions to one server worker (workload.sessions_per_thread = 1: client worker c then dials server worker c mod len(cores.server)), or try another link.udp_port (it moves the tie), or set link.client_port = fixed where the server steers by rte_flow (its startup line says `steering rte_flow`)"
-                        ),
-                    )
-                })
-            })
-            .collect()
+        let targets = |c: usize| {
+            let mut t: Vec<u16> = (0..self.workload.sessions_per_thread as usize)
+                .map(|s| self.target_server_worker(c, s) as u16)
+                .collect();
+            t.sort_unstable();
+            t.dedup();
+            t
+        };
+        let ports_at = |plan: &RssPorts| {
+            (0..clients)
+                .map(|c| plan.port(c as u16, &targets(c)))
+                .collect::<Result<Vec<u16>, _>>()
+        };
+        ports_at(&plan).map_err(|e| {
+            // The tie moves with the server's ports: name a base that works
+            // (searched only on this error path).
+            let last = usize::from(u16::MAX) - self.cores.server.len();
+            let other = (usize::from(plan.base) + 1..=last.min(usize::from(plan.base) + 64))
+                .map(|b| RssPorts { base: b as u16, ..plan })
+                .find(|p| ports_at(p).is_ok())
+                .map_or(String::new(), |p| format!(" (link.udp_port = {} does)", p.base));
+            ConfigError::invalid(
+                "link.client_port",
+                format!(
+                    "link.client_port = rss: {e}; give each client worker sessions to one server worker (workload.sessions_per_thread = 1: client worker c then dials server worker c mod len(cores.server)), or choose another link.udp_port, which moves the tie{other}, or set link.client_port = fixed where the server steers by rte_flow (its startup line says `steering rte_flow`)"
+                ),
+            )
+        })
     }
 
     /// UDP port of `role`'s worker `i`: the server's `udp_port + i`, the

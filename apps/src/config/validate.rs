@@ -892,6 +892,14 @@ mod tests {
                 && e.contains("link.client_port = fixed"),
             "{e}"
         );
+        // It names a base that works, and that base validates.
+        let named = e.split("(link.udp_port = ").nth(1).expect("a base named");
+        let base: u16 = named.split(' ').next().unwrap().parse().unwrap();
+        outcome(base).unwrap();
+        // The default base: 31851 and 31852 tie to one queue of two; the
+        // first base above that unties them (the hash, computed apart).
+        let e = outcome(31851).unwrap_err().to_string();
+        assert!(e.contains("(link.udp_port = 31863 does)"), "{e}");
         assert!((31000..31100).any(|b| outcome(b).is_ok()));
     }
 
