@@ -71,14 +71,15 @@ fn virtio_rpcs_complete() {
     assert_eq!(v["client_stats"]["drops"]["malformed"], 0, "{v}");
 }
 
-/// Two workers a side on one virtio port with queues=2, one session each:
-/// client worker i dials server worker i, whose UDP port only that worker
-/// owns. Its frames leave on queue i and reach the backend's queue i, so
-/// both connect and complete; were the queues not paired by position, a
-/// worker's frames would land on the other worker's queue, be dropped as
-/// not its own, and its connect would time out. (A session of client worker
-/// 0 to server worker 1 is such a case: positional links need the steering
-/// of docs/links.md to carry it.) Four poll loops share two cores: few RPCs.
+/// Two workers a side on one virtio port with queues=2, two sessions each:
+/// both sessions of client worker i dial server worker i, whose UDP port
+/// only that worker owns. Its frames leave on queue i and reach the
+/// backend's queue i, so all four connect and complete; were the queues not
+/// paired by position, or a session of worker 0 aimed at server worker 1
+/// (round robin did, before docs/links.md "Several workers on one port"),
+/// its frames would land on the other worker's queue, be dropped as not its
+/// own, and its connect would time out. Four poll loops share two cores:
+/// few RPCs.
 #[test]
 fn virtio_two_queues_pair_queue_i_with_the_peers_queue_i() {
     let (v, srv, _) = exchange(
@@ -89,11 +90,11 @@ fn virtio_two_queues_pair_queue_i_with_the_peers_queue_i() {
             "--set=cores.server=[0, 1]",
             "--set=cores.client=[0, 1]",
             "--set=cores.allow_shared=true",
-            "--set=workload.sessions_per_thread=1",
+            "--set=workload.sessions_per_thread=2",
         ],
     );
     assert_eq!(v["client_workers"], 2, "{v}");
-    assert_eq!(srv["stats"]["sessions_accepted"], 2, "{srv}");
+    assert_eq!(srv["stats"]["sessions_accepted"], 4, "{srv}");
     assert_eq!(srv["stats"]["drops"]["not_ours"], 0, "{srv}");
 }
 

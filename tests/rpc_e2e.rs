@@ -369,34 +369,51 @@ fn ring_loopback_in_one_process() {
 #[test]
 fn two_workers_per_process_each_with_its_own_queue() {
     // Two endpoints per process (lcores 0 and 1), memif queue i <-> peer queue i,
-    // worker i on UDP port base + i. Four poll loops share two cores here, so
-    // this checks behaviour, not speed.
+    // worker i on UDP port base + i, two sessions per client worker. memif
+    // pairs queues by position, so both sessions of client worker c must
+    // target server worker c: spread round robin, one of each worker's two
+    // would address the other server worker's port, arrive on this one's
+    // queue, be dropped as `not_ours` and never connect. Four poll loops
+    // share two cores here, so this checks behaviour, not speed.
     let link = memif_link();
     let cores = ["--set=cores.server=[0, 1]", "--set=cores.client=[0, 1]"];
     let server =
         Server::start(&[link.clone(), cores.iter().map(|s| s.to_string()).collect()].concat());
     let mut args: Vec<&str> = link.iter().map(String::as_str).collect();
     args.extend_from_slice(&cores);
-    args.extend_from_slice(&["--set=workload.max_requests=2000", "--seconds=60", "--json"]);
+    args.extend_from_slice(&[
+        "--set=workload.sessions_per_thread=2",
+        "--set=workload.max_requests=100",
+        "--seconds=60",
+        "--json",
+    ]);
     let r = run(CLIENT, &args, LIMIT);
     let srv = server.stop();
     assert!(r.ok(), "{}\n{}", r.stdout, r.stderr);
     let v = r.json();
     assert_eq!(v["client_workers"], 2, "{v}");
-    assert_eq!(v["completed_total"], 4000, "2000 per client worker: {v}");
+    assert_eq!(v["sessions_connected"], 4, "{v}");
+    assert_eq!(v["completed_total"], 200, "100 per client worker: {v}");
     assert_eq!(v["failed"], 0);
     assert_eq!(srv["workers"], 2, "{srv}");
-    assert_eq!(srv["handled"], 4000, "{srv}");
+    assert_eq!(srv["handled"], 200, "{srv}");
     assert_eq!(
-        srv["stats"]["sessions_accepted"], 2,
-        "one session per client worker, one per server worker: {srv}"
+        srv["stats"]["sessions_accepted"], 4,
+        "two sessions per client worker, each on its paired server worker: {srv}"
     );
+    assert_eq!(srv["stats"]["drops"]["not_ours"], 0, "{srv}");
     // memif offers no rte_flow and no RSS: its queue pairing steers, and
     // it has no checksum offload (software checksums, not an error).
     assert!(
         r.stderr.contains(
             "rpc-client: port net_memif0: driver net_memif, checksum offload tx none, rx none, steering positional"
         ),
+        "{}",
+        r.stderr
+    );
+    assert!(
+        r.stderr
+            .contains("rpc-client: udp source ports 31851, 31852 (link.client_port fixed"),
         "{}",
         r.stderr
     );

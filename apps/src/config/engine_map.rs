@@ -6,6 +6,7 @@
 use super::schema::*;
 use crate::config::link::{LinkArgs, LinkKind, Role};
 use engine::fault::DropModel;
+use engine::nic::RssPorts;
 use engine::proto::PeerAddr;
 use engine::wire::MacAddr;
 
@@ -31,14 +32,99 @@ impl Config {
         }
     }
 
+    /// Whether the link pairs the client's queue `i` with the server's
+    /// queue `i` (memif, virtio, net_ring: `engine::nic::Steering::Positional`):
+    /// client worker `c`'s frames reach server worker `c` alone, whatever
+    /// UDP port they address.
+    pub fn positional_link(&self) -> bool {
+        matches!(
+            self.link.kind,
+            LinkKind::Memif | LinkKind::Virtio | LinkKind::Ring
+        )
+    }
+
     /// The server worker that client worker `client_worker`'s session number
-    /// `session` connects to: worker 0 for incast, else sessions spread
+    /// `session` connects to: worker 0 for incast; on a positional link
+    /// ([`Self::positional_link`]) the client worker's own peer, worker
+    /// `client_worker` (validation refuses more client workers than server
+    /// workers there, and incast with several); else sessions spread
     /// round-robin over the server workers.
     pub fn target_server_worker(&self, client_worker: usize, session: usize) -> usize {
         let servers = self.cores.server.len().max(1);
         match self.workload.kind {
             WorkloadKind::Incast => 0,
+            _ if self.positional_link() => client_worker % servers,
             _ => (client_worker * self.workload.sessions_per_thread as usize + session) % servers,
+        }
+    }
+
+    /// `link.client_port` resolved for this link: `auto` is `rss` on a real
+    /// NIC (its server may steer by RSS) and `fixed` elsewhere.
+    pub fn client_port_mode(&self) -> ClientPort {
+        match self.link.client_port {
+            ClientPort::Auto if self.link.kind == LinkKind::Pci => ClientPort::Rss,
+            ClientPort::Auto => ClientPort::Fixed,
+            m => m,
+        }
+    }
+
+    /// Each client worker's UDP port: `udp_port + i` (`fixed`), or chosen
+    /// so that its sessions' requests hash to their server workers' queues
+    /// and their answers to its own (`rss`, `engine::nic::RssPorts`). A
+    /// worker whose targets no port reaches together is refused, naming
+    /// why and what to change.
+    pub fn client_ports(&self) -> Result<Vec<u16>, ConfigError> {
+        let clients = self.cores.client.len();
+        if self.client_port_mode() == ClientPort::Fixed {
+            return Ok((0..clients).map(|i| self.worker_port(i)).collect());
+        }
+        let plan = RssPorts {
+            client_ip: self.link.client_ip,
+            server_ip: self.link.server_ip,
+            base: self.link.udp_port,
+            server_workers: self.cores.server.len().max(1) as u16,
+            client_workers: clients.max(1) as u16,
+        };
+        let targets = |c: usize| {
+            let mut t: Vec<u16> = (0..self.workload.sessions_per_thread as usize)
+                .map(|s| self.target_server_worker(c, s) as u16)
+                .collect();
+            t.sort_unstable();
+            t.dedup();
+            t
+        };
+        let ports_at = |plan: &RssPorts| {
+            (0..clients)
+                .map(|c| plan.port(c as u16, &targets(c)))
+                .collect::<Result<Vec<u16>, _>>()
+        };
+        ports_at(&plan).map_err(|e| {
+            // The tie moves with the server's ports: name a base that works
+            // (searched only on this error path).
+            let last = usize::from(u16::MAX) - self.cores.server.len();
+            let other = (usize::from(plan.base) + 1..=last.min(usize::from(plan.base) + 64))
+                .map(|b| RssPorts { base: b as u16, ..plan })
+                .find(|p| ports_at(p).is_ok())
+                .map_or(String::new(), |p| format!(" (link.udp_port = {} does)", p.base));
+            ConfigError::invalid(
+                "link.client_port",
+                format!(
+                    "link.client_port = rss: {e}; give each client worker sessions to one server worker (workload.sessions_per_thread = 1: client worker c then dials server worker c mod len(cores.server)), or choose another link.udp_port, which moves the tie{other}, or set link.client_port = fixed where the server steers by rte_flow (its startup line says `steering rte_flow`)"
+                ),
+            )
+        })
+    }
+
+    /// UDP port of `role`'s worker `i`: the server's `udp_port + i`, the
+    /// client's per [`Self::client_ports`].
+    pub fn local_port(&self, role: Role, worker_index: usize) -> Result<u16, ConfigError> {
+        match role {
+            Role::Server => Ok(self.worker_port(worker_index)),
+            Role::Client => Ok(self
+                .client_ports()?
+                .get(worker_index)
+                .copied()
+                .unwrap_or(self.worker_port(worker_index))),
         }
     }
 
@@ -62,8 +148,9 @@ impl Config {
         }
     }
 
-    /// UDP port of worker `i` (both roles): `link.udp_port + i`, which is
-    /// what per-queue flow steering on a real NIC matches on.
+    /// UDP port of worker `i`: the server's (`link.udp_port + i`, what
+    /// per-queue flow steering on a real NIC matches on), and a client's
+    /// with `link.client_port = fixed`.
     pub fn worker_port(&self, worker_index: usize) -> u16 {
         self.link.udp_port.saturating_add(worker_index as u16)
     }
@@ -141,6 +228,93 @@ mod tests {
     use engine::proto::{CcKind, FlowMode, LossPolicy, MemBudget};
     use engine::time::Duration;
     use std::net::Ipv4Addr;
+
+    const PCI: [&str; 3] = ["link.kind=pci", "link.pci=0000:01:00.0", "link.huge=true"];
+
+    #[test]
+    fn positional_links_send_a_client_workers_sessions_to_its_peer() {
+        // memif and virtio pair client queue c with server queue c: every
+        // session of client worker c must go to server worker c (round
+        // robin would send half of them where no frame of c arrives).
+        for kind in ["link.kind=memif", "link.kind=virtio"] {
+            let c = with(&[
+                kind,
+                "cores.server=[0, 1]",
+                "cores.client=[0, 1]",
+                "workload.sessions_per_thread=2",
+            ])
+            .unwrap();
+            c.validate(&ENV).unwrap();
+            for (w, s) in [(0, 0), (0, 1), (1, 0), (1, 1)] {
+                assert_eq!(
+                    c.target_server_worker(w, s),
+                    w,
+                    "{kind} worker {w} session {s}"
+                );
+            }
+            assert_eq!(c.max_sessions_per_server_worker(), 2);
+        }
+        // A NIC steers by port: sessions spread round robin.
+        let mut sets = PCI.to_vec();
+        sets.extend([
+            "cores.server=[0, 1]",
+            "cores.client=[0, 1]",
+            "link.client_port=fixed",
+        ]);
+        sets.push("workload.sessions_per_thread=2");
+        let c = with(&sets).unwrap();
+        let t: Vec<usize> = [(0, 0), (0, 1), (1, 0), (1, 1)]
+            .iter()
+            .map(|&(w, s)| c.target_server_worker(w, s))
+            .collect();
+        assert_eq!(t, [0, 1, 0, 1]);
+    }
+
+    #[test]
+    fn client_ports_are_fixed_off_a_nic_and_chosen_for_rss_on_one() {
+        let memif = with(&["cores.server=[0, 1]", "cores.client=[0, 1]"]).unwrap();
+        assert_eq!(memif.client_port_mode(), ClientPort::Fixed);
+        assert_eq!(memif.client_ports().unwrap(), [31851, 31852]);
+        for (servers, clients) in [("[0, 1]", "[0]"), ("[0, 1]", "[0, 1]"), ("[0]", "[0, 1]")] {
+            let (sc, cc) = (
+                format!("cores.server={servers}"),
+                format!("cores.client={clients}"),
+            );
+            let mut sets = PCI.to_vec();
+            sets.extend([sc.as_str(), cc.as_str()]);
+            let c = with(&sets).unwrap();
+            c.validate(&ENV).unwrap();
+            assert_eq!(c.client_port_mode(), ClientPort::Rss, "auto on a NIC");
+            let plan = RssPorts {
+                client_ip: c.link.client_ip,
+                server_ip: c.link.server_ip,
+                base: 31851,
+                server_workers: c.cores.server.len() as u16,
+                client_workers: c.cores.client.len() as u16,
+            };
+            let ports = c.client_ports().unwrap();
+            assert_eq!(ports.len(), c.cores.client.len());
+            for (w, &p) in ports.iter().enumerate() {
+                let j = c.target_server_worker(w, 0) as u16;
+                assert!(
+                    plan.reaches(w as u16, p, j),
+                    "{servers}/{clients}: worker {w} port {p}"
+                );
+                // The endpoint and the port's steering take the same port.
+                let e = endpoint(&c, Role::Client, w as u16, MacAddr([2, 0, 0, 0, 0, 1]));
+                assert_eq!(e.local.port, p);
+                let b = c.nexus_builder(Role::Client).unwrap();
+                assert_eq!(b.endpoint_config(w as u16).local.port, p);
+                assert_eq!(b.config().unwrap().udp_ports, ports);
+            }
+            // The server keeps udp_port + i (its flow rules and RETA).
+            let s = endpoint(&c, Role::Server, 0, MacAddr([2, 0, 0, 0, 0, 2]));
+            assert_eq!(s.local.port, 31851);
+        }
+        let mut sets = PCI.to_vec();
+        sets.extend(["cores.server=[0, 1]", "link.client_port=fixed"]);
+        assert_eq!(with(&sets).unwrap().client_ports().unwrap(), [31851]);
+    }
 
     #[test]
     fn memory_bounds_map_to_the_engine() {

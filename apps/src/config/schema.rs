@@ -116,6 +116,23 @@ pub enum Ipv4Checksum {
     Trust,
 }
 
+/// `link.client_port`: the UDP port each client worker sends from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClientPort {
+    /// `rss` on a real NIC (`kind = "pci"`, whose server may steer by
+    /// RSS), `fixed` on every other link.
+    #[default]
+    Auto,
+    /// Client worker `i` sends from `udp_port + i`.
+    Fixed,
+    /// Client worker `i` sends from the first `udp_port + i + k x
+    /// workers` whose hash carries its sessions to their server workers'
+    /// queues under the server's RSS (and their answers to its own queue):
+    /// `engine::nic::RssPorts`.
+    Rss,
+}
+
 /// `[link]`: the device, addresses, ring and mbuf geometry, EAL memory.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -139,6 +156,8 @@ pub struct LinkConfig {
     pub server_ip: Ipv4Addr,
     pub client_ip: Ipv4Addr,
     pub udp_port: u16,
+    /// How a client worker's UDP port is chosen (see [`ClientPort`]).
+    pub client_port: ClientPort,
     pub mtu: u32,
     pub rx_desc: u32,
     pub tx_desc: u32,
@@ -165,6 +184,7 @@ impl Default for LinkConfig {
             server_ip: Ipv4Addr::new(127, 77, 0, 2),
             client_ip: Ipv4Addr::new(127, 77, 0, 1),
             udp_port: 31851,
+            client_port: ClientPort::Auto,
             mtu: 1500,
             rx_desc: 1024,
             tx_desc: 1024,

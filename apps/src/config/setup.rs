@@ -188,12 +188,19 @@ impl Config {
     }
 
     /// The engine builder of `role`'s process: [`builder`] with
-    /// [`Self::port_shape`], worker `i` on UDP port `link.udp_port + i`,
+    /// [`Self::port_shape`], worker `i` on UDP port `link.udp_port + i`
+    /// (a client's per `link.client_port`, [`Config::client_ports`]),
     /// `transport.checksum_offload`, steering of those ports to their
     /// queues required on a real NIC (`engine::nic::decide`: rte_flow, else
-    /// RSS, else memif's and virtio's queue pairing), and RX interrupts
+    /// RSS, else memif's and virtio's queue pairing) and on af_packet and
+    /// af_xdp (a raw `link.vdev` with several queues is spread by the
+    /// kernel's own hash, which no client can aim at), and RX interrupts
     /// asked for when `transport.idle = "adaptive"`.
     pub fn nexus_builder(&self, role: Role) -> anyhow::Result<NexusBuilder> {
+        let ports = match role {
+            Role::Server => Vec::new(),
+            Role::Client => self.client_ports()?,
+        };
         Ok(builder(
             &self.link_args(),
             role,
@@ -201,8 +208,12 @@ impl Config {
             &self.port_shape(),
         )?
         .base_udp_port(self.link.udp_port)
+        .worker_udp_ports(&ports)
         .checksum_offload(self.transport.checksum_offload)
-        .steer_udp(self.link.kind == LinkKind::Pci)
+        .steer_udp(matches!(
+            self.link.kind,
+            LinkKind::Pci | LinkKind::AfPacket | LinkKind::AfXdp
+        ))
         .rx_interrupts(self.transport.idle == IdleMode::Adaptive))
     }
 
@@ -266,7 +277,7 @@ impl Config {
             local: EndpointAddr {
                 mac: w.mac,
                 ip,
-                port: self.worker_port(w.index as usize),
+                port: self.local_port(role, w.index as usize)?,
             },
             rx_ring_entries: w.rx_ring_entries,
             sessions,

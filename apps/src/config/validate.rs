@@ -73,6 +73,7 @@ impl Config {
         self.validate_builders()?;
         let r = self.resolve_with(true, None, true)?;
         self.validate_workload()?;
+        self.validate_steering()?;
         self.validate_faults()?;
         self.with_resolved(&r).validate_endpoints()
     }
@@ -84,6 +85,7 @@ impl Config {
         // rpc-bench (no role) measures the link before its run.
         self.resolve_with(false, None, role.is_none())?;
         self.validate_workload()?;
+        self.validate_steering()?;
         self.validate_faults()?;
         self.validate_endpoints()
     }
@@ -208,9 +210,13 @@ impl Config {
             return Ok(()); // no DPDK device on the client's side (`validate_kernel`)
         }
         for r in [Role::Server, Role::Client] {
+            // A config error (a client's ports, `client_ports`) keeps its key.
             let b = self
                 .nexus_builder(r)
-                .map_err(|e| ConfigError::invalid("link.pci", e.to_string()))?;
+                .map_err(|e| match e.downcast::<ConfigError>() {
+                    Ok(c) => c,
+                    Err(e) => ConfigError::invalid("link.pci", e.to_string()),
+                })?;
             b.validate()?;
         }
         Ok(())
@@ -329,6 +335,48 @@ impl Config {
             ));
         }
         Ok(())
+    }
+
+    /// Every session must reach the server worker it targets
+    /// (`Config::target_server_worker`). On memif and virtio the queues
+    /// are paired by position: client worker `c`'s frames reach server
+    /// worker `c` alone (a frame for another worker's UDP port would be a
+    /// `not_ours` drop there and its connect would time out), so more
+    /// client workers than server workers, or incast (every session to
+    /// server worker 0) from several, cannot be expressed. With
+    /// `link.client_port = rss`, each client worker needs a port that
+    /// reaches all its targets (`Config::client_ports`).
+    fn validate_steering(&self) -> Result<(), ConfigError> {
+        let (clients, servers) = (self.cores.client.len(), self.cores.server.len());
+        let kind = self.link.kind.as_str();
+        let paired = matches!(self.link.kind, LinkKind::Memif | LinkKind::Virtio);
+        if paired && clients > servers {
+            return Err(ConfigError::invalid(
+                "cores.client",
+                format!(
+                    "cores.client = {:?} names {clients} client workers but cores.server = {:?} only {servers}: link.kind = {kind} pairs client queue i with server queue i, so client worker {servers} would have no server worker to reach; name at most {servers} client cores, or as many server cores",
+                    self.cores.client, self.cores.server
+                ),
+            ));
+        }
+        if paired && clients > 1 && self.workload.kind == WorkloadKind::Incast {
+            return Err(ConfigError::invalid(
+                "workload.kind",
+                format!(
+                    "workload.kind = incast sends every session to server worker 0, but link.kind = {kind} pairs client queue i with server queue i, so only client worker 0 reaches it; run incast from one client core (cores.client = [{}]) with workload.sessions_per_thread for the fan-in",
+                    self.cores.client[0]
+                ),
+            ));
+        }
+        if self.link.client_port == ClientPort::Rss && self.positional_link() {
+            return Err(ConfigError::invalid(
+                "link.client_port",
+                format!(
+                    "link.client_port = rss aims at a server's RSS, but link.kind = {kind} pairs queues by position (no hash to aim at); leave it auto or fixed"
+                ),
+            ));
+        }
+        self.client_ports().map(drop)
     }
 
     /// Settings the chosen workload would silently ignore or contradict
@@ -535,12 +583,12 @@ mod tests {
         assert_eq!(rejected_key(&["cores.client=[]"]), "cores.client");
         // One machine running both: a shared core is refused, naming both
         // keys and the core, unless asked for; one role alone cannot know.
-        let shared = with(&["cores.client=[0, 1]"]).unwrap();
+        let shared = with(&["cores.client=[1]", "cores.server=[0, 1]"]).unwrap();
         let e = shared.validate_pair(&ENV).unwrap_err();
         assert_eq!(e.key(), Some("cores.client"));
         assert!(
             e.to_string()
-                .contains("cores.server = [1] and cores.client = [0, 1] both contain core 1")
+                .contains("cores.server = [0, 1] and cores.client = [1] both contain core 1")
                 && e.to_string().contains("cores.allow_shared = true"),
             "{e}"
         );
@@ -548,10 +596,14 @@ mod tests {
         shared.validate(&ENV).unwrap();
         shared.validate_for(&ENV, Role::Client).unwrap();
         shared.validate_for(&ENV, Role::Server).unwrap();
-        with(&["cores.client=[0, 1]", "cores.allow_shared=true"])
-            .unwrap()
-            .validate_pair(&ENV)
-            .unwrap();
+        with(&[
+            "cores.client=[1]",
+            "cores.server=[0, 1]",
+            "cores.allow_shared=true",
+        ])
+        .unwrap()
+        .validate_pair(&ENV)
+        .unwrap();
         // net_ring is one process on the client's core.
         with(&["cores.client=[1]", "link.kind=ring"])
             .unwrap()
@@ -770,6 +822,85 @@ mod tests {
         ] {
             with(ok).unwrap().validate(&ENV).unwrap();
         }
+    }
+
+    #[test]
+    fn a_session_a_positional_link_cannot_carry_is_refused() {
+        // memif/virtio: client worker c reaches server worker c alone.
+        for kind in ["link.kind=memif", "link.kind=virtio"] {
+            let e = msg(&[kind, "cores.server=[1]", "cores.client=[0, 1]"]);
+            assert!(
+                e.contains(
+                    "cores.client = [0, 1] names 2 client workers but cores.server = [1] only 1"
+                ) && e.contains("pairs client queue i with server queue i")
+                    && e.contains("name at most 1 client cores"),
+                "{e}"
+            );
+            let incast = [
+                kind,
+                "cores.server=[0, 1]",
+                "cores.client=[0, 1]",
+                "workload.kind=incast",
+            ];
+            assert_eq!(rejected_key(&incast), "workload.kind");
+            assert!(msg(&incast).contains("run incast from one client core (cores.client = [0])"));
+            // Fewer client workers than server workers is fine, and so is
+            // incast from one.
+            for ok in [
+                &[kind, "cores.server=[0, 1]", "cores.client=[0]"][..],
+                &[kind, "cores.server=[0, 1]", "workload.kind=incast"],
+            ] {
+                with(ok).unwrap().validate(&ENV).unwrap();
+            }
+            let e = msg(&[kind, "link.client_port=rss"]);
+            assert!(e.contains("pairs queues by position"), "{e}");
+        }
+        // net_ring runs one process (its server cores unused).
+        with(&["link.kind=ring", "cores.client=[0, 1]", "cores.server=[1]"])
+            .unwrap()
+            .validate(&ENV)
+            .unwrap();
+    }
+
+    #[test]
+    fn rss_client_ports_that_cannot_reach_every_target_are_refused() {
+        // One client worker with sessions on both server workers of a NIC:
+        // whether one source port reaches both depends on the tie of the
+        // two server ports' hashes, so some udp_port is refused, naming
+        // the worker, why and what to change; another is accepted.
+        let outcome = |base: u16| {
+            let port = format!("link.udp_port={base}");
+            with(&[
+                "link.kind=pci",
+                "link.pci=0000:01:00.0",
+                "link.huge=true",
+                "cores.server=[0, 1]",
+                "workload.sessions_per_thread=2",
+                port.as_str(),
+            ])
+            .unwrap()
+            .validate(&ENV)
+        };
+        let refused = (31000..31100)
+            .find_map(|b| outcome(b).err())
+            .expect("some base ties both server ports to one queue");
+        assert_eq!(refused.key(), Some("link.client_port"));
+        let e = refused.to_string();
+        assert!(
+            e.contains("no UDP source port of client worker 0 reaches server workers [0, 1]")
+                && e.contains("workload.sessions_per_thread = 1")
+                && e.contains("link.client_port = fixed"),
+            "{e}"
+        );
+        // It names a base that works, and that base validates.
+        let named = e.split("(link.udp_port = ").nth(1).expect("a base named");
+        let base: u16 = named.split(' ').next().unwrap().parse().unwrap();
+        outcome(base).unwrap();
+        // The default base: 31851 and 31852 tie to one queue of two; the
+        // first base above that unties them (the hash, computed apart).
+        let e = outcome(31851).unwrap_err().to_string();
+        assert!(e.contains("(link.udp_port = 31863 does)"), "{e}");
+        assert!((31000..31100).any(|b| outcome(b).is_ok()));
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use crate::config::link::{LinkKind, Role};
 use crate::config::setup;
 use crate::config::units::parse_seconds;
-use crate::config::Config;
+use crate::config::{ClientPort, Config};
 use crate::run::sys;
 use engine::dpdk::DpdkError;
 use engine::runtime::{HandlerTable, Nexus, RuntimeError};
@@ -102,6 +102,20 @@ pub fn open<A>(
         nx.port().name(),
         nx.port_summary()
     );
+    if role == Role::Client {
+        // Where each worker's sessions leave from (`link.client_port`).
+        let ports: Vec<String> = (0..nx.workers() as u16)
+            .map(|i| nx.udp_port(i).to_string())
+            .collect();
+        let how = match cfg.client_port_mode() {
+            ClientPort::Rss => "rss: each session hashes to its server worker's queue",
+            _ => "fixed: udp_port + i",
+        };
+        eprintln!(
+            "rpc-client: udp source ports {} (link.client_port {how})",
+            ports.join(", ")
+        );
+    }
     Ok(nx)
 }
 

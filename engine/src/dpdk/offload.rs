@@ -126,7 +126,7 @@ pub(super) fn program_reta(port: u16, l: &RssLayout) -> Result<(), DpdkError> {
     for j in 0..l.reta_size as usize {
         let g = &mut table[j / RETA_GROUP];
         g.mask |= 1 << (j % RETA_GROUP);
-        g.reta[j % RETA_GROUP] = (j % l.queues as usize) as u16;
+        g.reta[j % RETA_GROUP] = l.entry(j as u32);
     }
     // SAFETY: port is started; `table` holds reta_size entries in groups
     // of 64 as the call requires, and outlives it.

@@ -1,12 +1,13 @@
-//! How several workers share one port: worker `i` listens on UDP port
-//! `base + i` and owns RX queue `i`, so each frame must reach the queue of
-//! the worker it is addressed to. [`decide`] picks, in this order:
-//! 1. rte_flow rules "UDP destination `base + i` -> queue `i`", where the
-//!    driver accepts them (NICs with flow tables);
+//! How several workers share one port: worker `i` listens on its UDP port
+//! (`base + i`, or a client's port chosen for RSS, [`super::ports`]) and
+//! owns RX queue `i`, so each frame must reach the queue of the worker it
+//! is addressed to. [`decide`] picks, in this order:
+//! 1. rte_flow rules "UDP destination (worker `i`'s port) -> queue `i`",
+//!    where the driver accepts them (NICs with flow tables);
 //! 2. RSS over the IPv4/UDP 4-tuple with the engine's key and table
 //!    ([`RssLayout`]): the device spreads by hash, and clients choose their
 //!    source port so the hash lands on the queue they address
-//!    ([`RssLayout::source_port`], as eRPC does);
+//!    ([`super::RssPorts`], as eRPC does);
 //! 3. the device's own pairing, where its peer's TX queue `i` arrives on
 //!    RX queue `i` (memif, virtio/vhost, net_ring): nothing to program.
 //!
@@ -35,11 +36,8 @@ pub trait SteerDriver {
 pub enum Steering {
     /// One worker: nothing to steer.
     Single,
-    /// rte_flow: UDP destination `base + i` to queue `i`.
-    Flow {
-        /// Worker 0's UDP port.
-        base: u16,
-    },
+    /// rte_flow: worker `i`'s UDP destination port to queue `i`.
+    Flow,
     /// RSS with the engine's key and table; clients choose source ports.
     Rss(RssLayout),
     /// The device pairs queue `i` with its peer's queue `i`.
@@ -52,9 +50,7 @@ impl fmt::Display for Steering {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Steering::Single => f.write_str("steering none (one worker)"),
-            Steering::Flow { base } => {
-                write!(f, "steering rte_flow (udp {base}+i -> queue i)")
-            }
+            Steering::Flow => f.write_str("steering rte_flow (worker i's udp port -> queue i)"),
             Steering::Rss(l) => write!(
                 f,
                 "steering rss (toeplitz, {} RETA entries over {} queues; clients choose source ports)",
@@ -80,23 +76,23 @@ pub struct SteerError {
     pub flow: String,
 }
 
-/// Picks how `workers` workers, listening on UDP ports `base..base +
-/// workers`, share the port (see the module's order). `required`: the
+/// Picks how the workers, worker `i` listening on UDP port `ports[i]`,
+/// share the port (see the module's order). `required`: the
 /// port cannot deliver to the right worker by itself (a NIC), so no
 /// method is an error; else it is [`Steering::Unsteered`].
 pub fn decide(
     d: &mut impl SteerDriver,
     device: &str,
-    workers: u16,
-    base: u16,
+    ports: &[u16],
     required: bool,
 ) -> Result<Steering, SteerError> {
+    let workers = ports.len() as u16;
     if workers <= 1 {
         return Ok(Steering::Single);
     }
     let mut refused = None;
-    for q in 0..workers {
-        if let Err(why) = d.flow(base + q, q) {
+    for (q, &port) in (0..workers).zip(ports) {
+        if let Err(why) = d.flow(port, q) {
             if q > 0 {
                 d.flush_flows();
             }
@@ -105,7 +101,7 @@ pub fn decide(
         }
     }
     let Some(flow) = refused else {
-        return Ok(Steering::Flow { base });
+        return Ok(Steering::Flow);
     };
     if let Some(l) = d.rss().filter(|l| l.queues == workers) {
         return Ok(Steering::Rss(l));
@@ -172,7 +168,7 @@ mod tests {
             flow_limit: Some(0),
             ..Fake::default()
         };
-        assert_eq!(decide(&mut d, "nic", 1, 31850, true), Ok(Steering::Single));
+        assert_eq!(decide(&mut d, "nic", &[31850], true), Ok(Steering::Single));
         assert!(d.rules.is_empty());
     }
 
@@ -183,9 +179,17 @@ mod tests {
             pairs: true,
             ..Fake::default()
         };
-        let s = decide(&mut d, "nic", 2, 31850, true).unwrap();
-        assert_eq!(s, Steering::Flow { base: 31850 });
+        let s = decide(&mut d, "nic", &[31850, 31851], true).unwrap();
+        assert_eq!(s, Steering::Flow);
         assert_eq!(d.rules, vec![(31850, 0), (31851, 1)]);
+        // A client's ports chosen for RSS are not consecutive: each
+        // worker's own port gets its rule.
+        let mut d = Fake::default();
+        assert_eq!(
+            decide(&mut d, "nic", &[40001, 40010], true),
+            Ok(Steering::Flow)
+        );
+        assert_eq!(d.rules, vec![(40001, 0), (40010, 1)]);
     }
 
     #[test]
@@ -196,7 +200,7 @@ mod tests {
             ..Fake::default()
         };
         assert_eq!(
-            decide(&mut d, "nic", 2, 31850, true),
+            decide(&mut d, "nic", &[31850, 31851], true),
             Ok(Steering::Rss(RSS2))
         );
         assert!(d.flushed && d.rules.is_empty());
@@ -210,7 +214,7 @@ mod tests {
             ..Fake::default()
         };
         assert_eq!(
-            decide(&mut d, "net_memif0", 2, 31850, true),
+            decide(&mut d, "net_memif0", &[31850, 31851], true),
             Ok(Steering::Positional)
         );
         assert!(!d.flushed, "nothing installed, nothing to flush");
@@ -227,7 +231,7 @@ mod tests {
             pairs: true,
             ..Fake::default()
         };
-        assert_eq!(decide(&mut d, "x", 2, 1, true), Ok(Steering::Positional));
+        assert_eq!(decide(&mut d, "x", &[1, 2], true), Ok(Steering::Positional));
     }
 
     #[test]
@@ -236,12 +240,12 @@ mod tests {
             flow_limit: Some(0),
             ..Fake::default()
         };
-        let e = decide(&mut d, "0000:01:00.0", 2, 31850, true).unwrap_err();
+        let e = decide(&mut d, "0000:01:00.0", &[31850, 31851], true).unwrap_err();
         assert_eq!(e.workers, 2);
         assert!(e.to_string().contains("0000:01:00.0"), "{e}");
         assert!(e.to_string().contains("Function not implemented"), "{e}");
         assert_eq!(
-            decide(&mut d, "net_null0", 2, 31850, false),
+            decide(&mut d, "net_null0", &[31850, 31851], false),
             Ok(Steering::Unsteered)
         );
     }
@@ -250,6 +254,6 @@ mod tests {
     fn test_display_names_the_method() {
         assert!(Steering::Rss(RSS2).to_string().starts_with("steering rss"));
         assert!(Steering::Positional.to_string().contains("positional"));
-        assert!(Steering::Flow { base: 7 }.to_string().contains("rte_flow"));
+        assert!(Steering::Flow.to_string().contains("rte_flow"));
     }
 }

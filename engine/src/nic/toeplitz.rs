@@ -69,11 +69,17 @@ impl RssLayout {
         }
     }
 
+    /// The queue the redirection table's entry `j` names, `j % queues`:
+    /// what a server programs (`dpdk::offload::program_reta`) and what
+    /// [`Self::queue_of`] looks up.
+    pub fn entry(&self, j: u32) -> u16 {
+        (j % u32::from(self.queues.max(1))) as u16
+    }
+
     /// The queue a frame with this 4-tuple reaches.
     pub fn queue_of(&self, src: (Ipv4Addr, u16), dst: (Ipv4Addr, u16)) -> u16 {
         let h = hash_ipv4_udp(&RSS_KEY, src, dst);
-        let entry = h % u32::from(self.reta_size.max(1));
-        (entry % u32::from(self.queues.max(1))) as u16
+        self.entry(h % u32::from(self.reta_size.max(1)))
     }
 
     /// The first UDP source port at or above `from` from which a client at

@@ -17,7 +17,7 @@ use super::device::Device;
 use super::limits::{BuilderError, Ring, Role, ETH_HEADER_LEN, MAX_DATA_ROOM, MAX_DESC, MIN_DESC};
 use super::{HandlerTable, Nexus, NexusConfig, RuntimeError, StopHandle};
 use crate::dpdk::{EalBuilder, LinkWait, PortConfig};
-use crate::nic::ChecksumOffload;
+use crate::nic::{worker_port, ChecksumOffload};
 use crate::proto::{EndpointConfig, DEFAULT_IP};
 use std::net::Ipv4Addr;
 use std::time::Duration;
@@ -48,6 +48,8 @@ pub struct NexusBuilder {
     steer_udp: bool,
     checksum: ChecksumOffload,
     base_udp_port: u16,
+    /// Each worker's UDP port where it is not `base_udp_port + i`.
+    udp_ports: Vec<u16>,
     ip: Ipv4Addr,
     rx_interrupts: bool,
 }
@@ -73,6 +75,7 @@ impl Default for NexusBuilder {
             steer_udp: false,
             checksum: ChecksumOffload::Auto,
             base_udp_port: EndpointConfig::default().local.port,
+            udp_ports: Vec::new(),
             ip: DEFAULT_IP,
             rx_interrupts: false,
         }
@@ -212,6 +215,14 @@ impl NexusBuilder {
         self.base_udp_port = port;
         self
     }
+    /// Worker `i`'s UDP port is `ports[i]` rather than base + i (a client
+    /// whose ports are chosen for its server's RSS, `nic::RssPorts`):
+    /// the endpoints and the port's steering use them. Workers past the
+    /// list keep base + i.
+    pub fn worker_udp_ports(mut self, ports: &[u16]) -> Self {
+        self.udp_ports = ports.to_vec();
+        self
+    }
 
     /// This process's IPv4 address on the link: every worker's endpoint
     /// takes it as its own, and peers connect to it (default
@@ -235,7 +246,7 @@ impl NexusBuilder {
     /// [`Nexus::endpoint_config`]; the MAC is known only after `build`).
     pub fn endpoint_config(&self, index: u16) -> EndpointConfig {
         let mut c = EndpointConfig::default();
-        c.local.port = self.base_udp_port + index;
+        c.local.port = worker_port(&self.udp_ports, self.base_udp_port, index);
         c.local.ip = self.ip;
         c.rx_ring_entries = self.rx_ring_entries();
         c
@@ -323,6 +334,7 @@ impl NexusBuilder {
             link_timeout: self.link_timeout,
             stop: self.stop.clone(),
             udp_base: self.base_udp_port,
+            udp_ports: self.udp_ports.clone(),
             steer_required: self.steer_udp,
         })
     }
@@ -342,7 +354,7 @@ impl NexusBuilder {
     pub fn build<A>(self, handlers: HandlerTable<A>) -> Result<Nexus<A>, RuntimeError> {
         let cfg = self.config()?;
         let mut nexus = Nexus::open(cfg, self.device.as_ref(), handlers)?;
-        nexus.set_base_udp_port(self.base_udp_port);
+        nexus.set_udp_ports(self.base_udp_port, &self.udp_ports);
         nexus.set_ip(self.ip);
         Ok(nexus)
     }

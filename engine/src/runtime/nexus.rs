@@ -8,7 +8,7 @@ use super::{HandlerTable, Rpc, RuntimeError, StopHandle};
 use crate::dpdk::{
     DpdkError, Eal, EalBuilder, LcoreId, LinkWait, Mempool, Port, PortConfig, PortSteer,
 };
-use crate::nic::{self, Steering};
+use crate::nic::{self, worker_port, Steering};
 use crate::proto::{EndpointConfig, PeerAddr, DEFAULT_IP};
 use crate::wire::MacAddr;
 use std::net::Ipv4Addr;
@@ -42,6 +42,9 @@ pub struct NexusConfig {
     /// Worker 0's UDP port (worker `i` listens on `udp_base + i`): what
     /// steering matches with several workers on one port.
     pub udp_base: u16,
+    /// Each worker's UDP port where it is not `udp_base + i` (a client's
+    /// ports chosen for RSS); empty: `udp_base + i` for all.
+    pub udp_ports: Vec<u16>,
     /// The device cannot deliver each worker's frames to its queue by
     /// itself (a real NIC): no steering method ([`nic::decide`]) is an
     /// error rather than an unsteered port.
@@ -107,8 +110,11 @@ pub struct Nexus<A = ()> {
     rx_ring_entries: usize,
     /// How each worker's frames reach its queue.
     steering: Steering,
-    /// UDP port of worker 0's endpoint; worker i listens on base + i.
+    /// UDP port of worker 0's endpoint; worker i listens on base + i
+    /// unless `udp_ports` names its port.
     base_udp_port: u16,
+    /// Each worker's UDP port where it is not base + i.
+    udp_ports: Vec<u16>,
     /// The process's IPv4 address, every worker's (`NexusBuilder::ip`).
     ip: Ipv4Addr,
 }
@@ -189,11 +195,13 @@ impl<A> Nexus<A> {
         };
         let port = Port::open(&eal, &cfg.device, &cfg.port, pool.clone()).map_err(stopped)?;
         port.wait_link_up(wait).map_err(stopped)?;
+        let ports: Vec<u16> = (0..workers)
+            .map(|i| worker_port(&cfg.udp_ports, cfg.udp_base, i))
+            .collect();
         let steering = nic::decide(
             &mut PortSteer::new(&port),
             port.name(),
-            workers,
-            cfg.udp_base,
+            &ports,
             cfg.steer_required,
         )
         .map_err(|e| RuntimeError::Setup(e.to_string()))?;
@@ -207,12 +215,14 @@ impl<A> Nexus<A> {
             rx_ring_entries,
             steering,
             base_udp_port: EndpointConfig::default().local.port,
+            udp_ports: Vec::new(),
             ip: DEFAULT_IP,
         })
     }
 
-    pub(super) fn set_base_udp_port(&mut self, port: u16) {
-        self.base_udp_port = port;
+    pub(super) fn set_udp_ports(&mut self, base: u16, ports: &[u16]) {
+        self.base_udp_port = base;
+        self.udp_ports = ports.to_vec();
     }
 
     pub(super) fn set_ip(&mut self, ip: Ipv4Addr) {
@@ -266,9 +276,10 @@ impl<A> Nexus<A> {
     pub fn ip(&self) -> Ipv4Addr {
         self.ip
     }
-    /// The UDP port of worker `index`'s endpoint (base + index).
+    /// The UDP port of worker `index`'s endpoint (base + index, unless
+    /// `NexusBuilder::worker_udp_ports` named it).
     pub fn udp_port(&self, index: u16) -> u16 {
-        self.base_udp_port + index
+        worker_port(&self.udp_ports, self.base_udp_port, index)
     }
 
     /// Where worker `index`'s endpoint listens when it runs with
