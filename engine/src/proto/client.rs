@@ -283,6 +283,15 @@ pub(crate) fn window_mask(window: usize) -> u64 {
 
 /// Takes the lowest slot out of a non-empty slot set.
 #[inline]
+/// The first set bit of `set` at or after `cursor` (below 64), else the
+/// first set bit; 64 when `set` is empty: the round-robin order of
+/// `write_next`.
+fn first_from(set: u64, cursor: usize) -> usize {
+    let from = set & !((1u64 << cursor) - 1);
+    let set = if from != 0 { from } else { set };
+    set.trailing_zeros() as usize
+}
+
 pub(crate) fn pop_slot(set: &mut u64) -> usize {
     let i = set.trailing_zeros() as usize;
     *set &= *set - 1;
@@ -468,6 +477,12 @@ impl ClientSession {
         Some(s)
     }
 
+    /// The slot `write_next` looks at first: the first with work at or
+    /// after the cursor, else the first with work (64: none has work).
+    pub fn next_work_slot(&self) -> usize {
+        first_from(self.work, self.cursor)
+    }
+
     /// Credits this session may use now: those not in flight, less what
     /// an RCCC server keeps back.
     pub fn usable(&self) -> u16 {
@@ -559,5 +574,22 @@ impl ClientSession {
         self.occupied &= !(1 << slot);
         self.work &= !(1 << slot);
         Some(tag)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::first_from;
+
+    #[test]
+    fn the_next_work_slot_is_round_robin_from_the_cursor() {
+        let work = 0b1010_0010;
+        assert_eq!(first_from(work, 0), 1);
+        assert_eq!(first_from(work, 1), 1, "the cursor's own slot first");
+        assert_eq!(first_from(work, 2), 5);
+        assert_eq!(first_from(work, 6), 7);
+        assert_eq!(first_from(work, 8), 1, "past the last: wraps around");
+        assert_eq!(first_from(1 << 63, 63), 63);
+        assert_eq!(first_from(0, 5), 64, "no work");
     }
 }

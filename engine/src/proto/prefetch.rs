@@ -2,15 +2,19 @@
 //! can ask ahead of time: a simulator with a thousand endpoints on one
 //! thread (the fabric lab) finds every session it touches cold in memory,
 //! and its run loop knows the next events before it runs them. Hints only:
-//! nothing here changes any state, and a wrong or stale hint costs a
+//! nothing here changes any state (but for where an empty queue's next
+//! entry lands, `rewind_tx_queues`), and a wrong or stale hint costs a
 //! wasted load, never a different result. A real link's data path never
 //! calls them (one endpoint per core keeps its sessions in cache).
 
+use super::client::TX_TS_RING;
 use super::endpoint::Endpoint;
 use super::hint::{prefetch, prefetch_lines};
 use super::table::Session;
 use super::txq::TxDesc;
-use crate::wire::{RpcHeader, ETHERNET_HEADER_LEN, IPV4_HEADER_LEN, UDP_HEADER_LEN};
+use crate::wire::{PktType, RpcHeader, ETHERNET_HEADER_LEN, IPV4_HEADER_LEN, UDP_HEADER_LEN};
+use std::collections::VecDeque;
+use std::net::Ipv4Addr;
 
 /// Where the RPC header sits in a frame.
 const RPC_AT: usize = ETHERNET_HEADER_LEN + IPV4_HEADER_LEN + UDP_HEADER_LEN;
@@ -38,6 +42,8 @@ impl Endpoint {
         if let Some(b) = frame.get(DEST_SESSION_AT..DEST_SESSION_AT + 2) {
             self.table.prefetch_entry(u16::from_be_bytes([b[0], b[1]]));
         }
+        // Where a server's answer to it will be queued.
+        prefetch(queue_end(&self.txq.ctrl));
     }
 
     /// The step after [`prefetch_for_frame`](Self::prefetch_for_frame),
@@ -67,6 +73,54 @@ impl Endpoint {
         }
     }
 
+    /// The step after [`prefetch_deep_for_frame`](Self::prefetch_deep_for_frame),
+    /// once the request slot and congestion state it asked for are
+    /// loaded: what an answer to a client request updates beyond them, the
+    /// request's SACK maps (selective) and the answered packet's send time
+    /// (Timely, NSCC). Reads the frame's header, the entry, the slot and
+    /// the congestion state.
+    #[inline]
+    pub fn prefetch_answer_for_frame(&self, frame: &[u8]) {
+        let Some(b) = frame.get(RPC_AT..) else {
+            return;
+        };
+        let Ok(h) = RpcHeader::new_checked(b) else {
+            return;
+        };
+        let Some(Session::Client(c)) = self.table.by_num(h.dest_session()) else {
+            return;
+        };
+        let i = (h.req_num() % c.slots.len().max(1) as u64) as usize;
+        let Some(req) = c.slots.get(i).and_then(|s| s.req.as_ref()) else {
+            return;
+        };
+        if let Some(sel) = req.sel.as_deref() {
+            prefetch_lines(sel);
+        }
+        let k = u32::from(h.pkt_num());
+        let idx = match h.pkt_type() {
+            PktType::CreditReturn => k,
+            _ => (req.n_req + k).saturating_sub(1),
+        };
+        if let Some(ts) = c.cc.as_ref().and_then(|cc| cc.tx_ts.as_ref()) {
+            if let Some(row) = ts.get(i) {
+                prefetch(&row[idx as usize % TX_TS_RING]);
+            }
+        }
+    }
+
+    /// The first step of a transmission's prefetch, once
+    /// [`prefetch_fields`](Self::prefetch_fields) loaded the queues'
+    /// fields: the queues' heads, which
+    /// [`prefetch_for_transmit`](Self::prefetch_for_transmit) reads, and
+    /// the earliest timer.
+    #[inline]
+    pub fn prefetch_tx_queues(&self) {
+        self.timers.heap.prefetch_next();
+        prefetch(queue_front(&self.txq.ctrl));
+        prefetch(queue_front(&self.txq.clients));
+    }
+
     /// Starts loading what the next `poll_transmit` will write from: the
     /// server session of the first queued answer, else the first queued
     /// client session and its timer; and the earliest timer.
@@ -79,6 +133,78 @@ impl Endpoint {
             self.table.prefetch_entry(s.num);
             self.timers.heap.prefetch_due(s.num);
         }
+    }
+
+    /// The step after [`prefetch_for_transmit`](Self::prefetch_for_transmit),
+    /// once the session entry it asked for is loaded: the request slot the
+    /// next packet comes from (the answer's, or the client's next slot
+    /// with work) and a client's congestion state.
+    #[inline]
+    pub fn prefetch_deep_for_transmit(&self) {
+        if let Some(TxDesc::Answer {
+            session, req_num, ..
+        }) = self.txq.ctrl.front()
+        {
+            if let Some(Session::Server(s)) = self.table.by_num(session.num) {
+                if !s.slots.is_empty() {
+                    prefetch_lines(&s.slots[(req_num % s.slots.len() as u64) as usize]);
+                }
+            }
+        } else if let Some(s) = self.txq.clients.front() {
+            if let Some(Session::Client(c)) = self.table.by_num(s.num) {
+                if let Some(slot) = c.slots.get(c.next_work_slot()) {
+                    prefetch_lines(slot);
+                }
+                if let Some(cc) = &c.cc {
+                    prefetch(&**cc);
+                }
+            }
+        }
+    }
+}
+
+impl Endpoint {
+    /// Moves the empty transmit queues' heads back to their buffers'
+    /// starts (`TxQueues::rewind`), so the next descriptor lands on a line
+    /// the last ones used. Changes no queue's contents or order, hence
+    /// nothing the endpoint does; for a caller that runs many endpoints,
+    /// after it polled one (the data path never calls it).
+    #[inline]
+    pub fn rewind_tx_queues(&mut self) {
+        self.txq.rewind();
+    }
+
+    /// The peer the next `poll_transmit` most likely sends to (the first
+    /// queued answer's client, else the first queued client session's
+    /// server), for a caller that prefetches its own per-peer state: a
+    /// hint, read once [`prefetch_for_transmit`](Self::prefetch_for_transmit)
+    /// has loaded the session entry.
+    #[inline]
+    pub fn next_tx_peer(&self) -> Option<Ipv4Addr> {
+        let num = match self.txq.ctrl.front() {
+            Some(TxDesc::Answer { session, .. }) => session.num,
+            Some(_) => return None,
+            None => self.txq.clients.front()?.num,
+        };
+        self.table.by_num(num).map(|s| s.common().peer.ip)
+    }
+}
+
+/// Where `q`'s first element sits (where the next push lands when it is
+/// empty): an address for a hint, never read.
+#[inline]
+fn queue_front<T>(q: &VecDeque<T>) -> *const T {
+    q.as_slices().0.as_ptr()
+}
+
+/// Where the next element pushed onto `q` lands, unless the buffer wraps
+/// or grows: an address for a hint, never read.
+#[inline]
+fn queue_end<T>(q: &VecDeque<T>) -> *const T {
+    let (a, b) = q.as_slices();
+    match b.is_empty() {
+        true => a.as_ptr_range().end,
+        false => b.as_ptr_range().end,
     }
 }
 

@@ -69,7 +69,7 @@ const MIN_SLOTS: usize = 1 << 10;
 const MAX_SLOTS: usize = 1 << 16;
 
 /// Events [`Events::peek_ahead`] names (the run loop's prefetch stages).
-pub(super) const AHEAD: usize = 3;
+pub(super) const AHEAD: usize = 7;
 
 /// Pending events, earliest first: a calendar queue of one-nanosecond
 /// slots. Every event in a slot is due at the same time, so a slot is a

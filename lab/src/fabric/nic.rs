@@ -43,6 +43,8 @@ impl Fabric {
             true => ep.poll_transmit_with::<HeadersOnly>(Instant(now), buf),
             false => ep.poll_transmit(Instant(now), buf),
         };
+        // Its next answer or client turn lands on a line just used.
+        ep.rewind_tx_queues();
         let Some(len) = sent else {
             self.free_pkt(i);
             return;

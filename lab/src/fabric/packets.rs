@@ -38,40 +38,121 @@ pub(super) struct Pkt {
 
 impl Fabric {
     /// The run loop's prefetch pipeline, one stage per event ahead: the
-    /// fourth event's queue node, the third event's packet, port and host
+    /// fifth event's queue node, the fourth event's packet, port and host
     /// ([`prefetch_for`](Self::prefetch_for)), what those name for the
-    /// second ([`prefetch_soon`](Self::prefetch_soon)), and what that names
-    /// for the next ([`prefetch_deep`](Self::prefetch_deep)).
+    /// third ([`prefetch_soon`](Self::prefetch_soon)), what that names for
+    /// the second ([`prefetch_deep`](Self::prefetch_deep)) and what that
+    /// names for the next ([`prefetch_last`](Self::prefetch_last)).
     pub(super) fn prefetch_ahead(&self) {
-        if let Some(([next, second, third], last)) = self.events.peek_ahead() {
+        if let Some(([next, _, second, _, third, _, fourth], last)) = self.events.peek_ahead() {
             if let Some(ev) = next {
-                self.prefetch_deep(ev);
+                self.prefetch_last(ev);
             }
             if let Some(ev) = second {
-                self.prefetch_soon(ev);
+                self.prefetch_deep(ev);
             }
             if let Some(ev) = third {
+                self.prefetch_soon(ev);
+            }
+            if let Some(ev) = fourth {
                 self.prefetch_for(ev);
             }
             prefetch(last);
         }
     }
 
-    /// The third stage, one event before `ev` runs: the request slot and
-    /// congestion state of the session an arriving frame is for, whose
-    /// entry [`prefetch_soon`](Self::prefetch_soon) loaded.
-    fn prefetch_deep(&self, ev: Ev) {
-        if let Ev::AtHost { host, pkt } = ev {
-            let at = self.frame_at(pkt);
-            if let (Some(h), Some(frame)) =
-                (self.hosts.get(host as usize), self.frames.get(at..at + 128))
-            {
-                h.ep.prefetch_deep_for_frame(frame);
+    /// The fourth stage, just before `ev` runs: what an arriving answer
+    /// updates in its client request (SACK maps, the packet's send time),
+    /// the request slot of the next transmission and, under REPS, the
+    /// NIC's entry for the peer it goes to.
+    fn prefetch_last(&self, ev: Ev) {
+        match ev {
+            Ev::AtHost { host, pkt } => {
+                if let (Some(h), Some(frame)) = (self.hosts.get(host as usize), self.header(pkt)) {
+                    h.ep.prefetch_answer_for_frame(frame);
+                }
             }
+            Ev::HostTxDone(h) | Ev::HostTimer(h) => {
+                let Some(host) = self.hosts.get(h as usize) else {
+                    return;
+                };
+                host.ep.prefetch_deep_for_transmit();
+                if self.uplinks > 0 && self.paths.learns() {
+                    if let Some(ip) = host.ep.next_tx_peer() {
+                        let [_, _, hi, lo] = ip.octets();
+                        self.paths
+                            .prefetch_peer(h as usize, u32::from_be_bytes([0, 0, hi, lo]));
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
-    /// Starts loading what event `ev` will touch, three events before it
+    /// The third stage, two events before `ev` runs: the request slot and
+    /// congestion state of the session an arriving frame is for, whose
+    /// entry [`prefetch_soon`](Self::prefetch_soon) loaded; the session
+    /// entry of the next transmission, whose queue heads it loaded; where
+    /// a switch's egress queue takes the packet; the ingress port of the
+    /// packet at the head of an egress queue.
+    fn prefetch_deep(&self, ev: Ev) {
+        match ev {
+            Ev::AtHost { host, pkt } => {
+                if let (Some(h), Some(frame)) = (self.hosts.get(host as usize), self.header(pkt)) {
+                    h.ep.prefetch_deep_for_frame(frame);
+                }
+            }
+            Ev::HostTxDone(h) | Ev::HostTimer(h) => {
+                if let Some(host) = self.hosts.get(h as usize) {
+                    host.ep.prefetch_for_transmit();
+                }
+            }
+            Ev::AtSwitch { ingress, pkt } => {
+                if let Some(g) = self.egress_hint(ingress, pkt) {
+                    let q = &self.ports[g as usize].queue;
+                    let (a, b) = q.as_slices();
+                    let end = if b.is_empty() { a } else { b }.as_ptr_range().end;
+                    prefetch(end);
+                }
+            }
+            Ev::PortTxDone(g) => {
+                let Some(p) = self.ports.get(g as usize) else {
+                    return;
+                };
+                if let Some(k) = p.hi.front().or(p.queue.front()) {
+                    if let Some(k) = self.pkts.get(*k as usize) {
+                        prefetch_lines(self.ports.as_ptr().wrapping_add(k.ingress as usize));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The egress port the switch that port `ingress` belongs to will send
+    /// packet `pkt` by, as [`at_switch`](Self::at_switch) will choose it
+    /// (unless a spraying turn moves meanwhile): a hint.
+    fn egress_hint(&self, ingress: u32, pkt: u32) -> Option<u32> {
+        let s = self.ports.get(ingress as usize)?.owner as usize;
+        let k = self.pkts.get(pkt as usize)?;
+        let sw = self.switches.get(s)?;
+        if k.dst == u32::MAX {
+            return None;
+        }
+        let sel = match self.cfg.spray {
+            true => sw.spray_next,
+            false => k.entropy,
+        };
+        self.egress(s, k.dst, sel).map(|(g, _)| g)
+    }
+
+    /// Packet `pkt`'s first 128 frame bytes (its headers).
+    fn header(&self, pkt: u32) -> Option<&[u8]> {
+        let at = self.frame_at(pkt);
+        self.frames.get(at..at + 128)
+    }
+
+    /// Starts loading what event `ev` will touch, four events before it
     /// runs: the packet's metadata and frame header, the port, the host's
     /// endpoint fields. A packet's state was last touched when it was
     /// sent, thousands of events earlier, so without this every arrival
@@ -80,7 +161,7 @@ impl Fabric {
         match ev {
             Ev::AtSwitch { ingress, pkt } => {
                 prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
-                prefetch(self.ports.as_ptr().wrapping_add(ingress as usize));
+                prefetch_lines(self.ports.as_ptr().wrapping_add(ingress as usize));
                 if self.cfg.ecn.is_some() {
                     // The IP header, for a CE mark.
                     prefetch(self.frames.as_ptr().wrapping_add(self.frame_at(pkt)));
@@ -114,11 +195,12 @@ impl Fabric {
         }
     }
 
-    /// The second stage, two events before `ev` runs: what
+    /// The second stage, three events before `ev` runs: what
     /// [`prefetch_for`](Self::prefetch_for) loaded names what `ev` will
-    /// touch next (the session a frame is for, the session the next
-    /// transmission serves, the packet at the head of a port's queue, the
-    /// sender's REPS entry), which is now loaded in turn. Hints only:
+    /// touch next (the session a frame is for, the heads of the transmit
+    /// queues, the egress port a switch sends by, the packet at the head
+    /// of a port's queue, the sender's REPS entry), which is now loaded in
+    /// turn. Hints only:
     /// nothing here changes the run.
     pub(super) fn prefetch_soon(&self, ev: Ev) {
         match ev {
@@ -138,7 +220,12 @@ impl Fabric {
             }
             Ev::HostTxDone(h) | Ev::HostTimer(h) => {
                 if let Some(host) = self.hosts.get(h as usize) {
-                    host.ep.prefetch_for_transmit();
+                    host.ep.prefetch_tx_queues();
+                }
+            }
+            Ev::AtSwitch { ingress, pkt } => {
+                if let Some(g) = self.egress_hint(ingress, pkt) {
+                    prefetch_lines(self.ports.as_ptr().wrapping_add(g as usize));
                 }
             }
             Ev::PortTxDone(g) => {
@@ -207,4 +294,15 @@ pub(super) fn prefetch<T>(p: *const T) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     let _ = p;
+}
+
+/// Asks the CPU to start loading every cache line of `*p`.
+#[inline(always)]
+fn prefetch_lines<T>(p: *const T) {
+    let base = p.cast::<u8>();
+    let mut at = 0;
+    while at < core::mem::size_of::<T>() {
+        prefetch(base.wrapping_add(at));
+        at += 64;
+    }
 }

@@ -23,30 +23,22 @@ impl Fabric {
             self.drop_at(ingress, pkt);
             return;
         }
-        let hpl = self.topo.hosts_per_leaf();
-        let local = match topology::route(sw.role, hpl, self.uplinks as usize, dst as usize) {
-            Ok(p) => p as u32,
-            Err((first, n)) => {
-                let spray = self.cfg.spray;
-                let sel = match spray {
-                    true => self.switches[s].spray_next,
-                    false => self.pkts[pkt as usize].entropy,
-                };
-                let Some(up) = self.routes.uplink(s, dst as usize, n, sel, spray) else {
-                    self.stats.drops_unroutable += 1;
-                    self.drop_at(ingress, pkt);
-                    return;
-                };
-                if spray {
-                    // Round robin over the live uplinks (over all of them,
-                    // as before, when none failed).
-                    let live = self.routes.live(s, dst as usize, n);
-                    self.switches[s].spray_next = (sel % live + 1) % live;
-                }
-                first as u32 + up
-            }
+        let spray = self.cfg.spray;
+        let sel = match spray {
+            true => sw.spray_next,
+            false => self.pkts[pkt as usize].entropy,
         };
-        let egress = self.switches[s].first_port + local;
+        let Some((egress, up)) = self.egress(s, dst, sel) else {
+            self.stats.drops_unroutable += 1;
+            self.drop_at(ingress, pkt);
+            return;
+        };
+        if let (true, Some(n)) = (spray, up) {
+            // Round robin over the live uplinks (over all of them, as
+            // before, when none failed).
+            let live = self.routes.live(s, dst as usize, n);
+            self.switches[s].spray_next = (sel % live + 1) % live;
+        }
         let len = self.pkts[pkt as usize].len as u64;
         if self.trim_at != u64::MAX && self.trims_or_queues_header(s, ingress, egress, pkt, len) {
             return;
@@ -88,6 +80,25 @@ impl Fabric {
             }
         }
         self.switch_try_tx(egress);
+    }
+
+    /// The egress port by which switch `s` sends a packet for host `dst`,
+    /// and, when it goes up, how many uplinks it chose among by `sel` (the
+    /// packet's entropy, or the spraying turn); `None`: no live uplink
+    /// leads there. Reads only: the run loop's prefetch asks it ahead.
+    pub(super) fn egress(&self, s: usize, dst: u32, sel: u32) -> Option<(u32, Option<usize>)> {
+        let sw = &self.switches[s];
+        let hpl = self.topo.hosts_per_leaf();
+        let (local, up) = match topology::route(sw.role, hpl, self.uplinks as usize, dst as usize) {
+            Ok(p) => (p as u32, None),
+            Err((first, n)) => {
+                let up = self
+                    .routes
+                    .uplink(s, dst as usize, n, sel, self.cfg.spray)?;
+                (first as u32 + up, Some(n))
+            }
+        };
+        Some((sw.first_port + local, up))
     }
 
     /// Whether switch `s` has room for `len` bytes from `ingress` to `egress`.
@@ -173,6 +184,13 @@ impl Fabric {
             p.queue_bytes -= len;
         }
         let more = !p.queue.is_empty() || !p.hi.is_empty();
+        if !more {
+            // Back to the buffer's start: a queue that drains often reuses
+            // its first cache lines rather than walking its whole buffer
+            // (`clear` of an empty deque moves its head to 0).
+            p.queue.clear();
+            p.hi.clear();
+        }
         let sw = self.ports[g as usize].owner as usize;
         self.switches[sw].used -= len;
         let ingress = self.pkts[pkt as usize].ingress;
