@@ -56,7 +56,7 @@ fn virtio_link() -> Vec<String> {
 /// With `checksum_offload = "auto"` (the default) both ends take virtio's
 /// UDP checksum offload, and nothing is dropped as malformed on either end
 /// (what crosses the virtqueues is checked frame by frame in
-/// engine/tests/dpdk_virtio_offload.rs).
+/// engine/tests/dpdk/virtio_offload.rs).
 #[test]
 fn virtio_rpcs_complete() {
     let (v, srv, stderr) = exchange(&virtio_link(), 3000, 3000, &[]);

@@ -1,7 +1,7 @@
 //! Checksum offloads in the binaries: `transport.checksum_offload =
 //! "require"` on a device without them (memif) is a clear error naming the
 //! key, the device and what it lacks. (The offloads themselves are tested
-//! on net_tap, which has all four, in engine/tests/dpdk_offload.rs; the
+//! on net_tap, which has all four, in engine/tests/dpdk/offload.rs; the
 //! startup line on memif in rpc_e2e.rs's two-worker test.)
 
 use crate::common::{run, server_bin, unique};

@@ -2,8 +2,8 @@
 //! the protocol core on the in-memory link and the simulated fabric
 //! (`proto_*`), the configuration, and the docs' code. One binary, not one
 //! per file: every test binary is linked with thin LTO, and 23 of them cost
-//! test.sh minutes. `dpdk_layer.rs` and `call.rs` stay binaries of their
-//! own: each starts EAL, which a process can do once. Run one file's tests with
+//! test.sh minutes. The tests that start EAL are the
+//! `dpdk` binary's (`engine/tests/dpdk/`), each in a process of its own. Run one file's tests with
 //! `cargo test -p engine --test suite proto_cc::`.
 
 mod proto_common;

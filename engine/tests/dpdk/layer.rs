@@ -1,8 +1,7 @@
-//! The safe DPDK layer in one process (EAL initialises once per process, so
-//! this file is its own test binary with a single test): a second EAL init is
+//! The safe DPDK layer in a process of its own (EAL initialises once per
+//! process; `main.rs`): a second EAL init is
 //! an error, mbufs go back to the pool (no leaks), bursts move frames over
 //! net_ring, and a worker runs on its EAL lcore.
-#![cfg(feature = "dpdk")]
 
 use engine::dpdk::{
     current_lcore, DpdkError, EalBuilder, Mbuf, MbufBatch, Mempool, Port, PortConfig, BURST,
@@ -12,6 +11,9 @@ use std::time::Duration;
 
 #[test]
 fn eal_pool_port_and_bursts() {
+    if !crate::own_process(module_path!(), "eal_pool_port_and_bursts") {
+        return;
+    }
     let eal = EalBuilder::new()
         .cores(&[0])
         .vdev("net_ring0")

@@ -1,11 +1,9 @@
-//! Checksum offloads by capability on real drivers, in one process (EAL
-//! initialises once per process, so this file is its own test binary with
-//! a single test): net_tap offers TX and RX IPv4/UDP checksum offload, so
+//! Checksum offloads by capability on real drivers, in a process of its
+//! own (EAL initialises once per process; `main.rs`): net_tap offers TX and RX IPv4/UDP checksum offload, so
 //! frames the engine sends leave with checksums the device filled (read
 //! back on the kernel side of the tap with an AF_PACKET socket) and frames
 //! the kernel side sends arrive with the device's verdict; net_memif offers
 //! none, which `auto` accepts and `require` refuses, naming the key.
-#![cfg(feature = "dpdk")]
 
 use engine::dpdk::{EalBuilder, Mbuf, MbufBatch, Mempool, Port, PortConfig};
 use engine::nic::{ChecksumOffload, RxChecksum};
@@ -164,6 +162,9 @@ fn verdict_of_next(rx: &mut engine::dpdk::RxQueue, limit: Duration) -> Option<Rx
 
 #[test]
 fn tap_offloads_checksums_and_memif_has_none() {
+    if !crate::own_process(module_path!(), "tap_offloads_checksums_and_memif_has_none") {
+        return;
+    }
     let pid = std::process::id();
     let iface = format!("tof{}", pid % 100_000);
     let sock = format!("/tmp/rpc-offload-{pid}.sock");

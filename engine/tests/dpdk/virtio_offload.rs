@@ -1,6 +1,5 @@
-//! virtio's checksum offloads, both ends in one process (EAL initialises
-//! once per process, so this file is its own test binary with a single
-//! test): the vhost-user backend (`net_vhost`) and the guest's driver
+//! virtio's checksum offloads, both ends in one process of its own
+//! (EAL initialises once per process; `main.rs`): the vhost-user backend (`net_vhost`) and the guest's driver
 //! (`net_virtio_user`) each offer UDP checksum offload, TX and RX, and no
 //! IPv4 header offload, so `auto` takes `tx udp, rx udp` on both and
 //! `require` is refused naming what they lack.
@@ -14,7 +13,6 @@
 //! device verdict of good with a right checksum, or the "none" verdict with
 //! exactly the sender's pseudo-header sum; any other checksum, or a bad
 //! verdict, fails the test.
-#![cfg(feature = "dpdk")]
 
 use engine::dpdk::{EalBuilder, Mbuf, MbufBatch, Mempool, Port, PortConfig, RxQueue, TxQueue};
 use engine::nic::checksum::{MBUF_RX_L4_GOOD, MBUF_RX_L4_MASK};
@@ -126,6 +124,12 @@ fn check_received(what: &str, sent: &[u8], got: &[u8], flags: u64) {
 
 #[test]
 fn virtio_offers_udp_checksums_and_both_ends_agree_on_them() {
+    if !crate::own_process(
+        module_path!(),
+        "virtio_offers_udp_checksums_and_both_ends_agree_on_them",
+    ) {
+        return;
+    }
     let pid = std::process::id();
     let sock = format!("/tmp/rpc-voff-{pid}.sock");
     let _ = std::fs::remove_file(&sock);
