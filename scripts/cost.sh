@@ -25,24 +25,44 @@ B=target/release/rpc-bench
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-instructions() { # args... -> total instructions of one run
+# Every run is one thread and callgrind's counts do not depend on what
+# else runs, so the runs go side by side, one per core.
+JOBS=$(nproc)
+run() { # id args... -> $tmp/id.err holds callgrind's summary
+  local id=$1; shift
   valgrind --tool=callgrind --callgrind-out-file=/dev/null "$B" engine "$@" \
-    >"$tmp/out" 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }
-  grep -o 'Collected : [0-9]*' "$tmp/err" | grep -o '[0-9]*$'
+    >"$tmp/$id.out" 2>"$tmp/$id.err" || echo "$id" >>"$tmp/failed" &
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+}
+instructions() { # id -> total instructions of that run
+  grep -o 'Collected : [0-9]*' "$tmp/$1.err" | grep -o '[0-9]*$'
 }
 # name, N1, N2, unit (RPCs per unit: 1 = per RPC), args...
-measure() {
-  local name=$1 n1=$2 n2=$3 per=$4; shift 4
-  local a b
-  a=$(instructions --rpcs "$n1" "$@")
-  b=$(instructions --rpcs "$n2" "$@")
-  echo "$name $(( (b - a) )) $(( n2 - n1 )) $per" >>"$tmp/figures"
-}
-measure rpc_32b_w1 50000 150000 1
-measure rpc_32b_16x8 50000 150000 1 --workload throughput --window 8 --sessions 16
-measure rpc_4k 20000 60000 1 --msg-size 4096
-# One 8 MiB message per RPC; per MB of request (8.388608 MB per RPC).
-measure msg_8mib_per_mb 2 6 8.388608 --workload large --msg-size 8388608 --resp-size 32 --credits 128
+WORKLOADS=(
+  "rpc_32b_w1 50000 150000 1"
+  "rpc_32b_16x8 50000 150000 1 --workload throughput --window 8 --sessions 16"
+  "rpc_4k 20000 60000 1 --msg-size 4096"
+  # One 8 MiB message per RPC; per MB of request (8.388608 MB per RPC).
+  "msg_8mib_per_mb 2 6 8.388608 --workload large --msg-size 8388608 --resp-size 32 --credits 128"
+)
+for w in "${WORKLOADS[@]}"; do
+  read -r name n1 n2 _ args <<<"$w"
+  # shellcheck disable=SC2086 # the workload's flags split on purpose
+  run "$name.a" --rpcs "$n1" $args
+  # shellcheck disable=SC2086
+  run "$name.b" --rpcs "$n2" $args
+done
+wait
+if [ -s "$tmp/failed" ]; then
+  for id in $(cat "$tmp/failed"); do cat "$tmp/$id.err" >&2; done
+  exit 1
+fi
+for w in "${WORKLOADS[@]}"; do
+  read -r name n1 n2 per _ <<<"$w"
+  a=$(instructions "$name.a")
+  b=$(instructions "$name.b")
+  echo "$name $(( b - a )) $(( n2 - n1 )) $per" >>"$tmp/figures"
+done
 
 python3 - "$tmp/figures" "$BUDGET" <<'PY'
 import json, sys

@@ -17,16 +17,22 @@ if ! command -v cargo >/dev/null 2>&1; then
 fi
 
 # Layout rules (docs/architecture.md): no file over 600 lines of code, no
-# import cycle; and the docs of the engine and of the fabric lab build with
-# no warning (missing docs are denied in both crates and in slot-lists).
+# import cycle.
 python3 scripts/check-layout.py
-RUSTDOCFLAGS="-D warnings" cargo doc -p slot-lists -p engine -p lab --no-deps --quiet
-phase "install check, layout and docs"
+phase "install check and layout"
 
 # Release binaries for the end-to-end tests: they poll at full speed and the
 # debug build is too slow for the timing bounds in the tests.
 cargo build --release --workspace --bins --examples
 phase "release binaries"
+# The docs of the engine and of the fabric lab build with no warning
+# (missing docs are denied in both crates and in slot-lists). After the
+# release build and in its profile: their build
+# scripts and proc macros (bindgen, serde's derive, ...) are then the ones
+# just built, where the dev profile would build them all again (its
+# `package."*"` opt-level 2 covers them), a minute and a half cold.
+RUSTDOCFLAGS="-D warnings" cargo doc --release -p slot-lists -p engine -p lab --no-deps --quiet
+phase "docs"
 export RPC_BIN_DIR="$PWD/target/release"
 # Build every test binary before running any: right after a build the
 # first two-process memif run has three times timed out waiting for its link
