@@ -33,7 +33,8 @@ command -v valgrind >/dev/null 2>&1 && command -v addr2line >/dev/null 2>&1 || .
 if [ -n "${RPC_BENCH:-}" ]; then
   B=$(realpath "$RPC_BENCH")
 else
-  cargo build --release -q -p bench --bin rpc-bench
+  # As cost.sh: the build test.sh makes (the same dependency features).
+  cargo build --release -q --workspace --bins --examples
   B=$(pwd)/target/release/rpc-bench
 fi
 tmp=$(mktemp -d)
