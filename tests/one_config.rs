@@ -69,12 +69,12 @@ fn run_sweep_and_compare_agree_on_the_lossless_credits_of_one_link() {
     // Within the floor's spread on this VM: its train rate and burst round
     // trip move between runs (14-93 Gb/s, 9-50 us), their product less
     // (54 to 74 credits in one session's runs, 2026-11-26; 39 to 66 in one
-    // run of this test, 2026-11-27, 1.69x). The disagreement this guards
-    // against was 70 against 9 (7.8x): 2x keeps it caught and the floor's
-    // own noise out.
+    // run of this test, 2026-11-27, 1.69x; 59 to 124 in a cold test.sh
+    // the same day, 2.1x). The disagreement this guards against was 70
+    // against 9 (7.8x): 3x keeps it caught and the floor's own noise out.
     let (lo, hi) = (*all.iter().min().unwrap(), *all.iter().max().unwrap());
     assert!(
-        hi as f64 <= lo as f64 * 2.0,
+        hi as f64 <= lo as f64 * 3.0,
         "run {run_c}, sweep {sweep_c}, compare {cmp_c}: one link, one BDP (within the floor's spread)"
     );
 }

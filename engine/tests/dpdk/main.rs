@@ -7,6 +7,7 @@
 #![cfg(feature = "dpdk")]
 
 mod call;
+mod frames;
 mod layer;
 mod offload;
 mod virtio_offload;

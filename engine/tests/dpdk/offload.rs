@@ -1,62 +1,19 @@
-//! Checksum offloads by capability on real drivers, in a process of its
-//! own (EAL initialises once per process; `main.rs`): net_tap offers TX and RX IPv4/UDP checksum offload, so
-//! frames the engine sends leave with checksums the device filled (read
-//! back on the kernel side of the tap with an AF_PACKET socket) and frames
-//! the kernel side sends arrive with the device's verdict; net_memif offers
-//! none, which `auto` accepts and `require` refuses, naming the key.
+//! Checksum offloads by capability on real drivers, in a process of its own
+//! (EAL initialises once per process; `main.rs`): net_tap offers TX and RX
+//! IPv4/UDP checksum offload, so frames the engine sends leave with checksums
+//! the device filled (read back on the kernel side of the tap with an
+//! AF_PACKET socket) and frames the kernel side sends arrive with the
+//! device's verdict; net_memif offers none, which `auto` accepts and
+//! `require` refuses, naming the key.
 
+use crate::frames::{engine_frame, udp_sum, ETH, UDP};
 use engine::dpdk::{EalBuilder, Mbuf, MbufBatch, Mempool, Port, PortConfig};
 use engine::nic::{ChecksumOffload, RxChecksum};
-use engine::wire::{checksum, HeaderTemplate, MacAddr, PktType, RpcRepr};
-use std::net::Ipv4Addr;
+use engine::wire::checksum;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const ETH: usize = 14;
-const UDP: usize = 34;
 const SRC_PORT: u16 = 41000;
-
-/// A Request frame of the engine's with `payload` (UDP checksum 0, IPv4
-/// header checksum filled, as the engine's template writes them).
-fn engine_frame(payload: &[u8]) -> Vec<u8> {
-    let t = HeaderTemplate::new(
-        (
-            MacAddr([2, 0, 0, 0, 0, 1]),
-            Ipv4Addr::new(10, 9, 0, 1),
-            SRC_PORT,
-        ),
-        (
-            MacAddr([2, 0, 0, 0, 0, 2]),
-            Ipv4Addr::new(10, 9, 0, 2),
-            31850,
-        ),
-    );
-    let rpc = RpcRepr {
-        pkt_type: PktType::Request,
-        req_type: 1,
-        msg_size: payload.len() as u32,
-        dest_session: 0,
-        pkt_num: 0,
-        grant: 0,
-        req_num: 8,
-        token: 7,
-    };
-    let mut f = vec![0u8; 256];
-    let n = t.write(&mut f, &rpc, payload.len());
-    f[n..n + payload.len()].copy_from_slice(payload);
-    f.truncate(n + payload.len());
-    f
-}
-
-/// The UDP checksum over the pseudo-header, header and payload (the field
-/// itself read as it is: 0 for a frame whose sum is right).
-fn udp_sum(f: &[u8]) -> u16 {
-    let mut v = f[ETH + 12..ETH + 20].to_vec();
-    v.extend_from_slice(&[0, 17]);
-    v.extend_from_slice(&f[UDP + 4..UDP + 6]);
-    v.extend_from_slice(&f[UDP..]);
-    checksum(&v)
-}
 
 /// `f` with a full, correct UDP checksum.
 fn with_udp_checksum(mut f: Vec<u8>) -> Vec<u8> {
@@ -209,7 +166,7 @@ fn tap_offloads_checksums_and_memif_has_none() {
     // TX: the engine's frame with a wrong IPv4 checksum on purpose; the
     // device must write both checksums.
     let payload = b"offloaded checksum payload";
-    let sent = engine_frame(payload);
+    let sent = engine_frame(SRC_PORT, payload);
     let mut m = Mbuf::alloc(&pool).unwrap();
     m.room_mut()[..sent.len()].copy_from_slice(&sent);
     m.set_len(sent.len());
@@ -226,7 +183,7 @@ fn tap_offloads_checksums_and_memif_has_none() {
     assert_eq!(&got[got.len() - payload.len()..], payload);
 
     // RX: the device's verdict on frames the kernel side sends.
-    let good = with_udp_checksum(engine_frame(payload));
+    let good = with_udp_checksum(engine_frame(SRC_PORT, payload));
     kernel.send(&good);
     assert_eq!(
         verdict_of_next(&mut rx, Duration::from_secs(3)),
@@ -239,7 +196,7 @@ fn tap_offloads_checksums_and_memif_has_none() {
         verdict_of_next(&mut rx, Duration::from_secs(3)),
         Some(RxChecksum::Bad)
     );
-    let mut bad_ip = engine_frame(payload);
+    let mut bad_ip = engine_frame(SRC_PORT, payload);
     bad_ip[ETH + 10] ^= 0xff;
     kernel.send(&bad_ip);
     assert_eq!(
@@ -247,7 +204,7 @@ fn tap_offloads_checksums_and_memif_has_none() {
         Some(RxChecksum::Bad)
     );
     // UDP checksum 0 (the engine's software path): the IPv4 verdict decides.
-    kernel.send(&engine_frame(payload));
+    kernel.send(&engine_frame(SRC_PORT, payload));
     assert_eq!(
         verdict_of_next(&mut rx, Duration::from_secs(3)),
         Some(RxChecksum::Good)
