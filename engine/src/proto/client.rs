@@ -281,8 +281,6 @@ pub(crate) fn window_mask(window: usize) -> u64 {
     u64::MAX >> (64 - window)
 }
 
-/// Takes the lowest slot out of a non-empty slot set.
-#[inline]
 /// The first set bit of `set` at or after `cursor` (below 64), else the
 /// first set bit; 64 when `set` is empty: the round-robin order of
 /// `write_next`.
@@ -292,6 +290,8 @@ fn first_from(set: u64, cursor: usize) -> usize {
     set.trailing_zeros() as usize
 }
 
+/// Takes the lowest slot out of a non-empty slot set.
+#[inline]
 pub(crate) fn pop_slot(set: &mut u64) -> usize {
     let i = set.trailing_zeros() as usize;
     *set &= *set - 1;
