@@ -60,7 +60,7 @@ pub fn run(cfg: &Config, n: u64) -> anyhow::Result<Value> {
     let window = cfg.window().max(1) as u64;
     let t0 = std::time::Instant::now();
     // The engine's clock: real elapsed time, so timers behave as in a run.
-    let now = || Instant::from_nanos(t0.elapsed().as_nanos() as u64);
+    let now = || Instant::from_nanos((std::time::Instant::now() - t0).as_nanos() as u64);
     let peer = PeerAddr {
         mac: Some(mac_s),
         ip: cfg.link.server_ip,

@@ -300,6 +300,7 @@ pub(crate) fn pop_slot(set: &mut u64) -> usize {
 
 /// See `ClientSession::sample_rtt` (a free function so the receive path
 /// can update the estimate while it borrows a slot).
+#[inline]
 pub(crate) fn sample_rtt(rtt: &mut Duration, sample: Duration) {
     let decayed = rtt.as_nanos() - rtt.as_nanos() / 16;
     *rtt = Duration::from_nanos(decayed.max(sample.as_nanos()));
@@ -446,6 +447,7 @@ impl ClientSession {
     /// Takes an RTT sample: the estimate jumps up to it at once and decays
     /// by 1/16 per sample otherwise, so one VM stall widens the judgement
     /// window for a while.
+    #[inline]
     pub fn sample_rtt(&mut self, sample: Duration) {
         sample_rtt(&mut self.rtt, sample);
     }
@@ -453,6 +455,7 @@ impl ClientSession {
     /// Timely: packets `sent` of slot `i` went out at `now`: the first a
     /// real packet (`first`: not a copy, so its answer is a clean sample),
     /// the rest virtual RFRs, whose answers wait for the handler (no sample).
+    #[inline]
     pub fn stamp(&mut self, i: usize, sent: std::ops::Range<u32>, now: Instant, first: bool) {
         let Some(ts) = self.cc.as_mut().and_then(|c| c.tx_ts.as_mut()) else {
             return;

@@ -190,6 +190,7 @@ impl ClientReq {
     }
 
     /// The first packet taken as lost, cleared from the set.
+    #[inline]
     pub fn take_lost(&mut self) -> Option<u32> {
         let s = self.sel.as_deref_mut()?;
         let b = s.lost.first()?;

@@ -211,6 +211,7 @@ fn write_packet<C: PayloadCopy>(
 }
 
 /// Bookkeeping after packet `num_tx` of `req` went out.
+#[inline]
 fn advance(req: &mut ClientReq, now: Instant, stats: &mut Stats) {
     if req.num_tx == req.num_rx {
         req.armed_at = now;

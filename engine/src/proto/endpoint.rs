@@ -268,6 +268,7 @@ impl Endpoint {
     }
 
     /// Next event, if any.
+    #[inline]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.out
             .events
@@ -279,6 +280,7 @@ impl Endpoint {
 
     /// A pooled message buffer of `len` bytes (contents unspecified); it
     /// returns to the pool when dropped.
+    #[inline]
     pub fn alloc_msg(&mut self, len: usize) -> MsgBuf {
         self.ledger.pool.alloc(len)
     }

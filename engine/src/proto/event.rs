@@ -47,6 +47,7 @@ pub enum Payload<'f> {
 
 impl Payload<'_> {
     /// The message bytes.
+    #[inline]
     pub fn as_slice(&self) -> &[u8] {
         match self {
             Payload::Borrowed(b) => b,

@@ -8,11 +8,13 @@ use super::msgbuf::PayloadCopy;
 use crate::wire::{HeaderTemplate, RpcRepr};
 
 /// Packets of a `len`-byte message at `dpp` bytes per packet: at least one.
+#[inline]
 pub(crate) fn pkts_of(len: usize, dpp: usize) -> u32 {
     len.div_ceil(dpp).max(1) as u32
 }
 
 /// Byte range of packet `k` of a `len`-byte message.
+#[inline]
 pub(crate) fn chunk(len: usize, k: u32, dpp: usize) -> core::ops::Range<usize> {
     let start = (k as usize * dpp).min(len);
     start..(start + dpp).min(len)

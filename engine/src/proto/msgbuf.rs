@@ -150,11 +150,13 @@ impl MsgBuf {
     }
 
     /// The message bytes.
+    #[inline]
     pub fn as_slice(&self) -> &[u8] {
         &self.data[..self.len]
     }
 
     /// The message bytes, writable.
+    #[inline]
     pub fn as_mut_slice(&mut self) -> &mut [u8] {
         &mut self.data[..self.len]
     }
@@ -162,12 +164,14 @@ impl MsgBuf {
 
 impl Deref for MsgBuf {
     type Target = [u8];
+    #[inline]
     fn deref(&self) -> &[u8] {
         self.as_slice()
     }
 }
 
 impl DerefMut for MsgBuf {
+    #[inline]
     fn deref_mut(&mut self) -> &mut [u8] {
         self.as_mut_slice()
     }
@@ -266,6 +270,7 @@ impl Pool {
     }
 
     /// Storage for a buffer of class `c`: a free one, or a fresh one.
+    #[inline]
     fn take(&self, c: usize) -> Box<[u8]> {
         // SAFETY: the only reference to the state while it lives.
         let st = unsafe { self.state() };
@@ -357,6 +362,7 @@ impl MsgPool {
     }
 
     /// A buffer holding `len` bytes (contents unspecified).
+    #[inline]
     pub fn alloc(&self, len: usize) -> MsgBuf {
         let c = class_of(len);
         MsgBuf {

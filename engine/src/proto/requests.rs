@@ -78,6 +78,7 @@ impl Endpoint {
     /// `RpcError::Remote(ErrorCode::OverBudget)` (counted in
     /// `responses_over_budget`; this still returns `Ok`: the request was
     /// answered). Unasked for during `reassembly_timeout`, it is freed.
+    #[inline]
     pub fn respond(&mut self, now: Instant, h: ReqHandle, msg: MsgBuf) -> Result<(), RpcError> {
         let max = self.cfg.max_msg_size;
         if msg.len() > max {

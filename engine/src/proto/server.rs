@@ -221,6 +221,7 @@ impl ServerSlot {
     /// most the session's `credits`, whatever the packet asks, so a
     /// request brings back at most 1 + credits packets (a duplicate as
     /// many only while `regrants` allows, see `server_rx.rs`).
+    #[inline]
     pub fn set_grant(&mut self, asked: u16, credits: u16) {
         self.grant = u32::from(asked.min(credits));
     }

@@ -113,6 +113,7 @@ impl SessionTable {
         }
     }
 
+    #[inline]
     pub fn get_mut(&mut self, id: SessionId) -> Option<&mut Session> {
         match self.entries.get_mut(id.num as usize) {
             Some(Some(s)) if s.common().gen == id.gen => Some(s),
@@ -135,6 +136,7 @@ impl SessionTable {
         self.entries.get(num as usize).and_then(Option::as_ref)
     }
 
+    #[inline]
     pub fn by_num_mut(&mut self, num: u16) -> Option<&mut Session> {
         self.entries.get_mut(num as usize).and_then(Option::as_mut)
     }
@@ -146,6 +148,7 @@ impl SessionTable {
         }
     }
 
+    #[inline]
     pub fn client_mut(&mut self, id: SessionId) -> Option<&mut ClientSession> {
         match self.get_mut(id)? {
             Session::Client(c) => Some(c),
@@ -153,6 +156,7 @@ impl SessionTable {
         }
     }
 
+    #[inline]
     pub fn server_mut(&mut self, id: SessionId) -> Option<&mut ServerSession> {
         match self.get_mut(id)? {
             Session::Server(s) => Some(s),
@@ -162,6 +166,7 @@ impl SessionTable {
 
     /// The connected client session a CreditReturn or Response is for,
     /// counting the drop reason if there is none.
+    #[inline]
     pub fn client_for_packet(
         &mut self,
         now: Instant,
@@ -181,6 +186,7 @@ impl SessionTable {
 
     /// The connected server session a Request or RFR is for, counting the
     /// drop reason if there is none.
+    #[inline]
     pub fn server_for_packet(
         &mut self,
         now: Instant,
@@ -212,6 +218,7 @@ impl SessionTable {
 
 /// Token and state check of a data packet against the session it names;
 /// a wrong token is tallied against its source (`wrong_tokens.rs`).
+#[inline]
 fn admit(
     c: &SessionCommon,
     now: Instant,

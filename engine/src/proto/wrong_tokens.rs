@@ -98,6 +98,7 @@ impl WrongTokens {
     }
 
     /// The oldest crossing not yet reported.
+    #[inline]
     pub fn next_report(&mut self) -> Option<WrongTokenReport> {
         self.reports.pop_front()
     }

@@ -215,6 +215,7 @@ impl<A> Rpc<A> {
     }
 
     /// A pooled message buffer of `len` bytes; it returns to the pool when dropped.
+    #[inline]
     pub fn alloc_msg(&mut self, len: usize) -> MsgBuf {
         self.ep.alloc_msg(len)
     }
@@ -286,11 +287,13 @@ impl<A> Rpc<A> {
     }
 
     /// Answers the request behind `h` with `msg` (see [`Endpoint::respond`]).
+    #[inline]
     pub fn respond(&mut self, h: ReqHandle, msg: MsgBuf) -> Result<(), RpcError> {
         self.ep.respond(self.now, h, msg)
     }
 
     /// Copies `data` into a message buffer and answers with it.
+    #[inline]
     pub fn respond_bytes(&mut self, h: ReqHandle, data: &[u8]) -> Result<(), RpcError> {
         let mut m = self.ep.alloc_msg(data.len());
         m.as_mut_slice().copy_from_slice(data);
@@ -306,6 +309,7 @@ impl<A> Rpc<A> {
 
     /// Session events (Connected, ConnectFailed, SessionReset, ...) when no
     /// event handler is set; at most `EVENT_QUEUE_CAP` are kept.
+    #[inline]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }

@@ -36,14 +36,17 @@ const PROTO_UDP: u8 = 17;
 /// The More Fragments flag and the fragment offset of the flags word.
 const FRAGMENT_BITS: u16 = 0x3fff;
 
+#[inline]
 fn be16(h: &[u8; HEADERS_LEN], i: usize) -> u16 {
     u16::from_be_bytes([h[i], h[i + 1]])
 }
 
+#[inline]
 fn be32(h: &[u8; HEADERS_LEN], i: usize) -> u32 {
     u32::from_be_bytes([h[i], h[i + 1], h[i + 2], h[i + 3]])
 }
 
+#[inline]
 fn be64(h: &[u8; HEADERS_LEN], i: usize) -> u64 {
     let mut b = [0u8; 8];
     b.copy_from_slice(&h[i..i + 8]);

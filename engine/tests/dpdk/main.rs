@@ -1,5 +1,5 @@
-//! The DPDK layer's tests on real drivers, one test binary (each binary is
-//! linked with thin LTO, so one instead of four saves a test.sh minute).
+//! The DPDK layer's tests on real drivers, one test binary (each test
+//! binary is compiled and linked on its own: one, not four, builds faster).
 //! EAL initialises once per process and each test starts it with devices
 //! of its own, so every test runs its body in a child process of this
 //! binary (`own_process`): the parent starts the child on exactly that test

@@ -1,8 +1,8 @@
 //! The engine's integration tests, one test binary (each file a module):
 //! the protocol core on the in-memory link and the simulated fabric
 //! (`proto_*`), the configuration, and the docs' code. One binary, not one
-//! per file: every test binary is linked with thin LTO, and 23 of them cost
-//! test.sh minutes. The tests that start EAL are the
+//! per file: every test binary is compiled and linked on its own, and 23 of
+//! them cost test.sh minutes. The tests that start EAL are the
 //! `dpdk` binary's (`engine/tests/dpdk/`), each in a process of its own. Run one file's tests with
 //! `cargo test -p engine --test suite proto_cc::`.
 
