@@ -184,22 +184,30 @@ fn congestion_control_and_a_rate_cap_do_what_they_say_on_an_idle_link() {
     // The bound is loose: this VM's stalls move any one timed run.
     // memif on this VM also flips between a fast and a slow state from run
     // to run (8 MiB goodput 12-15 or 45-75 Gb/s, with or without cc, on
-    // fb62c17 as now): each side takes the best of three runs, and the
-    // bound, 0.2x, is what a slow state against a fast one can still give
-    // while the failure it guards (Timely holding an idle session at 6 %)
-    // stays far below it.
+    // fb62c17 as now): a ratio under the bound is measured again, up to
+    // three runs a side, each side keeping its best, and the bound, 0.2x,
+    // is what a slow state against a fast one can still give while the
+    // failure it guards (Timely holding an idle session at 6 %, in every
+    // run) stays far below it. Most runs pass at the first: 5 runs, not 13.
     let gbps = |v: &Value| v["gbps"].as_f64().unwrap_or(0.0);
-    let best = |extra: &[&str]| {
-        let runs = [(); 3].map(|_| large_on_memif(extra));
-        runs.into_iter()
-            .max_by(|a, b| gbps(a).total_cmp(&gbps(b)))
-            .unwrap_or_default()
+    let better = |best: &mut Value, extra: &[&str]| {
+        let v = large_on_memif(extra);
+        if gbps(&v) > gbps(best) {
+            *best = v;
+        }
     };
-    let none = best(&[]);
+    let mut none = large_on_memif(&[]);
     assert!(gbps(&none) > 1.0, "{none}");
     for cc in ["timely", "dcqcn", "nscc"] {
         let set = format!("--set=transport.cc=\"{cc}\"");
-        let v = best(&[set.as_str()]);
+        let mut v = large_on_memif(&[set.as_str()]);
+        for _ in 0..2 {
+            if gbps(&v) > 0.2 * gbps(&none) {
+                break;
+            }
+            better(&mut none, &[]);
+            better(&mut v, &[set.as_str()]);
+        }
         let ratio = gbps(&v) / gbps(&none);
         assert!(ratio > 0.2, "{cc}: {ratio:.2}x of cc=none: {v}");
     }

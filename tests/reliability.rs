@@ -6,7 +6,7 @@
 //! is up, even when its first handshake lands before the server's port starts).
 
 use crate::common;
-use crate::common::{run, u, unique, Server, Veth};
+use crate::common::{run, u, unique, Running, Server, Veth};
 use std::time::Duration;
 
 const CLIENT: &str = env!("CARGO_BIN_EXE_rpc-client");
@@ -180,20 +180,20 @@ fn background_handlers_answer_every_request() {
 fn a_memif_client_started_before_its_server_connects() {
     for round in 0..3 {
         let sock = format!("--socket=/tmp/{}.sock", unique("early"));
-        let client_args = [
-            sock.clone(),
-            "--seconds=1".to_string(),
-            "--set=workload.warmup_seconds=0.0".to_string(),
-            "--json".to_string(),
-        ];
-        let client = std::thread::spawn(move || {
-            let a: Vec<&str> = client_args.iter().map(String::as_str).collect();
-            run(CLIENT, &a, LIMIT)
-        });
-        // The client is past EAL init and dialling every 50 ms by now.
-        std::thread::sleep(Duration::from_millis(1500));
+        let client = Running::start(
+            CLIENT,
+            &[
+                &sock,
+                "--seconds=0.5",
+                "--set=workload.warmup_seconds=0.0",
+                "--json",
+            ],
+        );
+        // The server starts once the client is past EAL init and dialling
+        // (it says so when its first dial finds no socket).
+        client.wait_for("waiting for memif server", Duration::from_secs(30));
         let server = Server::start(&[sock]);
-        let r = client.join().expect("client thread");
+        let r = client.finish(LIMIT);
         r.assert_ok(&format!("round {round}: the memif client"));
         let srv = server.stop_after(&r);
         let v = r.json();

@@ -232,7 +232,7 @@ fn client_reports_failures_when_the_server_dies() {
         [
             // The client runs on to its end after the sessions reset: a
             // short run keeps the test short; the kill is at 2.5 s.
-            "--seconds=6",
+            "--seconds=4",
             "--workload=throughput",
             "--json",
             "--set=transport.session_timeout_ms=500",
