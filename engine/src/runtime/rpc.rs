@@ -10,6 +10,7 @@
 
 mod call;
 mod idle;
+mod layers;
 mod waiters;
 
 pub use call::CallError;
@@ -20,12 +21,11 @@ use waiters::{Waiter, Waiters};
 
 use super::background::{BackgroundPool, Job};
 use super::handlers::{Completion, Handler, HandlerTable, OnDone};
-use super::phy::{Capture, FaultSide, Phy};
+use super::phy::Phy;
 use super::run_counters::RunCounters;
 use super::rx_signals::RxSignals;
 use super::{Nexus, RuntimeError, StopHandle};
 use crate::dpdk::{Mbuf, MbufBatch, Mempool, RxQueue, TscClock, TxQueue, BURST};
-use crate::fault::DropModel;
 use crate::nic::{Offloads, RxChecksum};
 use crate::proto::{
     Delivery, Endpoint, EndpointConfig, ErrorCode, Event, MsgBuf, Payload, PeerAddr, ReqHandle,
@@ -180,23 +180,6 @@ impl<A> Rpc<A> {
     pub fn queue(&self) -> u16 {
         self.queue
     }
-    /// Counters of the fault injector, if one is set.
-    pub fn fault_stats(&self) -> Option<crate::fault::DropStats> {
-        self.phy.fault_stats()
-    }
-
-    /// Drops frames on purpose (seeded) on the RX or TX side of this endpoint.
-    pub fn set_fault(&mut self, side: FaultSide, model: DropModel, seed: u64) {
-        self.phy.set_fault(side, model, seed);
-    }
-
-    /// Marks received ECN-capable frames Congestion Experienced with
-    /// probability `p` (seeded), as a marking switch would: tests DCQCN on
-    /// links that have none (this kernel has no ECN qdisc on veth).
-    pub fn set_ecn_marker(&mut self, p: f64, seed: u64) {
-        self.phy.set_ecn_marker(p, seed);
-    }
-
     // ---- commands ----
 
     /// Opens a client session to `peer` (see [`Endpoint::connect`]): a
@@ -293,7 +276,6 @@ impl<A> Rpc<A> {
     }
 
     /// Copies `data` into a message buffer and answers with it.
-    #[inline]
     pub fn respond_bytes(&mut self, h: ReqHandle, data: &[u8]) -> Result<(), RpcError> {
         let mut m = self.ep.alloc_msg(data.len());
         m.as_mut_slice().copy_from_slice(data);
@@ -309,7 +291,6 @@ impl<A> Rpc<A> {
 
     /// Session events (Connected, ConnectFailed, SessionReset, ...) when no
     /// event handler is set; at most `EVENT_QUEUE_CAP` are kept.
-    #[inline]
     pub fn poll_event(&mut self) -> Option<Event> {
         self.events.pop_front()
     }
@@ -586,19 +567,5 @@ impl<A> Rpc<A> {
             Waiter::Call => self.waiting_call.complete(Err(error)),
             Waiter::Abandoned => {}
         }
-    }
-
-    // ---- capture ----
-
-    /// Records every frame this endpoint receives (as rx_burst returns it,
-    /// before the RX fault injector) and transmits (as it is queued for
-    /// tx_burst, after the TX fault injector), stamped with the loop's clock.
-    pub fn set_capture(&mut self, capture: Capture) {
-        self.phy.set_capture(capture);
-    }
-
-    /// Stops capturing; the capture, for `Capture::finish`.
-    pub fn take_capture(&mut self) -> Option<Capture> {
-        self.phy.take_capture()
     }
 }
