@@ -93,6 +93,101 @@ pub(super) struct Events {
     far: BinaryHeap<Timed>,
     seq: u64,
     len: usize,
+    /// The events after the current one as [`peek_ahead`](Self::peek_ahead)
+    /// last walked them, kept from one event to the next.
+    win: Window,
+}
+
+/// One event of the look-ahead window: its time, slot and queue node, the
+/// event itself once read (the last entry's node is only prefetched), and
+/// what the run loop noted for it on the way ([`Events::set_note`]).
+#[derive(Clone, Copy, Debug)]
+struct Ahead {
+    at: u64,
+    slot: usize,
+    node: u32,
+    ev: Option<Ev>,
+    note: u32,
+}
+
+/// An entry with no note.
+pub(super) const NO_NOTE: u32 = u32::MAX;
+
+/// Entries in the look-ahead window: the [`AHEAD`] events named, and the
+/// one after them whose node is prefetched. A power of two (a ring).
+const WIN: usize = AHEAD + 1;
+
+/// The look-ahead window, a ring of [`WIN`] entries in pop order, so that
+/// each event moves it on by one node instead of walking [`AHEAD`] nodes
+/// and their slots again (that walk was a sixth of a run's instructions on
+/// 256 hosts). A pop drops its first entry; a push earlier than its last
+/// entry empties it (the walk then starts again from the current slot).
+/// Hints only: nothing it holds reaches the order events are popped in.
+#[derive(Clone, Copy, Debug)]
+struct Window {
+    ents: [Ahead; WIN],
+    head: usize,
+    len: usize,
+    /// The last entry's time while the window holds any, else 0: a push
+    /// before it lands inside the window.
+    last_at: u64,
+    /// The note of the event popped last, if it was the window's first.
+    popped_note: u32,
+}
+
+impl Window {
+    const EMPTY: Window = Window {
+        ents: [Ahead {
+            at: 0,
+            slot: 0,
+            node: 0,
+            ev: None,
+            note: NO_NOTE,
+        }; WIN],
+        head: 0,
+        len: 0,
+        last_at: 0,
+        popped_note: NO_NOTE,
+    };
+
+    fn at(&self, k: usize) -> &Ahead {
+        &self.ents[(self.head + k) % WIN]
+    }
+
+    fn back_mut(&mut self) -> &mut Ahead {
+        &mut self.ents[(self.head + self.len - 1) % WIN]
+    }
+
+    fn push(&mut self, a: Ahead) {
+        self.ents[(self.head + self.len) % WIN] = a;
+        self.len += 1;
+        self.last_at = a.at;
+    }
+
+    fn clear(&mut self) {
+        self.len = 0;
+        self.last_at = 0;
+    }
+
+    /// Node `node` of slot `slot` was popped: the first entry, unless the
+    /// window no longer matches the queue (then it starts again).
+    fn popped(&mut self, slot: usize, node: u32) {
+        self.popped_note = NO_NOTE;
+        if self.len == 0 {
+            return;
+        }
+        let a = self.at(0);
+        if a.slot != slot || a.node != node {
+            self.clear();
+            return;
+        }
+        self.popped_note = a.note;
+        self.head = (self.head + 1) % WIN;
+        self.len -= 1;
+        if self.len == 0 {
+            self.last_at = 0;
+        }
+    }
 }
 
 impl Events {
@@ -107,6 +202,7 @@ impl Events {
             far: BinaryHeap::new(),
             seq: 0,
             len: 0,
+            win: Window::EMPTY,
         }
     }
 
@@ -130,6 +226,10 @@ impl Events {
 
     /// Appends `ev` to the list of `at`'s slot.
     fn put(&mut self, at: u64, ev: Ev) {
+        if at < self.win.last_at {
+            // It goes before the window's last event: walk again.
+            self.win.clear();
+        }
         self.slots.push_back(at as usize & self.mask, ev);
     }
 
@@ -145,7 +245,9 @@ impl Events {
         if self.cur > deadline {
             return None;
         }
+        let node = self.slots.front_node(i)?;
         let ev = self.slots.pop_front(i)?;
+        self.win.popped(i, node);
         self.len -= 1;
         Some((self.cur, ev))
     }
@@ -154,7 +256,7 @@ impl Events {
     /// yet in the far heap), without moving the clock: a hint for what to
     /// prefetch, as an event scheduled meanwhile may still go before it.
     #[cfg(test)]
-    pub fn peek_next(&self) -> Option<Ev> {
+    pub fn peek_next(&mut self) -> Option<Ev> {
         self.peek_ahead().and_then(|(evs, _)| evs[0])
     }
 
@@ -166,31 +268,107 @@ impl Events {
     /// the node was written when the event was scheduled, many events
     /// earlier; so each node is loaded [`AHEAD`] events before it is read
     /// here. Hints only: an event scheduled meanwhile may still go first.
-    pub fn peek_ahead(&self) -> Option<([Option<Ev>; AHEAD], *const u8)> {
-        let mut at = self.first_node(self.cur as usize & self.mask, 0)?;
+    /// The walk is kept from one call to the next ([`Window`]): each event
+    /// reads one new node, not [`AHEAD`].
+    #[cfg(test)]
+    pub fn peek_ahead(&mut self) -> Option<([Option<Ev>; AHEAD], *const u8)> {
+        let last = self.walk_ahead()?;
         let mut evs = [None; AHEAD];
-        for ev in &mut evs {
-            let (e, after) = self.slots.item_and_next(at.1);
-            *ev = Some(e);
-            let next = match after {
-                Some(n) => Some((at.0, n)),
-                None => self.first_node(at.0, 1),
-            };
-            match next {
-                Some(n) => at = n,
-                None => return Some((evs, core::ptr::null())),
-            }
+        for (k, ev) in evs.iter_mut().enumerate() {
+            *ev = self.ahead(k);
         }
-        Some((evs, self.slots.node_addr(at.1)))
+        Some((evs, last))
     }
 
-    /// The first slot with events at `from` slots or more after `slot`
-    /// (within the ring, wrapping: the ring holds only events within its
-    /// horizon, so wrapping order is time order), and its first node.
-    fn first_node(&self, slot: usize, from: usize) -> Option<(usize, u32)> {
+    /// [`peek_ahead`](Self::peek_ahead)'s walk without copying out what it
+    /// names: where the node after the [`AHEAD`] events sits (null: none
+    /// in the ring); [`ahead`](Self::ahead) names the events. `None`: the
+    /// ring holds nothing after the current event.
+    pub fn walk_ahead(&mut self) -> Option<*const u8> {
+        if self.win.len == 0 {
+            let cur = self.cur as usize & self.mask;
+            let (at, slot, node) = self.ring_after(self.cur, cur, 0)?;
+            self.win.push(Ahead {
+                at,
+                slot,
+                node,
+                ev: None,
+                note: NO_NOTE,
+            });
+        }
+        // Read the last entry (its node was prefetched an event ago) and
+        // add the one after it, until the window is full or the ring ends.
+        while self.win.len <= AHEAD {
+            let last = *self.win.back_mut();
+            let (ev, after) = self.slots.item_and_next(last.node);
+            self.win.back_mut().ev = Some(ev);
+            let next = match after {
+                Some(node) => Some((last.at, last.slot, node)),
+                None => self.ring_after(last.at, last.slot, 1),
+            };
+            let Some((at, slot, node)) = next else {
+                break;
+            };
+            self.win.push(Ahead {
+                at,
+                slot,
+                node,
+                ev: None,
+                note: NO_NOTE,
+            });
+        }
+        Some(match self.win.len {
+            WIN => self.slots.node_addr(self.win.at(AHEAD).node),
+            _ => core::ptr::null(),
+        })
+    }
+
+    /// The event [`walk_ahead`](Self::walk_ahead) named at `k` (0: the
+    /// next one, below [`AHEAD`]), if the ring holds that many.
+    pub fn ahead(&self, k: usize) -> Option<Ev> {
+        match k < self.win.len {
+            true => self.win.at(k).ev,
+            false => None,
+        }
+    }
+
+    /// Notes `note` on the event [`peek_ahead`](Self::peek_ahead) named at
+    /// `k` (0: the next one): it is [`popped_note`](Self::popped_note)
+    /// when that event is popped, and [`note`](Self::note) on the way,
+    /// unless an earlier push made the window walk again (then
+    /// [`NO_NOTE`]).
+    pub fn set_note(&mut self, k: usize, note: u32) {
+        if k < self.win.len {
+            let i = (self.win.head + k) % WIN;
+            self.win.ents[i].note = note;
+        }
+    }
+
+    /// The note on the event named at `k`, or [`NO_NOTE`].
+    pub fn note(&self, k: usize) -> u32 {
+        match k < self.win.len {
+            true => self.win.at(k).note,
+            false => NO_NOTE,
+        }
+    }
+
+    /// The note on the event popped last, or [`NO_NOTE`].
+    pub fn popped_note(&self) -> u32 {
+        self.win.popped_note
+    }
+
+    /// The first event in the ring at `from` slots or more after `slot`,
+    /// whose time is `at`: its time, slot and first node. The scan wraps;
+    /// a slot found past the horizon wrapped back to times before `at`,
+    /// so there is none.
+    fn ring_after(&self, at: u64, slot: usize, from: usize) -> Option<(u64, usize, u32)> {
         let d = self.slots.next_occupied(slot, from)?;
+        let t = at + d as u64;
+        if t > self.cur + self.mask as u64 {
+            return None;
+        }
         let j = (slot + d) & self.mask;
-        Some((j, self.slots.front_node(j)?))
+        Some((t, j, self.slots.front_node(j)?))
     }
 
     /// The index of the earliest non-empty slot, moving the clock to it.
@@ -321,5 +499,37 @@ mod tests {
             assert_eq!((at, ev), (m_at, Ev::FlowStart(m_id as u32)));
         }
         assert!(model.is_empty() && q.len() == 0);
+    }
+
+    #[test]
+    fn a_note_follows_its_event_until_an_earlier_push() {
+        let mut q = Events::with_horizon(4096);
+        for t in 0..10 {
+            q.push(t * 10, Ev::FlowStart(t as u32));
+        }
+        assert_eq!(q.pop(), Some((0, Ev::FlowStart(0))));
+        assert!(q.walk_ahead().is_some());
+        assert_eq!(q.ahead(2), Some(Ev::FlowStart(3)));
+        q.set_note(2, 33);
+        assert_eq!(q.note(2), 33);
+        // Events pushed after the window's last one leave it as it is.
+        q.push(1_000, Ev::FlowStart(100));
+        assert_eq!(q.pop(), Some((10, Ev::FlowStart(1))));
+        assert_eq!(q.popped_note(), NO_NOTE);
+        assert!(q.walk_ahead().is_some());
+        assert_eq!(q.note(1), 33, "moved on with its event");
+        assert_eq!(q.pop(), Some((20, Ev::FlowStart(2))));
+        assert_eq!(q.pop(), Some((30, Ev::FlowStart(3))));
+        assert_eq!(q.popped_note(), 33, "given back with its event");
+        // A push before the window's last event makes it walk again: the
+        // notes go, the order does not change.
+        assert!(q.walk_ahead().is_some());
+        q.set_note(0, 44);
+        q.push(45, Ev::FlowStart(200));
+        assert_eq!(q.pop(), Some((40, Ev::FlowStart(4))));
+        assert_eq!(q.popped_note(), NO_NOTE);
+        assert!(q.walk_ahead().is_some());
+        assert_eq!(q.ahead(0), Some(Ev::FlowStart(200)));
+        assert_eq!(q.ahead(1), Some(Ev::FlowStart(5)));
     }
 }

@@ -3,7 +3,7 @@
 //! moves), packet numbers reused last-freed first, and the prefetch that
 //! loads the next event's packet and port while the current one runs.
 
-use super::event::Ev;
+use super::event::{Ev, NO_NOTE};
 use super::nic::SRC_IP_AT;
 use super::Fabric;
 
@@ -43,22 +43,30 @@ impl Fabric {
     /// third ([`prefetch_soon`](Self::prefetch_soon)), what that names for
     /// the second ([`prefetch_deep`](Self::prefetch_deep)) and what that
     /// names for the next ([`prefetch_last`](Self::prefetch_last)).
-    pub(super) fn prefetch_ahead(&self) {
-        if let Some(([next, _, second, _, third, _, fourth], last)) = self.events.peek_ahead() {
-            if let Some(ev) = next {
-                self.prefetch_last(ev);
-            }
-            if let Some(ev) = second {
-                self.prefetch_deep(ev);
-            }
-            if let Some(ev) = third {
-                self.prefetch_soon(ev);
-            }
-            if let Some(ev) = fourth {
-                self.prefetch_for(ev);
-            }
-            prefetch(last);
+    ///
+    /// A switch hop's egress port, computed at the second stage, is noted
+    /// on its event ([`Events::set_note`](super::event::Events::set_note))
+    /// for the third stage and for [`at_switch`](Self::at_switch), so the
+    /// routing runs once per hop rather than three times.
+    pub(super) fn prefetch_ahead(&mut self) {
+        let Some(last) = self.events.walk_ahead() else {
+            return;
+        };
+        if let Some(ev) = self.events.ahead(0) {
+            self.prefetch_last(ev);
         }
+        if let Some(ev) = self.events.ahead(2) {
+            self.prefetch_deep(ev, self.events.note(2));
+        }
+        if let Some(ev) = self.events.ahead(4) {
+            if let Some(g) = self.prefetch_soon(ev) {
+                self.events.set_note(4, g);
+            }
+        }
+        if let Some(ev) = self.events.ahead(6) {
+            self.prefetch_for(ev);
+        }
+        prefetch(last);
     }
 
     /// The fourth stage, just before `ev` runs: what an arriving answer
@@ -95,7 +103,7 @@ impl Fabric {
     /// entry of the next transmission, whose queue heads it loaded; where
     /// a switch's egress queue takes the packet; the ingress port of the
     /// packet at the head of an egress queue.
-    fn prefetch_deep(&self, ev: Ev) {
+    fn prefetch_deep(&self, ev: Ev, note: u32) {
         match ev {
             Ev::AtHost { host, pkt } => {
                 if let (Some(h), Some(frame)) = (self.hosts.get(host as usize), self.header(pkt)) {
@@ -108,7 +116,11 @@ impl Fabric {
                 }
             }
             Ev::AtSwitch { ingress, pkt } => {
-                if let Some(g) = self.egress_hint(ingress, pkt) {
+                let g = match note {
+                    NO_NOTE => self.egress_hint(ingress, pkt),
+                    g => Some(g),
+                };
+                if let Some(g) = g {
                     let q = &self.ports[g as usize].queue;
                     let (a, b) = q.as_slices();
                     let end = if b.is_empty() { a } else { b }.as_ptr_range().end;
@@ -201,15 +213,16 @@ impl Fabric {
     /// queues, the egress port a switch sends by, the packet at the head
     /// of a port's queue, the sender's REPS entry), which is now loaded in
     /// turn. Hints only:
-    /// nothing here changes the run.
-    pub(super) fn prefetch_soon(&self, ev: Ev) {
+    /// nothing here changes the run. Returns the egress port of a switch
+    /// hop, for [`prefetch_ahead`](Self::prefetch_ahead) to note.
+    pub(super) fn prefetch_soon(&self, ev: Ev) -> Option<u32> {
         match ev {
             Ev::AtHost { host, pkt } => {
                 let at = self.frame_at(pkt);
                 let (Some(h), Some(frame)) =
                     (self.hosts.get(host as usize), self.frames.get(at..at + 64))
                 else {
-                    return;
+                    return None;
                 };
                 h.ep.prefetch_for_frame(frame);
                 if self.uplinks > 0 && self.paths.learns() {
@@ -217,26 +230,27 @@ impl Fabric {
                     let src = u32::from_be_bytes([0, 0, ip[2], ip[3]]);
                     self.paths.prefetch_peer(host as usize, src);
                 }
+                None
             }
             Ev::HostTxDone(h) | Ev::HostTimer(h) => {
                 if let Some(host) = self.hosts.get(h as usize) {
                     host.ep.prefetch_tx_queues();
                 }
+                None
             }
             Ev::AtSwitch { ingress, pkt } => {
-                if let Some(g) = self.egress_hint(ingress, pkt) {
-                    prefetch_lines(self.ports.as_ptr().wrapping_add(g as usize));
-                }
+                let g = self.egress_hint(ingress, pkt)?;
+                prefetch_lines(self.ports.as_ptr().wrapping_add(g as usize));
+                Some(g)
             }
             Ev::PortTxDone(g) => {
-                let Some(p) = self.ports.get(g as usize) else {
-                    return;
-                };
+                let p = self.ports.get(g as usize)?;
                 if let Some(&pkt) = p.hi.front().or(p.queue.front()) {
                     prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
                 }
+                None
             }
-            _ => {}
+            _ => None,
         }
     }
 

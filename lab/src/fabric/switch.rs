@@ -7,7 +7,7 @@
 //! the threshold), and serialise the queue when the port is free, not
 //! paused and, with link credits, the next hop has room.
 
-use super::event::Ev;
+use super::event::{Ev, NO_NOTE};
 use super::queues::QueueClass;
 use super::topology;
 use super::Fabric;
@@ -28,7 +28,13 @@ impl Fabric {
             true => sw.spray_next,
             false => self.pkts[pkt as usize].entropy,
         };
-        let Some((egress, up)) = self.egress(s, dst, sel) else {
+        // Without spraying the egress is a function of the packet and the
+        // switch alone, so the one the prefetch computed is this one.
+        let noted = match (spray, self.events.popped_note()) {
+            (false, g) if g != NO_NOTE => Some((g, None)),
+            _ => None,
+        };
+        let Some((egress, up)) = noted.or_else(|| self.egress(s, dst, sel)) else {
             self.stats.drops_unroutable += 1;
             self.drop_at(ingress, pkt);
             return;
