@@ -158,10 +158,17 @@ impl Window {
         &mut self.ents[(self.head + self.len - 1) % WIN]
     }
 
-    fn push(&mut self, a: Ahead) {
-        self.ents[(self.head + self.len) % WIN] = a;
+    /// Adds the event at `node` of `slot`, due at `at`: not read yet, no note.
+    fn push_node(&mut self, at: u64, slot: usize, node: u32) {
+        self.ents[(self.head + self.len) % WIN] = Ahead {
+            at,
+            slot,
+            node,
+            ev: None,
+            note: NO_NOTE,
+        };
         self.len += 1;
-        self.last_at = a.at;
+        self.last_at = at;
     }
 
     fn clear(&mut self) {
@@ -288,13 +295,7 @@ impl Events {
         if self.win.len == 0 {
             let cur = self.cur as usize & self.mask;
             let (at, slot, node) = self.ring_after(self.cur, cur, 0)?;
-            self.win.push(Ahead {
-                at,
-                slot,
-                node,
-                ev: None,
-                note: NO_NOTE,
-            });
+            self.win.push_node(at, slot, node);
         }
         // Read the last entry (its node was prefetched an event ago) and
         // add the one after it, until the window is full or the ring ends.
@@ -309,13 +310,7 @@ impl Events {
             let Some((at, slot, node)) = next else {
                 break;
             };
-            self.win.push(Ahead {
-                at,
-                slot,
-                node,
-                ev: None,
-                note: NO_NOTE,
-            });
+            self.win.push_node(at, slot, node);
         }
         Some(match self.win.len {
             WIN => self.slots.node_addr(self.win.at(AHEAD).node),
