@@ -54,7 +54,7 @@ mod event;
 mod frame;
 mod gate;
 mod handshake;
-mod hint;
+pub mod hint;
 mod ids;
 mod lifecycle;
 mod loss;

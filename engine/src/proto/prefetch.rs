@@ -9,11 +9,10 @@
 
 use super::client::TX_TS_RING;
 use super::endpoint::Endpoint;
-use super::hint::{prefetch, prefetch_lines};
+use super::hint::{prefetch, prefetch_lines, queue_end, queue_front};
 use super::table::Session;
 use super::txq::TxDesc;
 use crate::wire::{PktType, RpcHeader, ETHERNET_HEADER_LEN, IPV4_HEADER_LEN, UDP_HEADER_LEN};
-use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 
 /// Where the RPC header sits in a frame.
@@ -52,16 +51,13 @@ impl Endpoint {
     /// congestion state. Reads the frame's header and the entry.
     #[inline]
     pub fn prefetch_deep_for_frame(&self, frame: &[u8]) {
-        let Some(b) = frame.get(RPC_AT..) else {
-            return;
-        };
-        let Ok(h) = RpcHeader::new_checked(b) else {
+        let Some(h) = rpc_header(frame) else {
             return;
         };
         let r = h.req_num();
         match self.table.by_num(h.dest_session()) {
             Some(Session::Server(s)) if !s.slots.is_empty() => {
-                prefetch_lines(&s.slots[(r % s.slots.len() as u64) as usize]);
+                prefetch_lines(&s.slots[s.slot_of(r)]);
             }
             Some(Session::Client(c)) if !c.slots.is_empty() => {
                 prefetch_lines(&c.slots[(r % c.slots.len() as u64) as usize]);
@@ -81,10 +77,7 @@ impl Endpoint {
     /// the congestion state.
     #[inline]
     pub fn prefetch_answer_for_frame(&self, frame: &[u8]) {
-        let Some(b) = frame.get(RPC_AT..) else {
-            return;
-        };
-        let Ok(h) = RpcHeader::new_checked(b) else {
+        let Some(h) = rpc_header(frame) else {
             return;
         };
         let Some(Session::Client(c)) = self.table.by_num(h.dest_session()) else {
@@ -147,7 +140,7 @@ impl Endpoint {
         {
             if let Some(Session::Server(s)) = self.table.by_num(session.num) {
                 if !s.slots.is_empty() {
-                    prefetch_lines(&s.slots[(req_num % s.slots.len() as u64) as usize]);
+                    prefetch_lines(&s.slots[s.slot_of(*req_num)]);
                 }
             }
         } else if let Some(s) = self.txq.clients.front() {
@@ -190,22 +183,10 @@ impl Endpoint {
     }
 }
 
-/// Where `q`'s first element sits (where the next push lands when it is
-/// empty): an address for a hint, never read.
+/// The RPC header of `frame`, if it holds one.
 #[inline]
-fn queue_front<T>(q: &VecDeque<T>) -> *const T {
-    q.as_slices().0.as_ptr()
-}
-
-/// Where the next element pushed onto `q` lands, unless the buffer wraps
-/// or grows: an address for a hint, never read.
-#[inline]
-fn queue_end<T>(q: &VecDeque<T>) -> *const T {
-    let (a, b) = q.as_slices();
-    match b.is_empty() {
-        true => a.as_ptr_range().end,
-        false => b.as_ptr_range().end,
-    }
+fn rpc_header(frame: &[u8]) -> Option<RpcHeader<&[u8]>> {
+    RpcHeader::new_checked(frame.get(RPC_AT..)?).ok()
 }
 
 #[cfg(test)]

@@ -6,6 +6,7 @@
 use super::event::{Ev, NO_NOTE};
 use super::nic::SRC_IP_AT;
 use super::Fabric;
+use engine::proto::hint::{prefetch, prefetch_lines, queue_end};
 
 /// Bytes per frame slot when the endpoints move no payload bytes
 /// ([`HeadersOnly`](super::buffers::HeadersOnly)): they write and read
@@ -121,10 +122,7 @@ impl Fabric {
                     g => Some(g),
                 };
                 if let Some(g) = g {
-                    let q = &self.ports[g as usize].queue;
-                    let (a, b) = q.as_slices();
-                    let end = if b.is_empty() { a } else { b }.as_ptr_range().end;
-                    prefetch(end);
+                    prefetch(queue_end(&self.ports[g as usize].queue));
                 }
             }
             Ev::PortTxDone(g) => {
@@ -146,16 +144,11 @@ impl Fabric {
     /// (unless a spraying turn moves meanwhile): a hint.
     fn egress_hint(&self, ingress: u32, pkt: u32) -> Option<u32> {
         let s = self.ports.get(ingress as usize)?.owner as usize;
-        let k = self.pkts.get(pkt as usize)?;
-        let sw = self.switches.get(s)?;
-        if k.dst == u32::MAX {
+        let dst = self.pkts.get(pkt as usize)?.dst;
+        if dst == u32::MAX || s >= self.switches.len() {
             return None;
         }
-        let sel = match self.cfg.spray {
-            true => sw.spray_next,
-            false => k.entropy,
-        };
-        self.egress(s, k.dst, sel).map(|(g, _)| g)
+        self.egress(s, dst, self.path_sel(s, pkt)).map(|(g, _)| g)
     }
 
     /// Packet `pkt`'s first 128 frame bytes (its headers).
@@ -293,30 +286,5 @@ impl Fabric {
     /// Packets still on a link, in a queue or in a ring.
     pub(super) fn pkts_live(&self) -> u64 {
         (self.pkts.len() - self.free_pkts.len()) as u64
-    }
-}
-
-/// Asks the CPU to start loading the cache line at `p`; a hint, never a
-/// fault, whatever `p` is.
-#[inline(always)]
-pub(super) fn prefetch<T>(p: *const T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: a prefetch is a hint: it reads nothing the program sees and
-    // cannot fault, even on an address outside any allocation.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(p.cast::<i8>(), core::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = p;
-}
-
-/// Asks the CPU to start loading every cache line of `*p`.
-#[inline(always)]
-fn prefetch_lines<T>(p: *const T) {
-    let base = p.cast::<u8>();
-    let mut at = 0;
-    while at < core::mem::size_of::<T>() {
-        prefetch(base.wrapping_add(at));
-        at += 64;
     }
 }

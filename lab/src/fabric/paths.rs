@@ -290,7 +290,7 @@ impl Paths {
     pub(super) fn prefetch_peer(&self, h: usize, peer: u32) {
         if let Some(&t) = self.tables.get(h) {
             let at = t.first as usize + t.home(peer);
-            super::packets::prefetch(self.slots.as_ptr().wrapping_add(at));
+            engine::proto::hint::prefetch(self.slots.as_ptr().wrapping_add(at));
         }
     }
 

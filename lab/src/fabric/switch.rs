@@ -16,7 +16,6 @@ impl Fabric {
     /// Packet `pkt` reached a switch by its port `ingress` (global id).
     pub(super) fn at_switch(&mut self, ingress: u32, pkt: u32) {
         let s = self.ports[ingress as usize].owner as usize;
-        let sw = &self.switches[s];
         let dst = self.pkts[pkt as usize].dst;
         if dst == u32::MAX {
             self.stats.drops_unroutable += 1;
@@ -24,10 +23,7 @@ impl Fabric {
             return;
         }
         let spray = self.cfg.spray;
-        let sel = match spray {
-            true => sw.spray_next,
-            false => self.pkts[pkt as usize].entropy,
-        };
+        let sel = self.path_sel(s, pkt);
         // Without spraying the egress is a function of the packet and the
         // switch alone, so the one the prefetch computed is this one.
         let noted = match (spray, self.events.popped_note()) {
@@ -86,6 +82,15 @@ impl Fabric {
             }
         }
         self.switch_try_tx(egress);
+    }
+
+    /// What picks switch `s`'s uplink for packet `pkt`: its spraying turn
+    /// when the switches spray, else the packet's entropy.
+    pub(super) fn path_sel(&self, s: usize, pkt: u32) -> u32 {
+        match self.cfg.spray {
+            true => self.switches[s].spray_next,
+            false => self.pkts[pkt as usize].entropy,
+        }
     }
 
     /// The egress port by which switch `s` sends a packet for host `dst`,
