@@ -4,8 +4,8 @@
 //! shared buffers, PFC, link credits, ECN, ECMP or spraying) under named
 //! regimes, and reports flow completion, drops by place, pauses,
 //! marks and resends. It uses the engine through its public API only
-//! (and `slot-lists`, the ring its event queue shares with the engine's
-//! pacer), and no DPDK.
+//! (and `slot-lists`' occupancy bits, which its event queue shares with
+//! the engine's pacer), and no DPDK.
 //!
 //! - [`fabric`]: the simulator, its regimes, scenarios and metrics.
 //! - [`cli`]: the command, `rpc-lab` (and `rpc-bench fabric`, which hands

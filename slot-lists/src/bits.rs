@@ -1,12 +1,12 @@
 //! Which slots of a ring hold something: one bit per slot, and the first
 //! occupied slot ahead of a position (with wrap-around), found a 64-slot
 //! word at a time. Kept by [`SlotLists`](crate::SlotLists), the ring
-//! behind the rate limiter's timing wheel and the fabric lab's calendar
-//! queue.
+//! behind the rate limiter's timing wheel, and by the fabric lab's
+//! calendar queue for its buckets.
 
 /// The occupancy bits of a ring of slots.
 #[derive(Clone, Debug)]
-pub(crate) struct SlotBits {
+pub struct SlotBits {
     words: Vec<u64>,
     slots: usize,
 }
@@ -14,7 +14,7 @@ pub(crate) struct SlotBits {
 impl SlotBits {
     /// A ring of `slots` empty slots.
     #[inline]
-    pub(crate) fn new(slots: usize) -> Self {
+    pub fn new(slots: usize) -> Self {
         SlotBits {
             words: vec![0; slots.div_ceil(64)],
             slots,
@@ -23,7 +23,7 @@ impl SlotBits {
 
     /// Marks slot `i` occupied (`on`) or empty.
     #[inline]
-    pub(crate) fn set(&mut self, i: usize, on: bool) {
+    pub fn set(&mut self, i: usize, on: bool) {
         let bit = 1u64 << (i % 64);
         if on {
             self.words[i / 64] |= bit;
@@ -35,7 +35,7 @@ impl SlotBits {
     /// The distance `d` in `from..slots` of the first occupied slot
     /// `(origin + d) % slots`, going forward from `origin` with wrap-around.
     #[inline]
-    pub(crate) fn next_from(&self, origin: usize, from: usize) -> Option<usize> {
+    pub fn next_from(&self, origin: usize, from: usize) -> Option<usize> {
         let n = self.slots;
         let start = origin + from;
         if start < n {

@@ -1,11 +1,12 @@
 //! A ring of slots, each a first-in-first-out list of items, linked
 //! through one node arena (freed nodes reused last-freed first), with a
 //! bitmap of the slots that hold items (`bits.rs`). Under the engine's
-//! pacing timing wheel (`engine::proto::cc::wheel`) and the fabric lab's
-//! calendar queue (`lab::fabric::event`): both file items into slots and
-//! drain one slot at a time in the order the items came. A crate of its
-//! own so that both use one structure while the engine keeps its pacer
-//! private and the lab sees no more of the engine than its public API.
+//! pacing timing wheel (`engine::proto::cc::wheel`), which files items
+//! into slots and drains one slot at a time in the order the items came;
+//! the fabric lab's calendar queue (`lab::fabric::event`) keeps its
+//! buckets' occupancy in the same bitmap. A crate of its own so that both
+//! use one structure while the engine keeps its pacer private and the lab
+//! sees no more of the engine than its public API.
 //!
 //! Nothing but the bitmap is allocated until the first push: the fabric
 //! lab builds a timing wheel per simulated host, most of which never pace,
@@ -15,7 +16,7 @@
 
 mod bits;
 
-use bits::SlotBits;
+pub use bits::SlotBits;
 
 /// A list's end, and the free list's: no node.
 const NIL: u32 = u32::MAX;

@@ -357,6 +357,7 @@ impl Fabric {
             events: Events::with_horizon(
                 4 * (delay_ns
                     + config::ser_ns(cfg.max_frame(), cfg.host_link_bps.min(cfg.fabric_link_bps))),
+                hosts,
             ),
             pkts: Vec::new(),
             frames: Vec::new(),

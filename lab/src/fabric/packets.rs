@@ -8,6 +8,10 @@ use super::nic::SRC_IP_AT;
 use super::Fabric;
 use engine::proto::hint::{prefetch, prefetch_lines, queue_end};
 
+/// Events between two stages of the prefetch pipeline: one event (about
+/// 150 ns at 1,024 hosts) is too short for a load to land.
+pub(super) const GAP: usize = 4;
+
 /// Bytes per frame slot when the endpoints move no payload bytes
 /// ([`HeadersOnly`](super::buffers::HeadersOnly)): they write and read
 /// only a frame's headers (at most the
@@ -38,36 +42,33 @@ pub(super) struct Pkt {
 }
 
 impl Fabric {
-    /// The run loop's prefetch pipeline, one stage per event ahead: the
-    /// fifth event's queue node, the fourth event's packet, port and host
-    /// ([`prefetch_for`](Self::prefetch_for)), what those name for the
-    /// third ([`prefetch_soon`](Self::prefetch_soon)), what that names for
-    /// the second ([`prefetch_deep`](Self::prefetch_deep)) and what that
-    /// names for the next ([`prefetch_last`](Self::prefetch_last)).
+    /// The run loop's prefetch pipeline, four stages [`GAP`] events apart
+    /// over the events the queue names ahead ([`Events::ahead`](super::event::Events::ahead)):
+    /// the packet, port and host of the event `3 * GAP` ahead
+    /// ([`prefetch_for`](Self::prefetch_for)), what those name for the one
+    /// `2 * GAP` ahead ([`prefetch_soon`](Self::prefetch_soon)), what that
+    /// names for the one `GAP` ahead ([`prefetch_deep`](Self::prefetch_deep))
+    /// and what that names for the next ([`prefetch_last`](Self::prefetch_last)).
     ///
     /// A switch hop's egress port, computed at the second stage, is noted
     /// on its event ([`Events::set_note`](super::event::Events::set_note))
     /// for the third stage and for [`at_switch`](Self::at_switch), so the
     /// routing runs once per hop rather than three times.
     pub(super) fn prefetch_ahead(&mut self) {
-        let Some(last) = self.events.walk_ahead() else {
-            return;
-        };
         if let Some(ev) = self.events.ahead(0) {
             self.prefetch_last(ev);
         }
-        if let Some(ev) = self.events.ahead(2) {
-            self.prefetch_deep(ev, self.events.note(2));
+        if let Some(ev) = self.events.ahead(GAP) {
+            self.prefetch_deep(ev, self.events.note(GAP));
         }
-        if let Some(ev) = self.events.ahead(4) {
+        if let Some(ev) = self.events.ahead(2 * GAP) {
             if let Some(g) = self.prefetch_soon(ev) {
-                self.events.set_note(4, g);
+                self.events.set_note(2 * GAP, g);
             }
         }
-        if let Some(ev) = self.events.ahead(6) {
+        if let Some(ev) = self.events.ahead(3 * GAP) {
             self.prefetch_for(ev);
         }
-        prefetch(last);
     }
 
     /// The fourth stage, just before `ev` runs: what an arriving answer
