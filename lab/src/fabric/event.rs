@@ -173,6 +173,7 @@ impl Events {
 
     /// Schedules `ev` at `at` (nanoseconds of virtual time, not before the
     /// last event popped).
+    #[inline(always)]
     pub fn push(&mut self, at: u64, ev: Ev) {
         self.len += 1;
         let at = at.max(self.cur);
@@ -192,6 +193,7 @@ impl Events {
     }
 
     /// Appends `ev` to the vector of `at`'s bucket, which the ring covers.
+    #[inline(always)]
     fn put(&mut self, at: u64, ev: Ev) {
         let slot = (at >> self.shift) as usize & self.mask;
         let mut v = self.slot_vec[slot];
@@ -270,7 +272,7 @@ impl Events {
         self.run.drain(..self.pos);
         self.pos = 0;
         let bucket = &mut self.pool[v as usize];
-        sort_into(b << self.shift, bucket, &mut self.run);
+        sort_into(b << self.shift, 1 << self.shift, bucket, &mut self.run);
         bucket.clear();
         self.free_vecs.push(v);
         self.merged = b + 1;
@@ -370,17 +372,18 @@ fn bucket_shift(hosts: usize) -> u32 {
     (13 - hosts.max(1).ilog2().min(12)).clamp(2, MAX_SHIFT)
 }
 
-/// Appends the events of the bucket that starts at `start` to `run`,
+/// Appends the events of the bucket that starts at `start`, `width`
+/// nanoseconds wide, to `run`,
 /// sorted by time, ties in the order they sit in: a counting sort on the
 /// time within the bucket (one pass to count, one to place; a comparison
 /// sort was a tenth of a run's instructions).
-fn sort_into(start: u64, bucket: &[Waiting], run: &mut Vec<Item>) {
+fn sort_into(start: u64, width: usize, bucket: &[Waiting], run: &mut Vec<Item>) {
     let mut starts = [0u32; 1 << MAX_SHIFT];
     for w in bucket {
         starts[w.within as usize] += 1;
     }
     let mut sum = run.len() as u32;
-    for s in starts.iter_mut() {
+    for s in starts[..width].iter_mut() {
         let n = *s;
         *s = sum;
         sum += n;
