@@ -195,6 +195,8 @@ pub struct Fabric {
     switches: Vec<Switch>,
     hosts: Vec<Host>,
     uplinks: u32,
+    /// Hosts per leaf, as routing divides by it.
+    hpl: topology::Divisor,
     /// The live uplinks towards each leaf, and the choice among them.
     routes: routing::Routes,
     paths: paths::Paths,
@@ -377,6 +379,7 @@ impl Fabric {
             switches,
             hosts: hosts_v,
             uplinks: topo.uplinks() as u32,
+            hpl: topology::Divisor::new(topo.hosts_per_leaf()),
             routes: plan.routes,
             paths,
             rng: Rng::new(seed ^ 0xFAB_41C),

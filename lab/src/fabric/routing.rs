@@ -9,13 +9,13 @@
 //! that can still reach the destination's top-of-rack switch.
 
 use super::config::FabricConfig;
-use super::topology::{self, Peer, SwitchShape, Topology};
+use super::topology::{self, Divisor, Peer, SwitchShape, Topology};
 
 /// The uplink tables of one fabric.
 #[derive(Debug)]
 pub(super) struct Routes {
     leaves: usize,
-    hosts_per_leaf: usize,
+    hosts_per_leaf: Divisor,
     uplinks: usize,
     /// Some link failed: the live uplinks come from `up`, else all are.
     failed: bool,
@@ -65,7 +65,7 @@ pub(super) fn plan(
     let leaves = topo.leaves();
     let mut r = Routes {
         leaves,
-        hosts_per_leaf: topo.hosts_per_leaf(),
+        hosts_per_leaf: Divisor::new(topo.hosts_per_leaf()),
         uplinks: topo.uplinks(),
         failed: f > 0,
         up: Vec::new(),
@@ -105,7 +105,7 @@ impl Routes {
         if let Some(ok) = memo[at] {
             return ok;
         }
-        let host = leaf * self.hosts_per_leaf;
+        let host = leaf * self.hosts_per_leaf.get();
         let mut via = |r: &mut Routes, p: usize| {
             !dead[s][p]
                 && match shapes[s].ports[p] {
@@ -139,7 +139,7 @@ impl Routes {
     #[inline]
     fn mask(&self, s: usize, dst: usize, n: usize) -> u64 {
         match self.failed {
-            true => self.up[s * self.leaves + dst / self.hosts_per_leaf],
+            true => self.up[s * self.leaves + self.hosts_per_leaf.div(dst)],
             false => u64::MAX >> (64 - n),
         }
     }

@@ -97,18 +97,19 @@ impl Fabric {
     /// and, when it goes up, how many uplinks it chose among by `sel` (the
     /// packet's entropy, or the spraying turn); `None`: no live uplink
     /// leads there. Reads only: the run loop's prefetch asks it ahead.
+    #[inline]
     pub(super) fn egress(&self, s: usize, dst: u32, sel: u32) -> Option<(u32, Option<usize>)> {
         let sw = &self.switches[s];
-        let hpl = self.topo.hosts_per_leaf();
-        let (local, up) = match topology::route(sw.role, hpl, self.uplinks as usize, dst as usize) {
-            Ok(p) => (p as u32, None),
-            Err((first, n)) => {
-                let up = self
-                    .routes
-                    .uplink(s, dst as usize, n, sel, self.cfg.spray)?;
-                (first as u32 + up, Some(n))
-            }
-        };
+        let (local, up) =
+            match topology::route(sw.role, self.hpl, self.uplinks as usize, dst as usize) {
+                Ok(p) => (p as u32, None),
+                Err((first, n)) => {
+                    let up = self
+                        .routes
+                        .uplink(s, dst as usize, n, sel, self.cfg.spray)?;
+                    (first as u32 + up, Some(n))
+                }
+            };
         Some((sw.first_port + local, up))
     }
 
