@@ -10,6 +10,7 @@
 use super::event::{Ev, NO_NOTE};
 use super::queues::QueueClass;
 use super::topology;
+use super::trim::Trim;
 use super::Fabric;
 
 impl Fabric {
@@ -42,10 +43,14 @@ impl Fabric {
             self.switches[s].spray_next = (sel % live + 1) % live;
         }
         let len = self.pkts[pkt as usize].len as u64;
-        if self.trim_at != u64::MAX && self.trims_or_queues_header(s, ingress, egress, pkt, len) {
+        let trim = match self.trim_at {
+            u64::MAX => Trim::Normal,
+            _ => self.trims_or_queues_header(s, ingress, egress, pkt, len),
+        };
+        if trim == Trim::Done {
             return;
         }
-        if !self.admit(s, ingress, egress, len) {
+        if trim == Trim::Normal && !self.admit(s, ingress, egress, len) {
             self.stats.drops_switch += 1;
             self.drop_at(ingress, pkt);
             return;

@@ -30,10 +30,11 @@ use engine::wire::{DSCP_TRIMMED, ETHERNET_HEADER_LEN};
 impl Fabric {
     /// Trimming is on: packet `pkt` (`len` bytes, from `ingress`, bound for
     /// `egress` of switch `s`) is a header trimmed earlier, or is trimmed
-    /// now; either way it is queued on the priority queue or dropped here.
-    /// Returns `false` (nothing done) for a packet that takes the normal
-    /// path: one that fits under the threshold, or that cannot be trimmed
-    /// (a control frame).
+    /// now; either way it is queued on the priority queue or dropped here
+    /// ([`Trim::Done`]). Otherwise it takes the normal path: it fits under
+    /// the threshold and the buffer admits it ([`Trim::Admitted`], so the
+    /// caller need not ask [`admit`](Self::admit) again), or it cannot be
+    /// trimmed, a control frame ([`Trim::Normal`]).
     pub(super) fn trims_or_queues_header(
         &mut self,
         s: usize,
@@ -41,7 +42,7 @@ impl Fabric {
         egress: u32,
         pkt: u32,
         len: u64,
-    ) -> bool {
+    ) -> Trim {
         let at = pkt as usize * self.frame_stride + ETHERNET_HEADER_LEN + 1;
         // A degraded link's threshold is scaled with its rate.
         let trim_at = match self.ports[egress as usize].class {
@@ -51,10 +52,10 @@ impl Fabric {
         if self.frames[at] >> 2 != DSCP_TRIMMED {
             let q = self.ports[egress as usize].queue_bytes;
             if q + len <= trim_at && self.admit(s, ingress, egress, len) {
-                return false;
+                return Trim::Admitted;
             }
             let Some(n) = engine::wire::mark_trimmed(self.frame_mut(pkt, len as usize)) else {
-                return false; // not a data packet: admitted or dropped as usual
+                return Trim::Normal; // not a data packet: admitted or dropped as usual
             };
             self.pkts[pkt as usize].len = n as u32;
             self.stats.trims += 1;
@@ -66,13 +67,26 @@ impl Fabric {
             self.stats.drops_switch += 1;
             self.stats.drops_trimmed += 1;
             self.drop_at(ingress, pkt);
-            return true;
+            return Trim::Done;
         }
         self.hold(s, ingress, pkt, n);
         let e = &mut self.ports[egress as usize];
         e.hi.push_back(pkt);
         e.hi_bytes += n;
         self.switch_try_tx(egress);
-        true
+        Trim::Done
     }
+}
+
+/// What [`Fabric::trims_or_queues_header`] did with a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Trim {
+    /// Trimmed or a header already: queued first, or dropped.
+    Done,
+    /// Under the threshold, and the buffer admits it: the normal path,
+    /// admission decided ([`Fabric::admit`] reads only, on a fabric that
+    /// trims: no PFC counts a refusal).
+    Admitted,
+    /// A frame that cannot be trimmed: the normal path, admission to ask.
+    Normal,
 }
