@@ -35,6 +35,17 @@ impl Endpoint {
         self.poll_transmit_with::<CopyBytes>(now, buf)
     }
 
+    /// Whether [`poll_transmit`](Self::poll_transmit) would do nothing now
+    /// and at any later time until something else changes the endpoint:
+    /// no frame queued and no session waiting on either pacer. Exact, not a
+    /// hint (unlike [`has_pending_transmit`](Self::has_pending_transmit),
+    /// which leaves the pacers out): a caller that polls many endpoints
+    /// skips those with nothing to send.
+    #[inline]
+    pub fn transmit_idle(&self) -> bool {
+        self.txq.is_empty() && self.txq.pacer.is_empty() && self.txq.credit.is_empty()
+    }
+
     /// [`poll_transmit`](Self::poll_transmit) with the payload bytes of
     /// request and response packets moved into the frame by `C` (see
     /// [`PayloadCopy`]): chosen at compile time, so a real link's calls

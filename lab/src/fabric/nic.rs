@@ -19,6 +19,11 @@ pub(super) const SRC_IP_AT: usize = 14 + 12;
 impl Fabric {
     /// Lets host `h`'s NIC send the endpoint's next frame if it can.
     pub(super) fn host_try_send(&mut self, h: usize) {
+        if self.hosts[h].ep.transmit_idle() {
+            // Nothing to send: what follows would poll in vain (a link
+            // credit's return wakes an idle NIC once per frame it sent).
+            return;
+        }
         let now = self.now;
         let p = &self.ports[h];
         if p.busy_until > now {
