@@ -69,7 +69,7 @@ const MIN_BUCKETS: usize = 1 << 5;
 const MAX_BUCKETS: usize = 1 << 16;
 
 /// Events [`Events::ahead`] names (the run loop's prefetch stages).
-pub(super) const AHEAD: usize = 3 * super::packets::GAP + 1;
+pub(super) const AHEAD: usize = 13;
 
 /// An event in a bucket or in the run: its time, the event, and what the
 /// run loop noted for it on the way ([`Events::set_note`]).

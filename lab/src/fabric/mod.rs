@@ -8,7 +8,7 @@
 //!   overflow is a counted drop).
 //! - Switches (`switch.rs`): egress FIFOs over a shared buffer, tail drop by
 //!   dynamic threshold, RED-like ECN marking, PFC per ingress port (XOFF and
-//!   XON frames that take a link delay to land, headroom), link-level
+//!   XON frames that take a link delay to land, headroom; `pfc.rs`), link-level
 //!   credits (InfiniBand), an uplink by the packet's entropy or spraying,
 //!   packet trimming onto a priority queue (`trim.rs`).
 //! - Topologies (`topology.rs`), routes over degraded and failed links
@@ -32,6 +32,7 @@ pub mod metrics;
 mod nic;
 mod packets;
 mod paths;
+mod pfc;
 mod queues;
 mod routing;
 mod run;
@@ -489,36 +490,6 @@ impl Fabric {
         }
     }
 
-    /// A PFC frame landed on egress `g`.
-    fn pause(&mut self, g: u32, on: bool) {
-        let now = self.now;
-        let p = &mut self.ports[g as usize];
-        if on {
-            if !p.paused {
-                p.paused = true;
-                p.paused_since = now;
-                if !p.ever_paused {
-                    p.ever_paused = true;
-                    self.stats.links_paused += 1;
-                }
-            }
-        } else if p.paused {
-            p.paused = false;
-            self.stats.paused_ns += now - p.paused_since;
-            self.wake(g);
-        }
-    }
-
-    /// Sends a PFC frame for the ingress side of port `ingress` to the
-    /// egress that feeds it; it lands one link delay later.
-    fn send_pfc(&mut self, ingress: u32, on: bool) {
-        let p = &mut self.ports[ingress as usize];
-        p.xoff_sent = on;
-        let (to, at) = (p.reverse, self.now + p.delay_ns);
-        self.stats.pause_frames += 1;
-        self.events.push(at, Ev::Pause { port: to, on });
-    }
-
     /// Puts packet `pkt` on egress `g`, which is free: it arrives at the far
     /// end when its last bit has crossed the link.
     fn transmit(&mut self, g: u32, pkt: u32, len: u64, cost: i64) {
@@ -547,17 +518,6 @@ impl Fabric {
         match self.ports[g as usize].to {
             Hop::Host(_) => 1,
             Hop::Switch => len as i64,
-        }
-    }
-
-    /// Ends every pause still in force at `now` (so `paused_ns` counts it).
-    fn close_pauses(&mut self) {
-        let now = self.now;
-        for p in &mut self.ports {
-            if p.paused {
-                self.stats.paused_ns += now - p.paused_since;
-                p.paused_since = now;
-            }
         }
     }
 

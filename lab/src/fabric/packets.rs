@@ -3,14 +3,16 @@
 //! moves), packet numbers reused last-freed first, and the prefetch that
 //! loads the next event's packet and port while the current one runs.
 
-use super::event::{Ev, NO_NOTE};
+use super::event::{Ev, AHEAD, NO_NOTE};
 use super::nic::SRC_IP_AT;
 use super::Fabric;
 use engine::proto::hint::{prefetch, prefetch_lines, queue_end};
 
-/// Events between two stages of the prefetch pipeline: one event (about
-/// 150 ns at 1,024 hosts) is too short for a load to land.
-pub(super) const GAP: usize = 4;
+/// Events between two stages of the prefetch pipeline, its four stages
+/// over the events the queue names ahead: one event (about 150 ns at
+/// 1,024 hosts) is too short for a load to land, and the run names events
+/// ahead at no cost.
+const GAP: usize = (AHEAD - 1) / 3;
 
 /// Bytes per frame slot when the endpoints move no payload bytes
 /// ([`HeadersOnly`](super::buffers::HeadersOnly)): they write and read
