@@ -34,8 +34,11 @@ use crate::wire::{Parsed, PktType, RpcRepr};
 /// Of the session's own state, not an `Endpoint` method looking the
 /// session up: the transmit path has it in hand already, and two lookups
 /// more per packet sent were a good part of the pacing's cost under NSCC
-/// in the lab (rpc-lab, websearch 256 hosts, uec).
-#[inline]
+/// in the lab (rpc-lab, websearch 256 hosts, uec). Not `#[inline]`: the
+/// generic transmit path that calls it is compiled in its caller's crate,
+/// and inlined there it made the path without pacing (`cc = none`) 15
+/// instructions per RPC dearer (scripts/cost.sh, rpc_32b_w1), from the
+/// caller's inlining choices, not from code it ran.
 pub(crate) fn pace_or_wait(
     pacer: &mut Pacer,
     waits: &mut u64,
@@ -54,8 +57,8 @@ pub(crate) fn pace_or_wait(
 }
 
 /// A client session whose congestion state is `c` sent a `len`-byte frame
-/// at `now`: its next one may leave one gap later at its rate.
-#[inline]
+/// at `now`: its next one may leave one gap later at its rate (not
+/// `#[inline]`, as `pace_or_wait`).
 pub(crate) fn on_client_sent(pacer: &Pacer, now: Instant, len: usize, c: &mut CcState) {
     c.rate.on_sent(now, len);
     if let Some(rate) = pacer.paced_rate(c.rate_bps()) {
