@@ -114,7 +114,11 @@ pub(crate) struct CcState {
 
 impl CcState {
     /// The rate the session may send at: its controller's, under the
-    /// configured cap; `None` when neither limits it.
+    /// configured cap; `None` when neither limits it. Inline, as the
+    /// small per-packet steps of `RateControl` are: the transmit path that
+    /// calls them is generic, so it is compiled in the caller's crate (the
+    /// lab's), where a plain function here is a call (no LTO).
+    #[inline]
     pub fn rate_bps(&self) -> Option<u64> {
         match self.rate.rate_bps() {
             Some(r) => Some(r.min(self.cap_bps)),

@@ -17,54 +17,56 @@
 //! takes the same CNPs as its ECN echo (`cc::Nscc::on_ecn`).
 
 use super::cc::CcKind;
+use super::client::CcState;
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
-use super::pacing::PACING_SLACK;
+use super::pacing::{Pacer, PACING_SLACK};
 use super::state::SessionState;
 use super::table::Session;
 use super::txq::TxDesc;
 use crate::time::Instant;
 use crate::wire::{Parsed, PktType, RpcRepr};
 
+/// Whether client session `s`, whose congestion state is `c`, must wait
+/// for its pacing time before sending; if so it goes on the wheel (it
+/// stays marked queued) and `waits` (`Stats::pacing_waits`) counts it.
+///
+/// Of the session's own state, not an `Endpoint` method looking the
+/// session up: the transmit path has it in hand already, and two lookups
+/// more per packet sent were a good part of the pacing's cost under NSCC
+/// in the lab (rpc-lab, websearch 256 hosts, uec). Not `#[inline]`: the
+/// generic transmit path that calls it is compiled in its caller's crate,
+/// and inlined there it made the path without pacing (`cc = none`) 15
+/// instructions per RPC dearer (scripts/cost.sh, rpc_32b_w1), from the
+/// caller's inlining choices, not from code it ran.
+pub(crate) fn pace_or_wait(
+    pacer: &mut Pacer,
+    waits: &mut u64,
+    now: Instant,
+    s: SessionId,
+    c: &mut CcState,
+) -> bool {
+    c.rate.advance(now);
+    let limited = pacer.paced_rate(c.rate_bps()).is_some();
+    if !limited || c.pace.ready(now) {
+        return false;
+    }
+    pacer.wait(c.pace.next_send_at, s);
+    *waits += 1;
+    true
+}
+
+/// A client session whose congestion state is `c` sent a `len`-byte frame
+/// at `now`: its next one may leave one gap later at its rate (not
+/// `#[inline]`, as `pace_or_wait`).
+pub(crate) fn on_client_sent(pacer: &Pacer, now: Instant, len: usize, c: &mut CcState) {
+    c.rate.on_sent(now, len);
+    if let Some(rate) = pacer.paced_rate(c.rate_bps()) {
+        c.pace.on_send(now, len, rate, PACING_SLACK);
+    }
+}
+
 impl Endpoint {
-    /// Whether client session `s` must wait for its pacing time before
-    /// sending; if so it goes on the wheel (it stays marked queued).
-    pub(crate) fn pace_or_wait(&mut self, now: Instant, s: SessionId) -> bool {
-        let Some(c) = self.table.client_mut(s).and_then(|c| c.cc.as_mut()) else {
-            return false;
-        };
-        c.rate.advance(now);
-        let pacer = &mut self.txq.pacer;
-        let limited = pacer.paced_rate(c.rate_bps()).is_some();
-        if !limited || c.pace.ready(now) {
-            return false;
-        }
-        pacer.wait(c.pace.next_send_at, s);
-        self.out.stats.pacing_waits += 1;
-        true
-    }
-
-    /// Client session `s` sent a `len`-byte frame at `now`.
-    pub(crate) fn on_client_sent(&mut self, now: Instant, s: SessionId, len: usize) {
-        let Some(c) = self.table.client_mut(s).and_then(|c| c.cc.as_mut()) else {
-            return;
-        };
-        c.rate.on_sent(now, len);
-        if let Some(rate) = self.txq.pacer.paced_rate(c.rate_bps()) {
-            c.pace.on_send(now, len, rate, PACING_SLACK);
-        }
-    }
-
-    /// Sessions whose pacing time has come go back to the transmit queue.
-    pub(crate) fn release_paced(&mut self, now: Instant) {
-        while let Some(s) = self.txq.pacer.pop_due(now) {
-            if let Some(c) = self.table.client_mut(s) {
-                c.tx_queued = false;
-            }
-            self.schedule_client(s);
-        }
-    }
-
     /// A received frame marked CE (DCQCN and NSCC; rare, so off the common
     /// path): to a server session, the server notifies the client; to a
     /// client session, the client cuts its own rate. The session must exist

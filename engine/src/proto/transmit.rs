@@ -4,6 +4,7 @@
 //! sessions that have work and credits.
 
 use super::client::ClientSession;
+use super::congestion::{on_client_sent, pace_or_wait};
 use super::endpoint::Endpoint;
 use super::ids::SessionId;
 use super::msgbuf::{CopyBytes, PayloadCopy};
@@ -129,12 +130,17 @@ impl Endpoint {
     /// session that can send, one packet per session per turn.
     fn next_client_frame<C: PayloadCopy>(&mut self, now: Instant, buf: &mut [u8]) -> Option<usize> {
         while let Some(s) = self.txq.clients.pop_front() {
-            if self.txq.pacer.on() && self.pace_or_wait(now, s) {
-                continue;
-            }
             let Some(c) = self.table.client_mut(s) else {
                 continue;
             };
+            if self.txq.pacer.on() {
+                let waits = &mut self.out.stats.pacing_waits;
+                if let Some(cc) = c.cc.as_mut() {
+                    if pace_or_wait(&mut self.txq.pacer, waits, now, s, cc) {
+                        continue;
+                    }
+                }
+            }
             if c.common.state != SessionState::Connected {
                 c.tx_queued = false;
                 continue;
@@ -160,12 +166,25 @@ impl Endpoint {
             }
             if let Some(len) = turn.written {
                 if self.txq.pacer.on() {
-                    self.on_client_sent(now, s, len);
+                    if let Some(cc) = c.cc.as_mut() {
+                        on_client_sent(&self.txq.pacer, now, len, cc);
+                    }
                 }
                 return turn.written;
             }
         }
         None
+    }
+
+    /// Sessions whose pacing time has come go back to the transmit queue.
+    pub(crate) fn release_paced(&mut self, now: Instant) {
+        while let Some(s) = self.txq.pacer.pop_due(now) {
+            // One lookup, not two (`schedule_client` would look it up again).
+            if let Some(c) = self.table.client_mut(s) {
+                c.tx_queued = false;
+                schedule(&mut self.txq, c);
+            }
+        }
     }
 
     /// RCCC: server session `s` received request packets whose credits

@@ -51,6 +51,19 @@ const REFERENCE_RTT_NS: f64 = 12_000.0;
 /// (`fast_increase`: `delay < timeFromUs(1u)`).
 const FAST_INCREASE_DELAY_NS: f64 = 1_000.0;
 
+/// `x.round() as u64`, without `f64::round`: that is a call into libm
+/// (no `roundsd` before SSE4.1, which the build does not assume), and
+/// this runs on every acknowledgement. Exact for every `x`: below 2^53 the
+/// truncation and the fraction `x - t` are exact, so the half-way test is
+/// `round`'s (ties away from zero); above, every `f64` is an integer;
+/// negatives and NaN give 0 both ways, and beyond `u64::MAX` the maximum
+/// (`as` saturates).
+#[inline]
+fn round_to_u64(x: f64) -> u64 {
+    let t = x as u64;
+    t.saturating_add(u64::from(x - t as f64 >= 0.5))
+}
+
 /// NSCC's constants, derived from the link rate, the network's unloaded
 /// RTT and the packet size as `initNsccParams` derives them.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -172,6 +185,11 @@ pub struct Nscc {
     ecn_until: Option<Instant>,
     /// An ECN echo arrived in this quick-adapt period.
     ecn_in_period: bool,
+    /// [`Nscc::rate_bps`], kept: the pacer reads it on every packet sent
+    /// (twice) and every answer (twice), but it moves only with the window
+    /// or the base RTT, that is on an ACK or a NACK. Computed there (a
+    /// float division and a `round`, a libm call) instead of per read.
+    rate_bps: u64,
 }
 
 /// What an acknowledgement did to the window (for tests and counters).
@@ -197,7 +215,7 @@ impl Nscc {
         let base = base_rtt.as_nanos().max(1_000) as f64;
         let link = link_bps.max(1) as f64;
         let maxwnd = (1.5 * link * base / 8e9).max(p.min_cwnd);
-        Nscc {
+        let mut n = Nscc {
             p,
             link_bps: link,
             base_rtt_ns: base,
@@ -217,7 +235,10 @@ impl Nscc {
             last_adjust: None,
             ecn_until: None,
             ecn_in_period: false,
-        }
+            rate_bps: 0,
+        };
+        n.rate_bps = n.window_rate();
+        n
     }
 
     /// The window in bytes.
@@ -233,10 +254,15 @@ impl Nscc {
     }
 
     /// The rate the window allows: `cwnd / base_rtt`, at most the link.
+    #[inline]
     pub fn rate_bps(&self) -> u64 {
-        (self.cwnd * 8e9 / self.base_rtt_ns)
-            .min(self.link_bps)
-            .round() as u64
+        self.rate_bps
+    }
+
+    /// [`Nscc::rate_bps`] computed from the window, as each change of the
+    /// window or the base RTT stores it.
+    fn window_rate(&self) -> u64 {
+        round_to_u64((self.cwnd * 8e9 / self.base_rtt_ns).min(self.link_bps))
     }
 
     /// A congestion notification at `now`: the acknowledgements of the
@@ -251,6 +277,13 @@ impl Nscc {
     /// An acknowledgement at `now` of `acked` newly delivered bytes, with
     /// the RTT of the packet it answers if it has one (not resent).
     pub fn on_ack(&mut self, now: Instant, rtt: Option<Duration>, acked: usize) -> NsccStep {
+        let step = self.ack(now, rtt, acked);
+        self.rate_bps = self.window_rate();
+        step
+    }
+
+    /// [`Nscc::on_ack`] but for the rate it leaves.
+    fn ack(&mut self, now: Instant, rtt: Option<Duration>, acked: usize) -> NsccStep {
         let acked = acked as f64;
         let skip = self.ecn_until.is_some_and(|until| now <= until);
         self.ecn_in_period |= skip;
@@ -316,6 +349,7 @@ impl Nscc {
             self.cwnd -= nacked;
             self.bound();
         }
+        self.rate_bps = self.window_rate();
     }
 
     fn bound(&mut self) {
@@ -687,6 +721,35 @@ mod tests {
     }
 
     #[test]
+    fn rounding_matches_f64_round() {
+        let cases = [
+            0.0,
+            0.49999999999999994,
+            0.5,
+            1.5,
+            2.5,
+            -0.7,
+            f64::NAN,
+            4_503_599_627_370_495.5, // 2^52 - 0.5
+            9_007_199_254_740_993.0, // above 2^53
+            1e20,
+            123_456_789.499_999_99,
+            99_999_999_999.5,
+        ];
+        for x in cases {
+            assert_eq!(round_to_u64(x), x.round() as u64, "{x}");
+        }
+        let mut v: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..100_000 {
+            v ^= v << 13;
+            v ^= v >> 7;
+            v ^= v << 17;
+            let x = (v >> 11) as f64 / (1u64 << 53) as f64 * 4e11;
+            assert_eq!(round_to_u64(x), x.round() as u64, "{x}");
+        }
+    }
+
+    #[test]
     fn window_stays_within_its_bounds() {
         let mut n = reference();
         let mut x: u64 = 0x2545_f491_4f6c_dd1d;
@@ -706,6 +769,8 @@ mod tests {
             }
             assert!(n.cwnd >= MTU as f64 && n.cwnd <= n.maxwnd, "{}", n.cwnd);
             assert!(n.rate_bps() <= LINK && n.rate_bps() > 0);
+            // The kept rate is the window's, whatever moved it.
+            assert_eq!(n.rate_bps(), n.window_rate());
         }
         // A smaller RTT sample lowers the base RTT and the ceiling with it.
         let mut n = reference();

@@ -109,6 +109,13 @@ impl<T: Copy> TimingWheel<T> {
             // The cursor slot is drained: move on, past empty slots, but
             // never past `now`.
             let to_now = (now - self.base).as_nanos() / self.grain;
+            if to_now == 0 {
+                // Still within the cursor slot: nothing further can be
+                // due, so skip the bitmap scan below (up to slots / 64
+                // words, on every call of a run loop that polls within
+                // one grain; its answer could only be `step = 0`).
+                return None;
+            }
             let step = match self.next_occupied(1) {
                 Some(k) if (k as u64) <= to_now => k as u64,
                 _ => to_now,
