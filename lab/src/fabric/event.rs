@@ -71,7 +71,7 @@ const MAX_BUCKETS: usize = 1 << 16;
 /// Events [`Events::ahead`] names (the run loop's prefetch stages).
 pub(super) const AHEAD: usize = 13;
 
-/// An event in a bucket or in the run: its time, the event, and what the
+/// An event in the run: its time, the event, and what the
 /// run loop noted for it on the way ([`Events::set_note`]).
 #[derive(Clone, Copy, Debug)]
 struct Item {
@@ -276,9 +276,14 @@ impl Events {
         bucket.clear();
         self.free_vecs.push(v);
         self.merged = b + 1;
-        // The horizon moved: far events now within it join their buckets,
-        // in (time, scheduling) order, before anything else can be pushed
-        // there (nothing could while they lay beyond it).
+        self.admit_far();
+        true
+    }
+
+    /// The horizon moved: far events now within it join their buckets, in
+    /// (time, scheduling) order, before anything else can be pushed there
+    /// (nothing could while they lay beyond it).
+    fn admit_far(&mut self) {
         while let Some(t) = self.far.peek().copied() {
             if t.at >> self.shift > self.merged + self.mask as u64 {
                 break;
@@ -286,7 +291,6 @@ impl Events {
             self.far.pop();
             self.put(t.at, t.ev);
         }
-        true
     }
 
     /// The first bucket not merged yet that holds events, in the ring or,
@@ -300,13 +304,7 @@ impl Events {
         }
         let first = self.far.peek()?.at >> self.shift;
         self.merged = first;
-        while let Some(t) = self.far.peek().copied() {
-            if t.at >> self.shift > self.merged + self.mask as u64 {
-                break;
-            }
-            self.far.pop();
-            self.put(t.at, t.ev);
-        }
+        self.admit_far();
         Some(first)
     }
 

@@ -101,7 +101,7 @@ impl Fabric {
         }
     }
 
-    /// The third stage, two events before `ev` runs: the request slot and
+    /// The third stage, [`GAP`] events before `ev` runs: the request slot and
     /// congestion state of the session an arriving frame is for, whose
     /// entry [`prefetch_soon`](Self::prefetch_soon) loaded; the session
     /// entry of the next transmission, whose queue heads it loaded; where
@@ -160,7 +160,7 @@ impl Fabric {
         self.frames.get(at..at + 128)
     }
 
-    /// Starts loading what event `ev` will touch, four events before it
+    /// The first stage: starts loading what event `ev` will touch, `3 * GAP` events before it
     /// runs: the packet's metadata and frame header, the port, the host's
     /// endpoint fields. A packet's state was last touched when it was
     /// sent, thousands of events earlier, so without this every arrival
@@ -203,7 +203,7 @@ impl Fabric {
         }
     }
 
-    /// The second stage, three events before `ev` runs: what
+    /// The second stage, `2 * GAP` events before `ev` runs: what
     /// [`prefetch_for`](Self::prefetch_for) loaded names what `ev` will
     /// touch next (the session a frame is for, the heads of the transmit
     /// queues, the egress port a switch sends by, the packet at the head
