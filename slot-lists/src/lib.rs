@@ -118,36 +118,6 @@ impl<T: Copy> SlotLists<T> {
         self.head(slot).map(|n| self.nodes[n as usize].item)
     }
 
-    /// The first item of `slot`'s list, and the arena index of the node
-    /// after it in that list (`None` at the list's end): with
-    /// [`node_addr`](Self::node_addr), what a caller prefetches one item
-    /// ahead of its next read.
-    pub fn front_and_next(&self, slot: usize) -> Option<(T, Option<u32>)> {
-        let n = self.head(slot)?;
-        let Node { item, next } = self.nodes[n as usize];
-        Some((item, (next != NIL).then_some(next)))
-    }
-
-    /// Node `n`'s item and the arena index of the node after it in its
-    /// list (`None` at the list's end): for a caller that walks ahead of
-    /// its reads. `n` must be a node of some list (from `front_node` or an
-    /// earlier walk).
-    pub fn item_and_next(&self, n: u32) -> (T, Option<u32>) {
-        let Node { item, next } = self.nodes[n as usize];
-        (item, (next != NIL).then_some(next))
-    }
-
-    /// The arena index of the first node of `slot`'s list.
-    pub fn front_node(&self, slot: usize) -> Option<u32> {
-        self.head(slot)
-    }
-
-    /// Where node `n` sits in memory: an address for a prefetch hint, never
-    /// read here (an index past the arena gives an address past it).
-    pub fn node_addr(&self, n: u32) -> *const u8 {
-        self.nodes.as_ptr().wrapping_add(n as usize).cast()
-    }
-
     /// The distance `d` in `from..slots` of the first non-empty slot
     /// `(origin + d) % slots`, going forward with wrap-around.
     pub fn next_occupied(&self, origin: usize, from: usize) -> Option<usize> {
@@ -210,25 +180,5 @@ mod tests {
         assert_eq!(l.nodes(), 4, "freed nodes serve new items");
         assert_eq!((l.pop_front(7), l.pop_front(7)), (Some('e'), Some('f')));
         assert_eq!(l.pop_front(5), Some('b'));
-    }
-
-    #[test]
-    fn the_node_after_the_front_is_named_for_a_prefetch() {
-        let mut l = SlotLists::new(8);
-        l.push_back(2, 'a');
-        l.push_back(2, 'b');
-        l.push_back(6, 'c');
-        let (first, next) = l.front_and_next(2).expect("slot 2 holds two");
-        assert_eq!(first, 'a');
-        let next = next.expect("a second node");
-        // Node `next` is the one `b` sits in: popping `a` makes it the front.
-        l.pop_front(2);
-        assert_eq!(l.front_node(2), Some(next));
-        assert_eq!(l.front_and_next(2), Some(('b', None)), "the list's end");
-        assert_eq!(l.item_and_next(next), ('b', None), "a walk's step");
-        assert_eq!(l.front_and_next(4), None);
-        assert_eq!(l.front_node(4), None);
-        let at = l.node_addr(next) as usize - l.node_addr(0) as usize;
-        assert_eq!(at, next as usize * core::mem::size_of::<Node<char>>());
     }
 }

@@ -24,14 +24,14 @@ impl Fabric {
             return;
         }
         let spray = self.cfg.spray;
-        let sel = self.path_sel(s, pkt);
         // Without spraying the egress is a function of the packet and the
         // switch alone, so the one the prefetch computed is this one.
         let noted = match (spray, self.events.popped_note()) {
             (false, g) if g != NO_NOTE => Some((g, None)),
             _ => None,
         };
-        let Some((egress, up)) = noted.or_else(|| self.egress(s, dst, sel)) else {
+        let routed = || self.egress(s, dst, self.path_sel(s, pkt));
+        let Some((egress, up)) = noted.or_else(routed) else {
             self.stats.drops_unroutable += 1;
             self.drop_at(ingress, pkt);
             return;
@@ -40,7 +40,8 @@ impl Fabric {
             // Round robin over the live uplinks (over all of them, as
             // before, when none failed).
             let live = self.routes.live(s, dst as usize, n);
-            self.switches[s].spray_next = (sel % live + 1) % live;
+            let turn = self.switches[s].spray_next;
+            self.switches[s].spray_next = (turn % live + 1) % live;
         }
         let len = self.pkts[pkt as usize].len as u64;
         let trim = match self.trim_at {
