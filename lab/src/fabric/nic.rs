@@ -10,11 +10,14 @@
 use super::event::Ev;
 use super::{Fabric, HeadersOnly};
 use engine::time::Instant;
+use engine::wire::DSCP_TRIMMED;
 
 /// IPv4 destination address offset in an Ethernet frame.
 const DST_IP_AT: usize = 14 + 16;
 /// IPv4 source address offset in an Ethernet frame.
 pub(super) const SRC_IP_AT: usize = 14 + 12;
+/// IPv4 type-of-service (DSCP and ECN) offset in an Ethernet frame.
+pub(super) const TOS_AT: usize = 14 + 1;
 
 impl Fabric {
     /// Lets host `h`'s NIC send the endpoint's next frame if it can.
@@ -60,6 +63,9 @@ impl Fabric {
             .get(DST_IP_AT..DST_IP_AT + 4)
             .map_or(u32::MAX, |b| u32::from_be_bytes([0, 0, b[2], b[3]]));
         let valid = frame.get(DST_IP_AT..DST_IP_AT + 2) == Some(&[10, 1][..]);
+        let trimmed = frame
+            .get(TOS_AT)
+            .is_some_and(|tos| tos >> 2 == DSCP_TRIMMED);
         let hosts = self.hosts.len();
         let hash = match self.uplinks > 0 && !self.cfg.spray && self.paths.hashes() {
             true => super::topology::flow_hash(frame),
@@ -76,7 +82,9 @@ impl Fabric {
         };
         let pkt = &mut self.pkts[i as usize];
         pkt.entropy = entropy;
-        pkt.len = len as u32;
+        // At most `tx_len`, a 9,000-byte MTU's frame (`FabricConfig::validate`).
+        pkt.len = len as u16;
+        pkt.trimmed = trimmed;
         pkt.dst = dst;
         let cost = self.credit_cost(h as u32, len as u64);
         if self.cfg.loss > 0.0 && self.rng.chance(self.cfg.loss) {

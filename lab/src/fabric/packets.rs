@@ -31,8 +31,12 @@ pub(super) const HEADERS_ONLY_STRIDE: usize =
 /// only this, touch 16 bytes a frame instead of its header's cache lines.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Pkt {
-    /// Bytes of the frame.
-    pub(super) len: u32,
+    /// Bytes of the frame (at most a 9,000-byte MTU's).
+    pub(super) len: u16,
+    /// A switch trimmed it to its headers (`trim.rs`), or it left its NIC
+    /// with the trimmed DSCP: what its frame's DSCP says, kept here so that
+    /// a hop need not read the frame.
+    pub(super) trimmed: bool,
     /// Destination host.
     pub(super) dst: u32,
     /// Global id of the port it entered its current switch by.
@@ -124,17 +128,22 @@ impl Fabric {
                     NO_NOTE => self.egress_hint(ingress, pkt),
                     g => Some(g),
                 };
-                if let Some(g) = g {
-                    prefetch(queue_end(&self.ports[g as usize].queue));
+                if let Some(p) = g.and_then(|g| self.ports.get(g as usize)) {
+                    prefetch(queue_end(&p.queue));
+                    if p.queue_bytes >= self.frame_touch_from {
+                        // The IP header, for a CE mark or a trim: only
+                        // behind a queue that long (`queues::frame_touch_from`).
+                        prefetch(self.frames.as_ptr().wrapping_add(self.frame_at(pkt)));
+                    }
                 }
             }
             Ev::PortTxDone(g) => {
                 let Some(p) = self.ports.get(g as usize) else {
                     return;
                 };
-                if let Some(k) = p.hi.front().or(p.queue.front()) {
-                    if let Some(k) = self.pkts.get(*k as usize) {
-                        prefetch_lines(self.ports.as_ptr().wrapping_add(k.ingress as usize));
+                if let Some(k) = queue_head(p) {
+                    if let Some(k) = self.pkts.get(k as usize) {
+                        self.prefetch_ingress(k.ingress);
                     }
                 }
             }
@@ -169,11 +178,7 @@ impl Fabric {
         match ev {
             Ev::AtSwitch { ingress, pkt } => {
                 prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
-                prefetch_lines(self.ports.as_ptr().wrapping_add(ingress as usize));
-                if self.cfg.ecn.is_some() {
-                    // The IP header, for a CE mark.
-                    prefetch(self.frames.as_ptr().wrapping_add(self.frame_at(pkt)));
-                }
+                self.prefetch_ingress(ingress);
             }
             Ev::AtHost { host, pkt } => {
                 prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
@@ -183,14 +188,38 @@ impl Fabric {
                 self.prefetch_host(host);
             }
             Ev::HostTxDone(h) => {
-                prefetch(self.ports.as_ptr().wrapping_add(h as usize));
+                self.prefetch_egress(h);
                 self.prefetch_host(h);
             }
             Ev::HostTimer(h) | Ev::HostServe(h) => self.prefetch_host(h),
-            Ev::PortTxDone(g) | Ev::Credit { port: g, .. } => {
-                prefetch(self.ports.as_ptr().wrapping_add(g as usize));
-            }
+            Ev::PortTxDone(g) | Ev::Credit { port: g, .. } => self.prefetch_egress(g),
             _ => {}
+        }
+    }
+
+    /// The lines of port `i` that a packet which came in by it reads there
+    /// ([`Port`](super::Port)'s first; all three under PFC or link
+    /// credits, whose accounting is on the others).
+    fn prefetch_ingress(&self, i: u32) {
+        let p = self.ports.as_ptr().wrapping_add(i as usize);
+        match self.cfg.pfc.is_some() || self.cfg.link_credits.is_some() {
+            true => prefetch_lines(p),
+            false => prefetch(p),
+        }
+    }
+
+    /// The lines of egress port `g` that sending reads and writes
+    /// ([`Port::HOT`](super::Port::HOT)), and the third when switches trim
+    /// (the priority queue).
+    fn prefetch_egress(&self, g: u32) {
+        let p = self.ports.as_ptr().wrapping_add(g as usize);
+        if self.trim_at != u64::MAX {
+            return prefetch_lines(p);
+        }
+        let mut at = 0;
+        while at < super::Port::HOT {
+            prefetch(p.cast::<u8>().wrapping_add(at));
+            at += 64;
         }
     }
 
@@ -236,14 +265,12 @@ impl Fabric {
             }
             Ev::AtSwitch { ingress, pkt } => {
                 let g = self.egress_hint(ingress, pkt)?;
-                prefetch_lines(self.ports.as_ptr().wrapping_add(g as usize));
+                self.prefetch_egress(g);
                 Some(g)
             }
             Ev::PortTxDone(g) => {
-                let p = self.ports.get(g as usize)?;
-                if let Some(&pkt) = p.hi.front().or(p.queue.front()) {
-                    prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
-                }
+                let pkt = queue_head(self.ports.get(g as usize)?)?;
+                prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
                 None
             }
             _ => None,
@@ -289,5 +316,15 @@ impl Fabric {
     /// Packets still on a link, in a queue or in a ring.
     pub(super) fn pkts_live(&self) -> u64 {
         (self.pkts.len() - self.free_pkts.len()) as u64
+    }
+}
+
+/// The packet port `p` sends next: the priority queue's head, else the
+/// queue's; read by `hi_bytes` so that an empty priority queue's line is
+/// not touched.
+fn queue_head(p: &super::Port) -> Option<u32> {
+    match p.hi_bytes {
+        0 => p.queue.front().copied(),
+        _ => p.hi.front().copied(),
     }
 }

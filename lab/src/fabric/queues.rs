@@ -57,6 +57,22 @@ impl Degraded {
     }
 }
 
+/// The least egress queue, bytes, at which a switch may touch a packet's
+/// frame: an ECN mark needs more than `kmin` queued, a trim more than the
+/// threshold less the packet (at most a frame); below it the switches read
+/// only the packet's 16-byte record, so the run loop need not load the
+/// frame's header line for the hop (`packets.rs`). A hint's bound: a
+/// queue that grows between the hint and the hop costs a load, never a
+/// different result.
+pub(super) fn frame_touch_from(cfg: &FabricConfig, degraded: &Degraded) -> u64 {
+    let marks = [cfg.ecn, degraded.ecn].map(|r| r.map_or(u64::MAX, |r| r.kmin));
+    let trims = [trim_at(cfg), degraded.trim_at].map(|t| match t {
+        u64::MAX => u64::MAX,
+        t => t.saturating_sub(cfg.max_frame()),
+    });
+    marks.into_iter().chain(trims).min().unwrap_or(u64::MAX)
+}
+
 /// Slows the `degraded` links (switch, port: the routing plan's; `first`,
 /// each switch's first port in `ports`) to `cfg.degraded_fraction` of
 /// their rate, and sets the class of every switch egress port: degraded
@@ -81,5 +97,32 @@ pub(super) fn degrade(
                 p.class = QueueClass::NoEcn;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn frames_are_touched_from_the_lowest_mark_or_trim_threshold() {
+        let mut cfg = FabricConfig::default();
+        let at = |cfg: &FabricConfig| frame_touch_from(cfg, &Degraded::new(cfg));
+        assert_eq!(at(&cfg), u64::MAX, "no marking, no trimming: never");
+        cfg.ecn = Some(Red {
+            kmin: 40_000,
+            kmax: 160_000,
+            pmax: 1.0,
+        });
+        // A degraded link marks from 0.25 of kmin.
+        assert_eq!(at(&cfg), 10_000);
+        cfg.degraded_fraction = 1.0;
+        assert_eq!(at(&cfg), 40_000);
+        // A trim may come once the queue and the packet pass the threshold.
+        cfg.trim = Some(20_000);
+        assert_eq!(at(&cfg), 20_000 - cfg.max_frame());
+        // On a fabric that does not drop, nothing is trimmed.
+        cfg.link_credits = Some(cfg.buffer_per_port / 2);
+        assert_eq!(at(&cfg), 40_000);
     }
 }

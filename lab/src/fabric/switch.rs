@@ -158,7 +158,7 @@ impl Fabric {
     pub(super) fn drop_at(&mut self, ingress: u32, pkt: u32) {
         if self.cfg.link_credits.is_some() {
             let len = self.pkts[pkt as usize].len;
-            self.return_credit(ingress, len);
+            self.return_credit(ingress, u32::from(len));
         }
         self.free_pkt(pkt);
     }
@@ -173,7 +173,7 @@ impl Fabric {
     pub(super) fn switch_try_tx(&mut self, g: u32) {
         let now = self.now;
         let p = &mut self.ports[g as usize];
-        if p.queue.is_empty() && p.hi.is_empty() {
+        if p.queue.is_empty() && p.hi_bytes == 0 {
             return;
         }
         if p.busy_until > now {
@@ -184,7 +184,7 @@ impl Fabric {
             return; // the XON wakes it
         }
         // Trimmed headers first (strict priority, `trim.rs`).
-        let hi = !p.hi.is_empty();
+        let hi = p.hi_bytes > 0;
         let Some(&pkt) = (if hi { p.hi.front() } else { p.queue.front() }) else {
             return;
         };
@@ -201,13 +201,16 @@ impl Fabric {
             p.queue.pop_front();
             p.queue_bytes -= len;
         }
-        let more = !p.queue.is_empty() || !p.hi.is_empty();
+        let more = !p.queue.is_empty() || p.hi_bytes > 0;
         if !more {
             // Back to the buffer's start: a queue that drains often reuses
             // its first cache lines rather than walking its whole buffer
-            // (`clear` of an empty deque moves its head to 0).
+            // (`clear` of an empty deque moves its head to 0); `hi` only
+            // when it was just used, its line is not otherwise touched.
             p.queue.clear();
-            p.hi.clear();
+            if hi {
+                p.hi.clear();
+            }
         }
         let sw = self.ports[g as usize].owner as usize;
         self.switches[sw].used -= len;

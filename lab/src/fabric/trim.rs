@@ -25,7 +25,6 @@
 
 use super::queues::QueueClass;
 use super::Fabric;
-use engine::wire::{DSCP_TRIMMED, ETHERNET_HEADER_LEN};
 
 impl Fabric {
     /// Trimming is on: packet `pkt` (`len` bytes, from `ingress`, bound for
@@ -43,13 +42,12 @@ impl Fabric {
         pkt: u32,
         len: u64,
     ) -> Trim {
-        let at = pkt as usize * self.frame_stride + ETHERNET_HEADER_LEN + 1;
         // A degraded link's threshold is scaled with its rate.
         let trim_at = match self.ports[egress as usize].class {
             QueueClass::Degraded => self.degraded.trim_at,
             QueueClass::Normal | QueueClass::NoEcn => self.trim_at,
         };
-        if self.frames[at] >> 2 != DSCP_TRIMMED {
+        if !self.pkts[pkt as usize].trimmed {
             let q = self.ports[egress as usize].queue_bytes;
             if q + len <= trim_at && self.admit(s, ingress, egress, len) {
                 return Trim::Admitted;
@@ -57,7 +55,9 @@ impl Fabric {
             let Some(n) = engine::wire::mark_trimmed(self.frame_mut(pkt, len as usize)) else {
                 return Trim::Normal; // not a data packet: admitted or dropped as usual
             };
-            self.pkts[pkt as usize].len = n as u32;
+            let p = &mut self.pkts[pkt as usize];
+            p.len = n as u16; // the headers' length
+            p.trimmed = true;
             self.stats.trims += 1;
         }
         let n = u64::from(self.pkts[pkt as usize].len);
