@@ -33,6 +33,7 @@ mod nic;
 mod packets;
 mod paths;
 mod pfc;
+mod port;
 mod queues;
 mod routing;
 mod run;
@@ -52,6 +53,7 @@ use engine::rng::Rng;
 use event::{Ev, Events};
 use flows::Flows;
 use packets::{Pkt, HEADERS_ONLY_STRIDE};
+use port::{Hop, Port};
 use std::collections::VecDeque;
 use topology::{Role, Topology};
 
@@ -89,90 +91,6 @@ pub struct FabricStats {
     pub peak_buffer_bytes: u64,
     /// Events the simulator processed.
     pub events: u64,
-}
-
-/// Where an egress port's frames go: a host, or a switch (which one, and by
-/// which port, is the port's `reverse`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Hop {
-    Host(u32),
-    Switch,
-}
-
-/// One direction of a link, seen from its sending end; also, for switch
-/// ports and hosts, the receiving side of the opposite direction.
-///
-/// Laid out by cache line ([`Port::HOT`]): the first line holds all that a
-/// hop reads of the port a packet came in by (without PFC or link
-/// credits) and the egress queue it joins; the second, the rest of what
-/// sending a frame reads and writes; the third, what only trimming and
-/// PFC use. At 1,024 hosts the ports do not stay in cache between two
-/// hops, and the run loop's prefetch now loads one line of the ingress
-/// and two of the egress, where the fields in Rust's order spanned three
-/// or four of each (1,024 hosts x 100,000 websearch flows, irn: 0.90x of
-/// the CPU time, side by side; docs/fabric.md).
-#[derive(Debug)]
-#[repr(C, align(64))]
-struct Port {
-    // Line 1: the queue, and the ingress role.
-    queue: VecDeque<u32>,
-    queue_bytes: u64,
-    busy_until: u64,
-    /// Bytes buffered in this switch that arrived by this port (PFC).
-    ingress_bytes: u64,
-    /// The switch whose egress this is (`u32::MAX` for a host's NIC).
-    owner: u32,
-    /// Which trimming and ECN thresholds this egress queue takes.
-    class: queues::QueueClass,
-    paused: bool,
-    // Line 2: sending.
-    /// The time of the live `PortTxDone`/`HostTxDone` (`u64::MAX`: none).
-    /// An event for another time is stale (the port sent meanwhile).
-    tx_due: u64,
-    /// Serialisation cost in picoseconds per byte.
-    ps_per_byte: u64,
-    delay_ns: u64,
-    to: Hop,
-    /// The egress port of the opposite direction (where PFC frames and
-    /// credit returns for what arrives here go).
-    reverse: u32,
-    /// An XOFF for this ingress is outstanding.
-    xoff_sent: bool,
-    ever_paused: bool,
-    /// Frames sent.
-    sent: u64,
-    /// Link-level credits left (bytes, or frames towards a host).
-    credits: i64,
-    /// Bytes in `hi`: 0 exactly when it is empty (a header is never 0
-    /// bytes), so the data path asks this line rather than `hi`'s.
-    hi_bytes: u64,
-    // Line 3: trimming's priority queue, PFC's accounting.
-    /// Trimmed headers, served before `queue` (`switch.rs`).
-    hi: VecDeque<u32>,
-    /// PFC: the most `ingress_bytes` may reach, XOFF plus the headroom of
-    /// this port's link; more is a headroom overflow.
-    pfc_limit: u64,
-    paused_since: u64,
-}
-
-// The lines `Port`'s layout promises.
-const _: () = {
-    use core::mem::{offset_of, size_of};
-    assert!(offset_of!(Port, paused) < 64 && offset_of!(Port, owner) < 64);
-    assert!(offset_of!(Port, tx_due) == 64 && offset_of!(Port, hi_bytes) + 8 <= Port::HOT);
-    assert!(offset_of!(Port, hi) == Port::HOT && size_of::<Port>() == 3 * 64);
-};
-
-impl Port {
-    /// Bytes of the lines a hop of a packet reads or writes (the first
-    /// two); the third is trimming's and PFC's.
-    const HOT: usize = 128;
-
-    /// Nanoseconds this port takes to serialise `len` bytes (integer
-    /// picoseconds per byte: no division by the rate per packet).
-    fn ser_ns(&self, len: u64) -> u64 {
-        (len * self.ps_per_byte).div_ceil(1000)
-    }
 }
 
 #[derive(Debug)]

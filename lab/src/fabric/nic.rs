@@ -10,14 +10,14 @@
 use super::event::Ev;
 use super::{Fabric, HeadersOnly};
 use engine::time::Instant;
-use engine::wire::DSCP_TRIMMED;
+use engine::wire::{DSCP_TRIMMED, ETHERNET_HEADER_LEN as IP_AT};
 
 /// IPv4 destination address offset in an Ethernet frame.
-const DST_IP_AT: usize = 14 + 16;
+const DST_IP_AT: usize = IP_AT + 16;
 /// IPv4 source address offset in an Ethernet frame.
-pub(super) const SRC_IP_AT: usize = 14 + 12;
+pub(super) const SRC_IP_AT: usize = IP_AT + 12;
 /// IPv4 type-of-service (DSCP and ECN) offset in an Ethernet frame.
-pub(super) const TOS_AT: usize = 14 + 1;
+const TOS_AT: usize = IP_AT + 1;
 
 impl Fabric {
     /// Lets host `h`'s NIC send the endpoint's next frame if it can.
@@ -137,7 +137,8 @@ impl Fabric {
         let p = self.pkts[pkt as usize];
         let frame = &self.frames[self.frame_range(pkt, p.len as usize)];
         // Source address 10.1.hi.lo; ECN in the IP header's second byte.
-        let (Some(ip), Some(&tos)) = (frame.get(SRC_IP_AT..SRC_IP_AT + 4), frame.get(15)) else {
+        let (Some(ip), Some(&tos)) = (frame.get(SRC_IP_AT..SRC_IP_AT + 4), frame.get(TOS_AT))
+        else {
             return;
         };
         let src = u32::from_be_bytes([0, 0, ip[2], ip[3]]);

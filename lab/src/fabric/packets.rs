@@ -141,7 +141,7 @@ impl Fabric {
                 let Some(p) = self.ports.get(g as usize) else {
                     return;
                 };
-                if let Some(k) = queue_head(p) {
+                if let Some((k, _)) = p.head() {
                     if let Some(k) = self.pkts.get(k as usize) {
                         self.prefetch_ingress(k.ingress);
                     }
@@ -269,7 +269,7 @@ impl Fabric {
                 Some(g)
             }
             Ev::PortTxDone(g) => {
-                let pkt = queue_head(self.ports.get(g as usize)?)?;
+                let (pkt, _) = self.ports.get(g as usize)?.head()?;
                 prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
                 None
             }
@@ -316,15 +316,5 @@ impl Fabric {
     /// Packets still on a link, in a queue or in a ring.
     pub(super) fn pkts_live(&self) -> u64 {
         (self.pkts.len() - self.free_pkts.len()) as u64
-    }
-}
-
-/// The packet port `p` sends next: the priority queue's head, else the
-/// queue's; read by `hi_bytes` so that an empty priority queue's line is
-/// not touched.
-fn queue_head(p: &super::Port) -> Option<u32> {
-    match p.hi_bytes {
-        0 => p.queue.front().copied(),
-        _ => p.hi.front().copied(),
     }
 }

@@ -184,8 +184,7 @@ impl Fabric {
             return; // the XON wakes it
         }
         // Trimmed headers first (strict priority, `trim.rs`).
-        let hi = p.hi_bytes > 0;
-        let Some(&pkt) = (if hi { p.hi.front() } else { p.queue.front() }) else {
+        let Some((pkt, hi)) = p.head() else {
             return;
         };
         let len = self.pkts[pkt as usize].len as u64;
