@@ -80,15 +80,23 @@ impl Endpoint {
     /// once the request slot and congestion state it asked for are
     /// loaded: what an answer to a client request updates beyond them, the
     /// request's SACK maps (selective) and the answered packet's send time
-    /// (Timely, NSCC). Reads the frame's header, the entry, the slot and
-    /// the congestion state.
+    /// (Timely, NSCC); for a request packet, its slot's out-of-order window
+    /// (selective), boxed apart from the slot. Reads the frame's header,
+    /// the entry, the slot and the congestion state.
     #[inline]
     pub fn prefetch_answer_for_frame(&self, frame: &[u8]) {
         let Some(h) = rpc_header(frame) else {
             return;
         };
-        let Some(Session::Client(c)) = self.table.by_num(h.dest_session()) else {
-            return;
+        let c = match self.table.by_num(h.dest_session()) {
+            Some(Session::Client(c)) => c,
+            Some(Session::Server(s)) if !s.slots.is_empty() => {
+                if let Some(w) = s.slots[s.slot_of(h.req_num())].ooo.as_deref() {
+                    prefetch(w);
+                }
+                return;
+            }
+            _ => return,
         };
         let i = (h.req_num() % c.slots.len().max(1) as u64) as usize;
         let Some(req) = c.slots.get(i).and_then(|s| s.req.as_ref()) else {

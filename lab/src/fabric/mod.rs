@@ -220,6 +220,7 @@ impl Fabric {
                 ever_paused: false,
                 credits,
                 sent: 0,
+                front: port::NO_PKT,
                 queue: VecDeque::new(),
                 queue_bytes: 0,
                 hi: VecDeque::new(),
@@ -448,7 +449,7 @@ impl Fabric {
         let p = &mut self.ports[g as usize];
         p.busy_until = now + p.ser_ns(len);
         p.credits -= cost;
-        p.sent += 1;
+        p.sent = p.sent.saturating_add(1);
         let at = p.busy_until + p.delay_ns;
         let ev = match p.to {
             Hop::Host(host) => Ev::AtHost { host, pkt },

@@ -6,7 +6,7 @@
 use super::event::{Ev, AHEAD, NO_NOTE};
 use super::nic::SRC_IP_AT;
 use super::Fabric;
-use engine::proto::hint::{prefetch, prefetch_lines, queue_end};
+use engine::proto::hint::{prefetch, prefetch_lines, queue_end, queue_front};
 
 /// Events between two stages of the prefetch pipeline, its four stages
 /// over the events the queue names ahead: one event (about 150 ns at
@@ -182,6 +182,9 @@ impl Fabric {
             }
             Ev::AtHost { host, pkt } => {
                 prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
+                if self.uplinks > 0 && self.paths.learns() {
+                    self.paths.prefetch_echo(pkt);
+                }
                 let at = self.frame_at(pkt);
                 prefetch(self.frames.as_ptr().wrapping_add(at));
                 prefetch(self.frames.as_ptr().wrapping_add(at + 64));
@@ -269,7 +272,11 @@ impl Fabric {
                 Some(g)
             }
             Ev::PortTxDone(g) => {
-                let (pkt, _) = self.ports.get(g as usize)?.head()?;
+                let p = self.ports.get(g as usize)?;
+                // The queue's head slot, which sending it reads
+                // (`Port::dequeue`); `head` itself reads the port's line.
+                prefetch(queue_front(&p.queue));
+                let (pkt, _) = p.head()?;
                 prefetch(self.pkts.as_ptr().wrapping_add(pkt as usize));
                 None
             }

@@ -294,6 +294,12 @@ impl Paths {
         }
     }
 
+    /// Starts loading the echo packet `pkt` carries (REPS only), which
+    /// its arrival reads.
+    pub(super) fn prefetch_echo(&self, pkt: u32) {
+        engine::proto::hint::prefetch(self.echoes.as_ptr().wrapping_add(pkt as usize));
+    }
+
     /// Where `peer`'s entry in host `h`'s table sits in `slots`: a probe
     /// from its hash to it or to a free entry (none: not a peer), never a
     /// scan of all sessions.

@@ -78,9 +78,7 @@ impl Fabric {
             }
         }
         self.hold(s, ingress, pkt, len);
-        let e = &mut self.ports[egress as usize];
-        e.queue.push_back(pkt);
-        e.queue_bytes += len;
+        self.ports[egress as usize].enqueue(pkt, len);
         let i = &mut self.ports[ingress as usize];
         if let Some(pfc) = self.cfg.pfc {
             if !i.xoff_sent && i.ingress_bytes > pfc.xoff {
@@ -197,8 +195,7 @@ impl Fabric {
             p.hi.pop_front();
             p.hi_bytes -= len;
         } else {
-            p.queue.pop_front();
-            p.queue_bytes -= len;
+            p.dequeue(len);
         }
         let more = !p.queue.is_empty() || p.hi_bytes > 0;
         if !more {
