@@ -32,50 +32,66 @@ fn run_sweep_and_compare_agree_on_the_lossless_credits_of_one_link() {
         a.push("--json");
         a
     };
-    let (run_c, run_src) = lossless_credits(
-        &with(&[
-            "run",
-            "--workload=large",
-            "--msg-size=65536",
-            "--resp-size=32",
-        ]),
-        |v| &v["bdp"],
-    );
-    let (sweep_c, sweep_src) = lossless_credits(
-        &with(&[
-            "sweep",
-            "--msg-sizes=64k",
-            "--regimes=lossless",
-            "--workload=large",
-        ]),
-        |v| &v["points"][0],
-    );
-    let (cmp_c, cmp_src) = lossless_credits(
-        &with(&[
-            "compare",
-            "--regimes=lossless",
-            "--workload=large",
-            "--msg-size=65536",
-            "--resp-size=32",
-        ]),
-        |v| &v["lossless"],
-    );
-    for src in [&run_src, &sweep_src, &cmp_src] {
-        assert!(src.contains("derived"), "credits from the BDP rule: {src}");
-    }
-    // The floor measured the link each time: far above the config's 9.
-    let all = [run_c, sweep_c, cmp_c];
-    assert!(all.iter().all(|&c| c > 9), "measured BDPs: {all:?}");
+    // The three tools' credits on this link, each measured by its floor.
+    let measure = || {
+        let (run_c, run_src) = lossless_credits(
+            &with(&[
+                "run",
+                "--workload=large",
+                "--msg-size=65536",
+                "--resp-size=32",
+            ]),
+            |v| &v["bdp"],
+        );
+        let (sweep_c, sweep_src) = lossless_credits(
+            &with(&[
+                "sweep",
+                "--msg-sizes=64k",
+                "--regimes=lossless",
+                "--workload=large",
+            ]),
+            |v| &v["points"][0],
+        );
+        let (cmp_c, cmp_src) = lossless_credits(
+            &with(&[
+                "compare",
+                "--regimes=lossless",
+                "--workload=large",
+                "--msg-size=65536",
+                "--resp-size=32",
+            ]),
+            |v| &v["lossless"],
+        );
+        for src in [&run_src, &sweep_src, &cmp_src] {
+            assert!(src.contains("derived"), "credits from the BDP rule: {src}");
+        }
+        [run_c, sweep_c, cmp_c]
+    };
     // Within the floor's spread on this VM: its train rate and burst round
     // trip move between runs (14-93 Gb/s, 9-50 us), their product less
     // (54 to 74 credits in one session's runs, 2026-11-26; 39 to 66 in one
     // run of this test, 2026-11-27, 1.69x; 59 to 124 in a cold test.sh
     // the same day, 2.1x). The disagreement this guards against was 70
     // against 9 (7.8x): 3x keeps it caught and the floor's own noise out.
-    let (lo, hi) = (*all.iter().min().unwrap(), *all.iter().max().unwrap());
+    // A vCPU stall during one floor's burst can still make one measurement
+    // tiny (9, 66, 56 in a test.sh on 2026-11-28, the next three runs of
+    // this test within 3x): a tool that derives its credits differently
+    // disagrees every time, noise does not, so the three are measured
+    // again once before the test fails.
+    let agree = |all: &[u64; 3]| {
+        let (lo, hi) = (*all.iter().min().unwrap(), *all.iter().max().unwrap());
+        // The floor measured the link each time: far above the config's 9.
+        lo > 9 && hi as f64 <= lo as f64 * 3.0
+    };
+    let mut all = measure();
+    if !agree(&all) {
+        eprintln!("one_config: {all:?} disagree; measuring the three again once");
+        all = measure();
+    }
+    let [run_c, sweep_c, cmp_c] = all;
     assert!(
-        hi as f64 <= lo as f64 * 3.0,
-        "run {run_c}, sweep {sweep_c}, compare {cmp_c}: one link, one BDP (within the floor's spread)"
+        agree(&all),
+        "run {run_c}, sweep {sweep_c}, compare {cmp_c}: one link, one BDP (within the floor's spread), each above the config's 9"
     );
 }
 
