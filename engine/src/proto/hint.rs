@@ -9,9 +9,16 @@ use std::collections::VecDeque;
 /// Asks the CPU to start loading every cache line of `*p`.
 #[inline(always)]
 pub fn prefetch_lines<T>(p: *const T) {
+    prefetch_bytes(p, core::mem::size_of::<T>());
+}
+
+/// Asks the CPU to start loading the cache lines of the first `len` bytes
+/// from `p` (a struct laid out by line whose first lines are the hot ones).
+#[inline(always)]
+pub fn prefetch_bytes<T>(p: *const T, len: usize) {
     let base = p.cast::<u8>();
     let mut at = 0;
-    while at < core::mem::size_of::<T>() {
+    while at < len {
         prefetch(base.wrapping_add(at));
         at += 64;
     }

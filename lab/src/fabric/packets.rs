@@ -6,7 +6,7 @@
 use super::event::{Ev, AHEAD, NO_NOTE};
 use super::nic::SRC_IP_AT;
 use super::Fabric;
-use engine::proto::hint::{prefetch, prefetch_lines, queue_end, queue_front};
+use engine::proto::hint::{prefetch, prefetch_bytes, prefetch_lines, queue_end, queue_front};
 
 /// Events between two stages of the prefetch pipeline, its four stages
 /// over the events the queue names ahead: one event (about 150 ns at
@@ -216,13 +216,9 @@ impl Fabric {
     /// (the priority queue).
     fn prefetch_egress(&self, g: u32) {
         let p = self.ports.as_ptr().wrapping_add(g as usize);
-        if self.trim_at != u64::MAX {
-            return prefetch_lines(p);
-        }
-        let mut at = 0;
-        while at < super::Port::HOT {
-            prefetch(p.cast::<u8>().wrapping_add(at));
-            at += 64;
+        match self.trim_at {
+            u64::MAX => prefetch_bytes(p, super::Port::HOT),
+            _ => prefetch_lines(p),
         }
     }
 

@@ -166,7 +166,7 @@ mod tests {
         // the deque's own head; trimmed headers go first.
         let mut p = port();
         assert_eq!(p.head(), None);
-        let mut next = 0u32;
+        let (mut next, mut wrapped) = (0u32, false);
         for round in 0..50u32 {
             for _ in 0..round % 7 + 1 {
                 p.enqueue(next, 100);
@@ -178,9 +178,11 @@ mod tests {
                 }
                 p.dequeue(100);
             }
+            wrapped |= !p.queue.as_slices().1.is_empty();
             assert_eq!(p.head().map(|(k, _)| k), p.queue.front().copied());
             assert_eq!(p.queue_bytes, 100 * p.queue.len() as u64);
         }
+        assert!(wrapped, "the ring's buffer wrapped at least once");
         p.hi.push_back(999);
         p.hi_bytes = 64;
         assert_eq!(p.head(), Some((999, true)), "a trimmed header first");
