@@ -119,7 +119,7 @@ impl Endpoint {
 
     /// The first step of a transmission's prefetch, once
     /// [`prefetch_fields`](Self::prefetch_fields) loaded the queues'
-    /// fields: the queues' heads, which
+    /// fields: the queues' heads (RCCC's credit pacer's too), which
     /// [`prefetch_for_transmit`](Self::prefetch_for_transmit) reads, and
     /// the earliest timer.
     #[inline]
@@ -127,14 +127,20 @@ impl Endpoint {
         self.timers.heap.prefetch_next();
         prefetch(queue_front(&self.txq.ctrl));
         prefetch(queue_front(&self.txq.clients));
+        prefetch(queue_front(self.txq.credit.waiting()));
     }
 
     /// Starts loading what the next `poll_transmit` will write from: the
     /// server session of the first queued answer, else the first queued
-    /// client session and its timer; and the earliest timer.
+    /// client session and its timer; the earliest timer; and the server
+    /// session RCCC's credit pacer grants next.
     #[inline]
     pub fn prefetch_for_transmit(&self) {
         self.timers.heap.prefetch_next();
+        // RCCC's credit pacer releases before anything is sent.
+        if let Some(s) = self.txq.credit.waiting().front() {
+            self.table.prefetch_entry(s.num);
+        }
         if let Some(TxDesc::Answer { session, .. }) = self.txq.ctrl.front() {
             self.table.prefetch_entry(session.num);
         } else if let Some(s) = self.txq.clients.front() {
@@ -146,9 +152,18 @@ impl Endpoint {
     /// The step after [`prefetch_for_transmit`](Self::prefetch_for_transmit),
     /// once the session entry it asked for is loaded: the request slot the
     /// next packet comes from (the answer's, or the client's next slot
-    /// with work) and a client's congestion state.
+    /// with work), a client's congestion state, and the receiving slot of
+    /// the session RCCC's credit pacer grants next.
     #[inline]
     pub fn prefetch_deep_for_transmit(&self) {
+        if let Some(s) = self.txq.credit.waiting().front() {
+            if let Some(Session::Server(s)) = self.table.by_num(s.num) {
+                // The first slot receiving, which the grant reads.
+                if let Some(slot) = s.slots.get(s.receiving.trailing_zeros() as usize) {
+                    prefetch_lines(slot);
+                }
+            }
+        }
         if let Some(TxDesc::Answer {
             session, req_num, ..
         }) = self.txq.ctrl.front()

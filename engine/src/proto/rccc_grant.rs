@@ -29,7 +29,8 @@ impl ServerSession {
         if room == 0 {
             return g;
         }
-        if let Some(slot) = self.slots.iter_mut().find(|s| s.unreleased() > 0) {
+        let first = receiving(self.receiving).find(|&i| self.slots[i].unreleased() > 0);
+        if let Some(slot) = first.map(|i| &mut self.slots[i]) {
             let n = slot.unreleased().min(room);
             slot.granted += n;
             g = Grant {
@@ -45,11 +46,32 @@ impl ServerSession {
 
 impl ServerSession {
     /// Request packets received and not yet released, over the session's
-    /// slots (its request window, a handful), at most `u16::MAX`.
+    /// slots receiving a request (of its request window, a handful), at
+    /// most `u16::MAX`.
     pub fn unreleased(&self) -> u16 {
-        let n: u32 = self.slots.iter().map(ServerSlot::unreleased).sum();
+        let n: u32 = receiving(self.receiving)
+            .map(|i| self.slots[i].unreleased())
+            .sum();
+        debug_assert_eq!(
+            n,
+            self.slots.iter().map(ServerSlot::unreleased).sum::<u32>(),
+            "a slot with unreleased packets is missing from `receiving`"
+        );
         n.min(u32::from(u16::MAX)) as u16
     }
+}
+
+/// The slots a `receiving` mask names, lowest first (the order the slots
+/// are in, so the first with packets to release is the one a scan of all
+/// would find).
+fn receiving(mut mask: u64) -> impl Iterator<Item = usize> {
+    std::iter::from_fn(move || {
+        let i = mask.trailing_zeros() as usize;
+        (mask != 0).then(|| {
+            mask &= mask - 1;
+            i
+        })
+    })
 }
 
 impl ServerSlot {

@@ -66,6 +66,12 @@ pub(crate) struct ServerSession {
     pub meter: Meter,
     /// RCCC: where the session is in the endpoint's credit pacer.
     pub rccc: Waiting,
+    /// Slots receiving a request of more than one packet, bit `i` for
+    /// slot `i`: the only ones that can hold packets the credit pacer has
+    /// not released (`rccc_grant.rs`), found without reading every slot
+    /// (each is lines apart). Set as such a request starts, cleared as it
+    /// stops arriving.
+    pub receiving: u64,
 }
 
 /// Where a slot's current request is.
@@ -237,6 +243,7 @@ impl ServerSession {
             expiry_armed: false,
             meter: Meter::new(credits, window),
             rccc: Waiting::Idle,
+            receiving: 0,
             slots: (0..window)
                 .map(|_| ServerSlot {
                     req_num: None,
@@ -320,12 +327,13 @@ impl ServerSession {
     /// freed (`ErrorCode::ResponseExpired`). O(window), per timer firing.
     pub fn expire(&mut self, now: Instant, timeout: Duration, ledger: &mut Ledger) -> Expired {
         let mut out = Expired::default();
-        for slot in &mut self.slots {
+        for (i, slot) in self.slots.iter_mut().enumerate() {
             if slot.charged == 0 || now.saturating_since(slot.touched_at) < timeout {
                 continue;
             }
             slot.release(ledger, self.acct);
             let code = if slot.phase == Phase::Receiving {
+                self.receiving &= !(1 << i);
                 out.requests += 1;
                 slot.req_buf = None;
                 // Every packet of it is a duplicate now, answered with the error.

@@ -240,6 +240,10 @@ impl ServerSession {
                 slot.n_req = n;
                 slot.num_rx = 0;
                 slot.phase = Phase::Receiving;
+                match n > 1 {
+                    true => self.receiving |= 1 << i,
+                    false => self.receiving &= !(1 << i),
+                }
                 slot.dup_in_handler = false;
                 slot.grant = 0;
                 slot.regrants = 0;
@@ -310,6 +314,7 @@ impl ServerSession {
             slot.cr_pending = true;
         }
         slot.phase = Phase::InHandler;
+        self.receiving &= !(1 << i);
         // The buffer goes to the application: no longer ours to hold.
         slot.release(ledger, acct);
         match slot.req_buf.take() {
