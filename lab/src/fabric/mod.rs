@@ -104,6 +104,13 @@ struct Switch {
     spray_next: u32,
 }
 
+/// How many queued `HostTimer` times a host keeps ([`Host::timers_queued`]):
+/// a pacer's deadline and the retransmission timeout behind it. An event
+/// beyond these is still pushed, just not reused.
+const TIMERS_KEPT: usize = 2;
+/// No queued timer in that place.
+const NO_TIMER: u64 = u64::MAX;
+
 /// A host: its NIC's receive side, then its endpoint. In this order (C
 /// layout): an arrival reads the NIC's fields first, and they share the
 /// line the prefetch loads first (Rust's layout put them after the
@@ -113,6 +120,9 @@ struct Switch {
 struct Host {
     /// The time of the armed `HostTimer` event, `u64::MAX` if none.
     timer_at: u64,
+    /// Times of `HostTimer` events still in the queue ([`NO_TIMER`] for
+    /// none), so that arming one again reuses it ([`nic.rs`](nic)).
+    timers_queued: [u64; TIMERS_KEPT],
     /// Per-frame service time; 0 is a host that keeps up with any rate.
     service_ns: u64,
     next_serve_at: u64,
@@ -288,6 +298,7 @@ impl Fabric {
             .map(|ep| Host {
                 ep,
                 timer_at: u64::MAX,
+                timers_queued: [NO_TIMER; TIMERS_KEPT],
                 ring: VecDeque::new(),
                 service_ns: 0,
                 next_serve_at: 0,

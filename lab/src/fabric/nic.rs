@@ -8,7 +8,7 @@
 //! (`paths.rs`).
 
 use super::event::Ev;
-use super::{Fabric, HeadersOnly};
+use super::{Fabric, HeadersOnly, NO_TIMER};
 use engine::time::Instant;
 use engine::wire::{DSCP_TRIMMED, ETHERNET_HEADER_LEN as IP_AT};
 
@@ -200,12 +200,25 @@ impl Fabric {
         self.arm_timer(h);
     }
 
+    /// Arms host `h`'s timer for the endpoint's next deadline, if that is
+    /// earlier than the one armed. An event for that time may still be
+    /// queued from before (a pacer's earlier deadline fired first, and the
+    /// retransmission timeout came back as the next): it is reused, not
+    /// pushed again, as that one would fire first anyway, the copy only
+    /// to be skipped.
     fn arm_timer(&mut self, h: usize) {
         let host = &mut self.hosts[h];
         if let Some(t) = host.ep.poll_timeout() {
             let t = t.0.max(self.now);
             if t < host.timer_at {
                 host.timer_at = t;
+                let q = &mut host.timers_queued;
+                if q.contains(&t) {
+                    return;
+                }
+                if let Some(free) = q.iter_mut().find(|at| **at == NO_TIMER) {
+                    *free = t;
+                }
                 self.events.push(t, Ev::HostTimer(h as u32));
             }
         }
@@ -213,7 +226,11 @@ impl Fabric {
 
     /// Host `h`'s timer event; stale ones (re-armed earlier since) are skipped.
     pub(super) fn host_timer(&mut self, h: usize) {
-        if self.hosts[h].timer_at != self.now {
+        let host = &mut self.hosts[h];
+        if let Some(at) = host.timers_queued.iter_mut().find(|at| **at == self.now) {
+            *at = NO_TIMER;
+        }
+        if host.timer_at != self.now {
             return;
         }
         self.hosts[h].timer_at = u64::MAX;
