@@ -127,7 +127,10 @@ impl Endpoint {
         self.timers.heap.prefetch_next();
         prefetch(queue_front(&self.txq.ctrl));
         prefetch(queue_front(&self.txq.clients));
-        prefetch(queue_front(self.txq.credit.waiting()));
+        // Only a queue with room: an empty one's front is no address.
+        if !self.txq.credit.is_empty() {
+            prefetch(queue_front(self.txq.credit.waiting()));
+        }
     }
 
     /// Starts loading what the next `poll_transmit` will write from: the

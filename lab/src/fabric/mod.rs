@@ -104,8 +104,9 @@ struct Switch {
     spray_next: u32,
 }
 
-/// How many queued `HostTimer` times a host keeps ([`Host::timers_queued`]):
-/// a pacer's deadline and the retransmission timeout behind it. An event
+/// How many queued `HostTimer` times a host's entry in
+/// [`Fabric::timers_queued`] keeps: the retransmission timeout and a
+/// pacer's deadline that went before it while a nearer one fired. An event
 /// beyond these is still pushed, just not reused.
 const TIMERS_KEPT: usize = 2;
 /// No queued timer in that place.
@@ -120,9 +121,6 @@ const NO_TIMER: u64 = u64::MAX;
 struct Host {
     /// The time of the armed `HostTimer` event, `u64::MAX` if none.
     timer_at: u64,
-    /// Times of `HostTimer` events still in the queue ([`NO_TIMER`] for
-    /// none), so that arming one again reuses it ([`nic.rs`](nic)).
-    timers_queued: [u64; TIMERS_KEPT],
     /// Per-frame service time; 0 is a host that keeps up with any rate.
     service_ns: u64,
     next_serve_at: u64,
@@ -130,6 +128,9 @@ struct Host {
     serve_pending: bool,
     ep: Endpoint,
 }
+
+// The NIC's fields fit the host's first line, before the endpoint.
+const _: () = assert!(std::mem::offset_of!(Host, ep) <= 64);
 
 /// The simulated fabric; see the module docs.
 pub struct Fabric {
@@ -170,6 +171,11 @@ pub struct Fabric {
     /// The least egress queue at which a switch may touch a frame
     /// ([`queues::frame_touch_from`]).
     frame_touch_from: u64,
+    /// Per host, times of `HostTimer` events still queued ([`NO_TIMER`]
+    /// for none), so that arming the timer for such a time again reuses
+    /// the event (`nic.rs`). Beside the hosts, not in them: the NIC's
+    /// fields fill the host's first line.
+    timers_queued: Vec<[u64; TIMERS_KEPT]>,
     /// Host receive ring occupancy at which a host sends XOFF (PFC).
     host_xoff: usize,
     host_xon: usize,
@@ -298,7 +304,6 @@ impl Fabric {
             .map(|ep| Host {
                 ep,
                 timer_at: u64::MAX,
-                timers_queued: [NO_TIMER; TIMERS_KEPT],
                 ring: VecDeque::new(),
                 service_ns: 0,
                 next_serve_at: 0,
@@ -354,6 +359,7 @@ impl Fabric {
             trim_at: queues::trim_at(&cfg),
             degraded,
             frame_touch_from: queues::frame_touch_from(&cfg, &degraded),
+            timers_queued: vec![[NO_TIMER; TIMERS_KEPT]; hosts],
             cfg,
         })
     }

@@ -212,11 +212,11 @@ impl Fabric {
             let t = t.0.max(self.now);
             if t < host.timer_at {
                 host.timer_at = t;
-                let q = &mut host.timers_queued;
-                if q.contains(&t) {
+                let queued = &mut self.timers_queued[h];
+                if queued.contains(&t) {
                     return;
                 }
-                if let Some(free) = q.iter_mut().find(|at| **at == NO_TIMER) {
+                if let Some(free) = queued.iter_mut().find(|at| **at == NO_TIMER) {
                     *free = t;
                 }
                 self.events.push(t, Ev::HostTimer(h as u32));
@@ -226,10 +226,11 @@ impl Fabric {
 
     /// Host `h`'s timer event; stale ones (re-armed earlier since) are skipped.
     pub(super) fn host_timer(&mut self, h: usize) {
-        let host = &mut self.hosts[h];
-        if let Some(at) = host.timers_queued.iter_mut().find(|at| **at == self.now) {
+        let now = self.now;
+        if let Some(at) = self.timers_queued[h].iter_mut().find(|at| **at == now) {
             *at = NO_TIMER;
         }
+        let host = &mut self.hosts[h];
         if host.timer_at != self.now {
             return;
         }
