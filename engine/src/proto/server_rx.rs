@@ -240,9 +240,12 @@ impl ServerSession {
                 slot.n_req = n;
                 slot.num_rx = 0;
                 slot.phase = Phase::Receiving;
-                match n > 1 {
-                    true => self.receiving |= 1 << i,
-                    false => self.receiving &= !(1 << i),
+                // (A one-packet request leaves the mask alone: its slot's
+                // bit was cleared when the last request there completed or
+                // expired, and a bit left over from one given up mid-way
+                // only costs the grant a look at a slot with nothing owed.)
+                if n > 1 {
+                    self.receiving |= 1 << i;
                 }
                 slot.dup_in_handler = false;
                 slot.grant = 0;
