@@ -113,12 +113,12 @@ impl CreditPacer {
         }
     }
 
-    /// Session `s` wants credit (the caller keeps it from joining twice).
     /// The waiting sessions, next first (for the prefetch hints).
     pub fn waiting(&self) -> &VecDeque<SessionId> {
         &self.waiting
     }
 
+    /// Session `s` wants credit (the caller keeps it from joining twice).
     pub fn join(&mut self, s: SessionId) {
         self.waiting.push_back(s);
     }

@@ -105,9 +105,10 @@ struct Switch {
 }
 
 /// How many queued `HostTimer` times a host's entry in
-/// [`Fabric::timers_queued`] keeps: the retransmission timeout and a
-/// pacer's deadline that went before it while a nearer one fired. An event
-/// beyond these is still pushed, just not reused.
+/// [`Fabric::timers_queued`] keeps: the retransmission timeout, and a
+/// pacer's deadline that a nearer one went before (one kept time left
+/// every copy in place). An event beyond these is still pushed, just not
+/// reused.
 const TIMERS_KEPT: usize = 2;
 /// No queued timer in that place.
 const NO_TIMER: u64 = u64::MAX;

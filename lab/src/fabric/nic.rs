@@ -230,8 +230,7 @@ impl Fabric {
         if let Some(at) = self.timers_queued[h].iter_mut().find(|at| **at == now) {
             *at = NO_TIMER;
         }
-        let host = &mut self.hosts[h];
-        if host.timer_at != self.now {
+        if self.hosts[h].timer_at != now {
             return;
         }
         self.hosts[h].timer_at = u64::MAX;
