@@ -70,7 +70,7 @@ pub(crate) struct ServerSession {
     /// slot `i`: the only ones that can hold packets the credit pacer has
     /// not released (`rccc_grant.rs`), found without reading every slot
     /// (each is lines apart). Set as such a request starts, cleared as it
-    /// stops arriving.
+    /// stops arriving. (A window has at most 64 slots, `MAX_REQ_WINDOW`.)
     pub receiving: u64,
 }
 
