@@ -77,7 +77,9 @@ const ECHO_CE: u32 = 1 << 16;
 #[derive(Clone, Copy, Debug, Default)]
 struct Reps {
     ring: [u16; REPS_SLOTS],
-    valid: [bool; REPS_SLOTS],
+    /// Bit `i`: `ring[i]` holds an entropy (a byte, not eight `bool`s, so
+    /// that a [`PeerSlot`] fits in half a cache line).
+    valid: u8,
     /// Where the next good entropy goes.
     head: u8,
     /// Entries from `head - fresh` on not yet reused.
@@ -88,11 +90,11 @@ impl Reps {
     /// A packet with entropy `ev` was echoed unmarked: it may be reused.
     fn good(&mut self, ev: u16) {
         let head = self.head as usize;
-        if !self.valid[head] {
+        if self.valid & (1 << head) == 0 {
             self.fresh += 1;
         }
         self.ring[head] = ev;
-        self.valid[head] = true;
+        self.valid |= 1 << head;
         self.head = ((head + 1) % REPS_SLOTS) as u8;
         self.fresh = self.fresh.min(REPS_SLOTS as u8);
     }
@@ -104,7 +106,7 @@ impl Reps {
             return rng.below(ENTROPIES) as u32;
         }
         let at = (self.head as usize + REPS_SLOTS - self.fresh as usize) % REPS_SLOTS;
-        self.valid[at] = false;
+        self.valid &= !(1 << at);
         self.fresh -= 1;
         self.ring[at] as u32
     }
@@ -122,14 +124,20 @@ struct PeerPath {
 }
 
 /// One entry of a host's peer table: the peer (`NO_PEER`: a free entry)
-/// and its state, 36 bytes, so that a lookup is one probe into one cache
-/// line where a binary search over the host's peers took five dependent
-/// loads (the costliest loads of a 1,024-host websearch under `uec`).
+/// and its state, so that a lookup is one probe into one cache line where
+/// a binary search over the host's peers took five dependent loads (the
+/// costliest loads of a 1,024-host websearch under `uec`). 32 bytes and
+/// aligned to them: at 36 bytes half the entries straddled two lines, and
+/// the prefetch of an entry's first line left the `peer` field, at its
+/// end, to miss.
 #[derive(Clone, Copy, Debug)]
+#[repr(align(32))]
 struct PeerSlot {
     peer: u32,
     path: PeerPath,
 }
+
+const _: () = assert!(core::mem::size_of::<PeerSlot>() == 32);
 
 /// A free [`PeerSlot`].
 const NO_PEER: u32 = u32::MAX;
