@@ -1,6 +1,7 @@
 //! RCCC: what one grant of the credit pacer (`rccc.rs`) releases of a
 //! server session's received request packets, and how many it keeps back.
 
+use super::client::pop_slot;
 use super::rccc::{Grant, PULL_PKTS, WINDOW_QUARTERS};
 use super::server::{Phase, ServerSession, ServerSlot};
 
@@ -65,13 +66,7 @@ impl ServerSession {
 /// are in, so the first with packets to release is the one a scan of all
 /// would find).
 fn receiving(mut mask: u64) -> impl Iterator<Item = usize> {
-    std::iter::from_fn(move || {
-        let i = mask.trailing_zeros() as usize;
-        (mask != 0).then(|| {
-            mask &= mask - 1;
-            i
-        })
-    })
+    std::iter::from_fn(move || (mask != 0).then(|| pop_slot(&mut mask)))
 }
 
 impl ServerSlot {
